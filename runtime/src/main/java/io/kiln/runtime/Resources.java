@@ -60,7 +60,10 @@ public final class Resources {
     return r;
   }
 
-  /** Builds resources from fixed-point units (as produced by {@link #units()}). */
+  /**
+   * Builds resources from fixed-point units (as produced by {@link #units()}). No whole-GPU check: this
+   * decodes quantities such as a node's available {@code GPU: 3.5}, which are not requests.
+   */
   public static Resources ofUnits(Map<String, Long> units) {
     TreeMap<String, Long> copy = new TreeMap<>();
     units.forEach((k, v) -> {
@@ -71,7 +74,6 @@ public final class Resources {
         copy.put(checkKey(k), v);
       }
     });
-    checkGpu(copy);
     return new Resources(copy);
   }
 

@@ -29,7 +29,8 @@ class ResourcesTest {
     assertThatThrownBy(() -> Resources.gpu(1.5)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("whole");
     assertThatThrownBy(() -> Resources.of(Map.of("GPU", 2.5))).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Resources.ofUnits(Map.of("GPU", 15_000L))).isInstanceOf(IllegalArgumentException.class);
+    // Decoding quantities (a node's available GPU: 1.5) is not a request and is allowed.
+    assertThat(Resources.ofUnits(Map.of("GPU", 15_000L)).get(Resources.GPU)).isEqualTo(1.5);
     assertThat(Resources.gpu(0.5).get(Resources.GPU)).isEqualTo(0.5);
     assertThat(Resources.gpu(2).get(Resources.GPU)).isEqualTo(2.0);
     assertThat(Resources.gpu(0.0001).unitsOf(Resources.GPU)).isEqualTo(1);

@@ -1,0 +1,88 @@
+package io.kiln.runtime;
+
+import io.kiln.runtime.function.ActorFactory0;
+import io.kiln.runtime.function.ActorFactory1;
+import io.kiln.runtime.function.ActorFactory2;
+import io.kiln.runtime.function.ActorFactory3;
+import io.kiln.runtime.function.TaskFunction0;
+import io.kiln.runtime.function.TaskFunction1;
+import io.kiln.runtime.function.TaskFunction2;
+import io.kiln.runtime.function.TaskFunction3;
+import io.vertx.core.Vertx;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * One node of Kiln's actor runtime: creates actors and tasks, finds named actors, and exposes the cluster
+ * view that placement decisions are made on. The same interface runs in one process (in-memory cluster,
+ * for single-node use and fast tests) or clustered through Hazelcast.
+ *
+ * <p>All methods are thread-safe and non-blocking; they return futures that complete on Vert.x threads.
+ * Do not block inside their continuations on an event loop.
+ */
+public interface KilnRuntime extends AutoCloseable {
+
+  String nodeId();
+
+  Vertx vertx();
+
+  <T> ActorCreation<T> actor(ActorFactory0<T> constructor);
+
+  <A, T> ActorCreation<T> actor(ActorFactory1<A, T> constructor, A a);
+
+  <A, B, T> ActorCreation<T> actor(ActorFactory2<A, B, T> constructor, A a, B b);
+
+  <A, B, C, T> ActorCreation<T> actor(ActorFactory3<A, B, C, T> constructor, A a, B b, C c);
+
+  /**
+   * Finds a live named actor from any node.
+   *
+   * @return a future failing with {@link ActorNotFoundException} if no live actor has the name
+   */
+  <T> CompletionStage<ActorHandle<T>> getActor(String namespace, String name, Class<T> type);
+
+  /**
+   * Kills an actor. With {@code allowRestart} and restarts left it is re-created (its constructor runs
+   * again); otherwise it dies and its name is freed. Calls in progress fail with
+   * {@link ActorDiedException} unless they have task retries left.
+   */
+  CompletionStage<Void> kill(ActorHandle<?> actor, boolean allowRestart);
+
+  <R> TaskCreation<R> task(TaskFunction0<R> fn);
+
+  <A, R> TaskCreation<R> task(TaskFunction1<A, R> fn, A a);
+
+  /** A task whose argument is the result of another future (e.g. another task), resolved before dispatch. */
+  <A, R> TaskCreation<R> task(TaskFunction1<A, R> fn, CompletionStage<? extends A> a);
+
+  <A, B, R> TaskCreation<R> task(TaskFunction2<A, B, R> fn, A a, B b);
+
+  <A, B, R> TaskCreation<R> task(TaskFunction2<A, B, R> fn, CompletionStage<? extends A> a,
+                                 CompletionStage<? extends B> b);
+
+  <A, B, C, R> TaskCreation<R> task(TaskFunction3<A, B, C, R> fn, A a, B b, C c);
+
+  /** Named actors known to the cluster, with their states. */
+  CompletionStage<List<ActorInfo>> namedActors();
+
+  /** Actors hosted on this node (named or not), including recently dead ones. */
+  List<ActorInfo> localActors();
+
+  /** The node table as this node sees it now. */
+  ClusterView clusterView();
+
+  /** This node's own row: total and available resources, labels. */
+  NodeView localNode();
+
+  /**
+   * Stops the node: kills the actors it hosts (their names are freed), leaves the cluster, closes Vert.x.
+   * Completes when done.
+   */
+  CompletionStage<Void> shutdown();
+
+  /** Blocking {@link #shutdown()}, for try-with-resources in tests and mains. */
+  @Override
+  default void close() {
+    shutdown().toCompletableFuture().join();
+  }
+}

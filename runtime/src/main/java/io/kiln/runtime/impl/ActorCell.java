@@ -1,0 +1,360 @@
+package io.kiln.runtime.impl;
+
+import io.kiln.runtime.ActorDiedException;
+import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.ActorOptions;
+import io.kiln.runtime.ActorState;
+import io.kiln.runtime.ActorUnavailableException;
+import io.kiln.runtime.Allocation;
+import io.kiln.runtime.ExecutionMode;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One actor on its node: a verticle whose event-loop context owns the actor's mailbox and state machine.
+ * Methods run on the event loop ({@link ExecutionMode#EVENT_LOOP}) or on the actor's own threads
+ * ({@link ExecutionMode#WORKER}); either way the mailbox stays on the event loop, so a call blocked in user
+ * code never stops the actor from refusing, failing or re-queuing other calls.
+ *
+ * <p>Threading: every field below the constructor's is touched only on {@link #context()}.
+ */
+final class ActorCell extends VerticleBase {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ActorCell.class);
+
+  final NodeAgent agent;
+  final String actorId;
+  final ActorOptions options;
+  final Allocation allocation;
+  final String ownerNodeId;
+  final String ownerActorId;
+  private final MethodRef ctor;
+  private final Object ctorFn;
+  private final Object[] ctorArgs;
+  private final ActorContextImpl actorContext = new ActorContextImpl(this);
+  private final CompletableFuture<ActorInfo> started = new CompletableFuture<>();
+  private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+
+  private MessageConsumer<CallMessage> consumer;
+  private ActorState state = ActorState.PENDING;
+  private Object instance;
+  /** Bumped per incarnation so that completions from a previous one are ignored. */
+  private int generation;
+  private volatile int restarts;
+  /** Set when the node is simulated to crash: a dead process answers nobody. */
+  private volatile boolean abandoned;
+  private String deathCause;
+  private WorkerExecutor executor;
+  private final ArrayDeque<Invocation> mailbox = new ArrayDeque<>();
+  private final Set<Invocation> running = new LinkedHashSet<>();
+
+  /** A call in the mailbox or in progress, with how often it was re-sent after the actor died. */
+  private static final class Invocation {
+    final Message<CallMessage> message;
+    int retries;
+
+    Invocation(Message<CallMessage> message) {
+      this.message = message;
+    }
+  }
+
+  /** What a method produced: a value or a throwable, carried back to the event loop. */
+  private record Outcome(Object value, Throwable error) {
+  }
+
+  ActorCell(NodeAgent agent, String actorId, ActorOptions options, Allocation allocation, MethodRef ctor,
+            Object ctorFn, Object[] ctorArgs, String ownerNodeId, String ownerActorId) {
+    this.agent = agent;
+    this.actorId = actorId;
+    this.options = options;
+    this.allocation = allocation;
+    this.ctor = ctor;
+    this.ctorFn = ctorFn;
+    this.ctorArgs = ctorArgs;
+    this.ownerNodeId = ownerNodeId;
+    this.ownerActorId = ownerActorId;
+  }
+
+  static String address(String actorId) {
+    return "kiln.actor." + actorId;
+  }
+
+  Context context() {
+    return context;
+  }
+
+  int restarts() {
+    return restarts;
+  }
+
+  String className() {
+    return ctor.ownerClass().getName();
+  }
+
+  /** Completes once the actor is first ALIVE, or fails when it died before that. */
+  CompletionStage<ActorInfo> started() {
+    return started;
+  }
+
+  /** Completes once the actor is dead and its verticle undeployed. */
+  CompletableFuture<Void> terminated() {
+    return terminated;
+  }
+
+  @Override
+  public Future<?> start() {
+    consumer = vertx.eventBus().consumer(address(actorId), this::onCall);
+    // Construct only once the address is routable, so no early call finds "no handlers".
+    return consumer.completion().onSuccess(v -> construct());
+  }
+
+  @Override
+  public Future<?> stop() {
+    return consumer == null ? Future.succeededFuture() : consumer.unregister();
+  }
+
+  ActorInfo info() {
+    return new ActorInfo(actorId, options.namespace(), options.name(), className(), agent.nodeId(), state,
+        options.lifetime(), restarts, deathCause);
+  }
+
+  ActorState state() {
+    return state;
+  }
+
+  // ---- construction -------------------------------------------------------------------------------
+
+  private void construct() {
+    int gen = ++generation;
+    if (options.mode() == ExecutionMode.WORKER) {
+      executor = vertx.createSharedWorkerExecutor("kiln-actor-" + actorId + "-" + gen, options.maxConcurrency(),
+          365, TimeUnit.DAYS);
+      executor.executeBlocking(this::newInstance, false)
+          .onComplete(ar -> constructed(gen, ar.succeeded() ? ar.result() : new Outcome(null, ar.cause())));
+    } else {
+      constructed(gen, newInstance());
+    }
+  }
+
+  private Outcome newInstance() {
+    var previous = CurrentActor.set(actorContext);
+    try {
+      return new Outcome(Invoker.construct(ctorFn, ctor, ctorArgs), null);
+    } catch (Throwable t) {
+      return new Outcome(null, t);
+    } finally {
+      CurrentActor.set(previous);
+    }
+  }
+
+  private void constructed(int gen, Outcome outcome) {
+    if (gen != generation || state == ActorState.DEAD) {
+      closeQuietly(outcome.value());
+      return;
+    }
+    if (outcome.error() != null) {
+      LOG.warn("actor {} ({}): constructor failed: {}", displayName(), className(), outcome.error().toString());
+      fail("constructor of " + ctor.ownerClass().getSimpleName() + " failed: " + outcome.error(), true);
+      return;
+    }
+    instance = outcome.value();
+    state = ActorState.ALIVE;
+    agent.stateChanged(this);
+    started.complete(info());
+    pump();
+  }
+
+  // ---- calls --------------------------------------------------------------------------------------
+
+  private void onCall(Message<CallMessage> message) {
+    if (state == ActorState.DEAD) {
+      message.reply(ReplyMessage.failed(diedException()));
+      return;
+    }
+    Invocation inv = new Invocation(message);
+    if (state == ActorState.ALIVE && running.size() < options.maxConcurrency() && mailbox.isEmpty()) {
+      begin(inv);
+    } else if (mailbox.size() >= options.maxPendingCalls()) {
+      message.reply(ReplyMessage.failed(new ActorUnavailableException("actor " + displayName()
+          + " has " + mailbox.size() + " calls waiting (max_pending_calls); call refused")));
+    } else {
+      mailbox.add(inv);
+    }
+  }
+
+  private void pump() {
+    while (state == ActorState.ALIVE && running.size() < options.maxConcurrency() && !mailbox.isEmpty()) {
+      begin(mailbox.poll());
+    }
+  }
+
+  private void begin(Invocation inv) {
+    running.add(inv);
+    int gen = generation;
+    Object target = instance;
+    if (options.mode() == ExecutionMode.EVENT_LOOP) {
+      executed(inv, gen, invoke(inv, target));
+    } else {
+      executor.executeBlocking(() -> invoke(inv, target), false)
+          .onComplete(ar -> executed(inv, gen, ar.succeeded() ? ar.result() : new Outcome(null, ar.cause())));
+    }
+  }
+
+  private Outcome invoke(Invocation inv, Object target) {
+    CallMessage call = inv.message.body();
+    var previous = CurrentActor.set(actorContext);
+    try {
+      return new Outcome(Invoker.callActor(call.fn, call.method, target, call.args), null);
+    } catch (Throwable t) {
+      return new Outcome(null, t);
+    } finally {
+      CurrentActor.set(previous);
+    }
+  }
+
+  private void executed(Invocation inv, int gen, Outcome outcome) {
+    if (outcome.error() == null && outcome.value() instanceof CompletionStage<?> stage) {
+      // An asynchronous method holds its concurrency slot until its future completes.
+      stage.whenComplete((v, e) -> context.runOnContext(x -> finished(inv, gen, new Outcome(v, e))));
+    } else {
+      finished(inv, gen, outcome);
+    }
+  }
+
+  /** Silences the actor for a simulated process crash: nothing it does from now on is answered. */
+  void abandon() {
+    abandoned = true;
+  }
+
+  private void finished(Invocation inv, int gen, Outcome outcome) {
+    if (abandoned || gen != generation || !running.remove(inv)) {
+      return; // the incarnation that ran it is gone; the call was already answered or re-queued
+    }
+    Throwable error = outcome.error() == null ? null : ErrorCodecs.unwrap(outcome.error());
+    if (error instanceof Error fatal) {
+      running.add(inv); // it was in progress when the actor broke: retried or failed with the others
+      LOG.warn("actor {} ({}): fatal error in {}: {}", displayName(), className(),
+          inv.message.body().method.displayName(), fatal.toString());
+      fail("fatal error in " + inv.message.body().method.displayName() + ": " + fatal, true);
+      return;
+    }
+    inv.message.reply(error != null ? ReplyMessage.failed(error)
+        : ReplyMessage.ok(outcome.value(), inv.message.body().method.resultType()));
+    pump();
+  }
+
+  // ---- death and restart --------------------------------------------------------------------------
+
+  /**
+   * Kills the actor: restarted if allowed and restarts remain, else dead. Completes once the restart has
+   * begun or, for a death, once the actor is gone and its name freed.
+   */
+  CompletableFuture<Void> kill(String cause, boolean allowRestart) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    context.runOnContext(v -> {
+      fail(cause, allowRestart);
+      if (state == ActorState.DEAD) {
+        terminated.whenComplete((x, e) -> done.complete(null));
+      } else {
+        done.complete(null);
+      }
+    });
+    return done;
+  }
+
+  private void fail(String cause, boolean allowRestart) {
+    if (state == ActorState.DEAD) {
+      return;
+    }
+    Object old = instance;
+    instance = null;
+    generation++;
+    retireExecutor(old);
+    boolean restart = allowRestart && (options.maxRestarts() == -1 || restarts < options.maxRestarts());
+    List<Invocation> inProgress = new ArrayList<>(running);
+    running.clear();
+    for (int i = inProgress.size() - 1; i >= 0; i--) {
+      Invocation inv = inProgress.get(i);
+      if (restart && (options.maxTaskRetries() == -1 || inv.retries < options.maxTaskRetries())) {
+        inv.retries++;
+        mailbox.addFirst(inv);
+      } else {
+        inv.message.reply(ReplyMessage.failed(new ActorDiedException(actorId,
+            "actor " + displayName() + " died while running " + inv.message.body().method.displayName() + ": " + cause)));
+      }
+    }
+    if (restart) {
+      restarts++;
+      state = ActorState.RESTARTING;
+      deathCause = cause;
+      LOG.info("actor {} restarting ({} of {}): {}", displayName(), restarts,
+          options.maxRestarts() == -1 ? "unlimited" : options.maxRestarts(), cause);
+      agent.stateChanged(this);
+      construct();
+    } else {
+      die(restarts > 0 && allowRestart ? cause + " (after " + restarts + " restarts)" : cause);
+    }
+  }
+
+  private void die(String cause) {
+    state = ActorState.DEAD;
+    deathCause = cause;
+    ActorDiedException died = diedException();
+    for (Invocation inv : mailbox) {
+      inv.message.reply(ReplyMessage.failed(died));
+    }
+    mailbox.clear();
+    started.completeExceptionally(died);
+    agent.cellDied(this);
+  }
+
+  private ActorDiedException diedException() {
+    return new ActorDiedException(actorId, "actor " + displayName() + " is dead: " + deathCause);
+  }
+
+  /** Closes the instance (if it holds resources) on its own threads, then the threads themselves. */
+  private void retireExecutor(Object old) {
+    WorkerExecutor ex = executor;
+    executor = null;
+    if (ex != null) {
+      if (old instanceof AutoCloseable) {
+        ex.executeBlocking(() -> {
+          closeQuietly(old);
+          return null;
+        }, false).onComplete(ar -> ex.close());
+      } else {
+        ex.close();
+      }
+    } else {
+      closeQuietly(old);
+    }
+  }
+
+  private void closeQuietly(Object o) {
+    if (o instanceof AutoCloseable c) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.debug("closing actor {} failed", displayName(), e);
+      }
+    }
+  }
+
+  String displayName() {
+    return options.name() == null ? actorId : options.namespace() + "/" + options.name();
+  }
+}

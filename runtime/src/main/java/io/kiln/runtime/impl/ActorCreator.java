@@ -1,0 +1,144 @@
+package io.kiln.runtime.impl;
+
+import io.kiln.runtime.ActorContext;
+import io.kiln.runtime.ActorCreation;
+import io.kiln.runtime.ActorHandle;
+import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.ActorNameTakenException;
+import io.kiln.runtime.ActorOptions;
+import io.kiln.runtime.ActorState;
+import io.kiln.runtime.SchedulingStrategy;
+import io.vertx.core.eventbus.DeliveryOptions;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.UnaryOperator;
+
+/**
+ * Creates actors: anonymous ones are simply placed; named ones first claim their name with an atomic
+ * {@code putIfAbsent} of a PENDING registry entry, so of any number of racing creators, on any nodes,
+ * exactly one constructs the actor and the others (with get-if-exists) wait for it to become ALIVE.
+ */
+final class ActorCreator {
+
+  /** Construction may load a model: the creation request's reply timeout is a backstop, not a limit. */
+  private static final Duration CREATE_REPLY_TIMEOUT = Duration.ofMinutes(30);
+  /** A holder that dies while we wait is replaced by us; this bounds how often that can repeat. */
+  private static final int MAX_NAME_ATTEMPTS = 5;
+
+  private final RuntimeImpl runtime;
+
+  ActorCreator(RuntimeImpl runtime) {
+    this.runtime = runtime;
+  }
+
+  <T> ActorCreation<T> creation(Serializable constructor, Object[] args) {
+    return new Creation<>(constructor, args);
+  }
+
+  private final class Creation<T> implements ActorCreation<T> {
+    private final Serializable constructor;
+    private final Object[] args;
+    private ActorOptions.Builder options = ActorOptions.builder();
+
+    Creation(Serializable constructor, Object[] args) {
+      this.constructor = Objects.requireNonNull(constructor, "constructor");
+      this.args = args;
+    }
+
+    @Override
+    public ActorCreation<T> options(ActorOptions o) {
+      options = o.toBuilder();
+      return this;
+    }
+
+    @Override
+    public ActorCreation<T> with(UnaryOperator<ActorOptions.Builder> edit) {
+      options = edit.apply(options);
+      return this;
+    }
+
+    @Override
+    public CompletionStage<ActorHandle<T>> remote() {
+      ActorOptions o;
+      try {
+        o = options.build();
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return create(constructor, args, o);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T> CompletionStage<ActorHandle<T>> create(Serializable ctorFn, Object[] args, ActorOptions o) {
+    MethodRef ctor;
+    try {
+      ctor = Lambdas.resolve(ctorFn);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    Class<T> type = (Class<T>) ctor.ownerClass();
+    ActorContext owner = CurrentActor.get();
+    String ownerNode = owner != null ? owner.nodeId() : runtime.nodeId();
+    String ownerActor = owner != null ? owner.actorId() : null;
+    if (o.name() == null) {
+      return place(RuntimeImpl.newId(), ctor, ctorFn, args, o, ownerNode, ownerActor, null)
+          .thenApply(info -> runtime.handle(info.actorId(), o.namespace(), null, info.nodeId(), type));
+    }
+    return getOrCreate(ctor, ctorFn, args, o, ownerNode, ownerActor, type, 1);
+  }
+
+  private <T> CompletionStage<ActorHandle<T>> getOrCreate(MethodRef ctor, Serializable ctorFn, Object[] args,
+                                                          ActorOptions o, String ownerNode, String ownerActor,
+                                                          Class<T> type, int attempt) {
+    String actorId = RuntimeImpl.newId();
+    boolean hard = o.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
+    ActorRecord pending = new ActorRecord(actorId, o.namespace(), o.name(), ctor.ownerClass().getName(), null,
+        ActorState.PENDING, o.lifetime(), runtime.nodeId(), ownerNode, ownerActor, 0, null, hard, 0);
+    String json = ActorRegistry.encode(pending);
+    String key = pending.key();
+    return runtime.registry().putIfAbsent(pending, json).thenCompose(existing -> {
+      if (existing.isEmpty()) {
+        CompletionStage<ActorInfo> placed = place(actorId, ctor, ctorFn, args, o, ownerNode, ownerActor, json);
+        return placed.handle((info, err) -> {
+          if (err != null) {
+            runtime.registry().remove(key, json); // free the name we claimed; no-op if the host already did
+            throw new java.util.concurrent.CompletionException(ErrorCodecs.unwrap(err));
+          }
+          return runtime.handle(info.actorId(), o.namespace(), o.name(), info.nodeId(), type);
+        });
+      }
+      ActorRecord holder = existing.get();
+      if (!o.getIfExists()) {
+        return CompletableFuture.failedFuture(new ActorNameTakenException("actor name " + key
+            + " is taken by actor " + holder.actorId() + " (" + holder.state() + ")"));
+      }
+      return runtime.registry().await(key, r -> r.state() == ActorState.ALIVE || r.state() == ActorState.RESTARTING)
+          .thenCompose(live -> {
+            if (live.isPresent()) {
+              ActorRecord r = live.get();
+              return CompletableFuture.completedFuture(runtime.handle(r.actorId(), o.namespace(), o.name(), r.nodeId(),
+                  type));
+            }
+            if (attempt >= MAX_NAME_ATTEMPTS) {
+              return CompletableFuture.failedFuture(new io.kiln.runtime.ActorDiedException(holder.actorId(),
+                  "actor " + key + " kept dying while being created"));
+            }
+            return getOrCreate(ctor, ctorFn, args, o, ownerNode, ownerActor, type, attempt + 1);
+          });
+    });
+  }
+
+  private CompletionStage<ActorInfo> place(String actorId, MethodRef ctor, Serializable ctorFn, Object[] args,
+                                           ActorOptions o, String ownerNode, String ownerActor, String pendingJson) {
+    String what = "actor " + (o.name() == null ? ctor.ownerClass().getSimpleName() : o.namespace() + "/" + o.name());
+    DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(CREATE_REPLY_TIMEOUT.toMillis());
+    AgentRequests.CreateActor req = new AgentRequests.CreateActor(actorId, ctor, ctorFn, args, o, ownerNode,
+        ownerActor, pendingJson);
+    return runtime.placer().place(o.resources(), o.strategy(), o.placementTimeout(), what,
+        node -> runtime.request(node, NodeAgent.address(node), req, ActorInfo.class, delivery));
+  }
+}

@@ -1,0 +1,137 @@
+package io.kiln.runtime.impl;
+
+import io.kiln.runtime.ActorHandle;
+import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.function.ActorAsyncMethod0;
+import io.kiln.runtime.function.ActorAsyncMethod1;
+import io.kiln.runtime.function.ActorAsyncMethod2;
+import io.kiln.runtime.function.ActorMethod0;
+import io.kiln.runtime.function.ActorMethod1;
+import io.kiln.runtime.function.ActorMethod2;
+import io.kiln.runtime.function.ActorMethod3;
+import io.kiln.runtime.function.ActorVoidMethod0;
+import io.kiln.runtime.function.ActorVoidMethod1;
+import io.kiln.runtime.function.ActorVoidMethod2;
+import io.vertx.core.eventbus.DeliveryOptions;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+
+/** An immutable actor reference; every call goes through {@link RuntimeImpl#invoke}. */
+final class ActorHandleImpl<T> implements ActorHandle<T> {
+
+  private static final Object[] NO_ARGS = new Object[0];
+
+  private final RuntimeImpl runtime;
+  final String actorId;
+  private final String namespace;
+  private final String name;
+  final String nodeId;
+  private final Class<T> type;
+  final Duration timeout;
+  final DeliveryOptions delivery;
+
+  ActorHandleImpl(RuntimeImpl runtime, String actorId, String namespace, String name, String nodeId, Class<T> type,
+                  Duration timeout) {
+    this.runtime = runtime;
+    this.actorId = actorId;
+    this.namespace = namespace;
+    this.name = name;
+    this.nodeId = nodeId;
+    this.type = type;
+    this.timeout = timeout;
+    this.delivery = new DeliveryOptions().setSendTimeout(Math.max(1, timeout.toMillis()));
+  }
+
+  @Override
+  public String actorId() {
+    return actorId;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String namespace() {
+    return namespace;
+  }
+
+  @Override
+  public String nodeId() {
+    return nodeId;
+  }
+
+  @Override
+  public Class<T> type() {
+    return type;
+  }
+
+  @Override
+  public ActorHandle<T> withTimeout(Duration callTimeout) {
+    if (callTimeout.isZero() || callTimeout.isNegative()) {
+      throw new IllegalArgumentException("call timeout must be positive");
+    }
+    return new ActorHandleImpl<>(runtime, actorId, namespace, name, nodeId, type, callTimeout);
+  }
+
+  @Override
+  public <R> CompletionStage<R> call(ActorMethod0<T, R> method) {
+    return runtime.invoke(this, method, NO_ARGS);
+  }
+
+  @Override
+  public <A, R> CompletionStage<R> call(ActorMethod1<T, A, R> method, A a) {
+    return runtime.invoke(this, method, new Object[] {a});
+  }
+
+  @Override
+  public <A, B, R> CompletionStage<R> call(ActorMethod2<T, A, B, R> method, A a, B b) {
+    return runtime.invoke(this, method, new Object[] {a, b});
+  }
+
+  @Override
+  public <A, B, C, R> CompletionStage<R> call(ActorMethod3<T, A, B, C, R> method, A a, B b, C c) {
+    return runtime.invoke(this, method, new Object[] {a, b, c});
+  }
+
+  @Override
+  public CompletionStage<Void> run(ActorVoidMethod0<T> method) {
+    return runtime.invoke(this, method, NO_ARGS);
+  }
+
+  @Override
+  public <A> CompletionStage<Void> run(ActorVoidMethod1<T, A> method, A a) {
+    return runtime.invoke(this, method, new Object[] {a});
+  }
+
+  @Override
+  public <A, B> CompletionStage<Void> run(ActorVoidMethod2<T, A, B> method, A a, B b) {
+    return runtime.invoke(this, method, new Object[] {a, b});
+  }
+
+  @Override
+  public <R> CompletionStage<R> callAsync(ActorAsyncMethod0<T, R> method) {
+    return runtime.invoke(this, method, NO_ARGS);
+  }
+
+  @Override
+  public <A, R> CompletionStage<R> callAsync(ActorAsyncMethod1<T, A, R> method, A a) {
+    return runtime.invoke(this, method, new Object[] {a});
+  }
+
+  @Override
+  public <A, B, R> CompletionStage<R> callAsync(ActorAsyncMethod2<T, A, B, R> method, A a, B b) {
+    return runtime.invoke(this, method, new Object[] {a, b});
+  }
+
+  @Override
+  public CompletionStage<ActorInfo> info() {
+    return runtime.actorInfo(actorId, nodeId);
+  }
+
+  @Override
+  public String toString() {
+    return "ActorHandle[" + (name == null ? actorId : namespace + "/" + name) + " on " + nodeId + "]";
+  }
+}

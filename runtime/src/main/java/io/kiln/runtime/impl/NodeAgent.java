@@ -1,0 +1,326 @@
+package io.kiln.runtime.impl;
+
+import io.kiln.runtime.ActorDiedException;
+import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.ActorState;
+import io.kiln.runtime.Allocation;
+import io.kiln.runtime.Lifetime;
+import io.kiln.runtime.NodeOptions;
+import io.kiln.runtime.SchedulingStrategy;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node agent (Ray's raylet): the authoritative ledger of this node's resources, the host of its
+ * actors and tasks, and the writer of its row in the node table. Requests arrive on
+ * {@code kiln.node.<nodeId>}; a request that no longer fits the ledger is refused with
+ * {@link PlacementRefusedException} and the caller spills back to its next candidate.
+ */
+final class NodeAgent {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeAgent.class);
+  private static final int MAX_TOMBSTONES = 10_000;
+  static final String ACTOR_DIED_EVENTS = "kiln.events.actor-died";
+
+  private final RuntimeImpl runtime;
+  private final Vertx vertx;
+  private final NodeOptions node;
+  private final ResourceLedger ledger;
+  private final Map<String, ActorCell> cells = new ConcurrentHashMap<>();
+  private final Map<String, String> registryJson = new ConcurrentHashMap<>();
+  private final Map<String, ActorInfo> tombstones = new LinkedHashMap<>(16, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, ActorInfo> eldest) {
+      return size() > MAX_TOMBSTONES;
+    }
+  };
+  private final AtomicLong rowVersion = new AtomicLong();
+  private final long startedAt = System.currentTimeMillis();
+  private final Map<String, String> services = new ConcurrentHashMap<>();
+  private final List<MessageConsumer<?>> consumers = new ArrayList<>();
+  private WorkerExecutor taskExecutor;
+  private volatile boolean closing;
+
+  NodeAgent(RuntimeImpl runtime, Vertx vertx, NodeOptions node) {
+    this.runtime = runtime;
+    this.vertx = vertx;
+    this.node = node;
+    this.ledger = new ResourceLedger(node.resources());
+  }
+
+  static String address(String nodeId) {
+    return "kiln.node." + nodeId;
+  }
+
+  String nodeId() {
+    return node.nodeId();
+  }
+
+  RuntimeImpl runtime() {
+    return runtime;
+  }
+
+  ResourceLedger ledger() {
+    return ledger;
+  }
+
+  Future<Void> start() {
+    taskExecutor = vertx.createSharedWorkerExecutor("kiln-tasks-" + node.nodeId(),
+        Math.max(4, Runtime.getRuntime().availableProcessors() * 8), 365, TimeUnit.DAYS);
+    MessageConsumer<Object> agent = vertx.eventBus().consumer(address(node.nodeId()), this::onRequest);
+    MessageConsumer<JsonObject> deaths = vertx.eventBus().consumer(ACTOR_DIED_EVENTS, m -> ownerDied(m.body()));
+    consumers.add(agent);
+    consumers.add(deaths);
+    return Future.all(agent.completion(), deaths.completion()).mapEmpty();
+  }
+
+  /** Advertises a service port in this node's row (the gateway registers {@code http} and {@code grpc}). */
+  void setService(String name, String value) {
+    services.put(name, value);
+    publishRow();
+  }
+
+  // ---- requests -----------------------------------------------------------------------------------
+
+  private void onRequest(Message<Object> m) {
+    Object body = m.body();
+    if (body instanceof AgentRequests.CreateActor c) {
+      createActor(m, c);
+    } else if (body instanceof AgentRequests.RunTask t) {
+      runTask(m, t);
+    } else if (body instanceof JsonObject cmd) {
+      command(m, cmd);
+    } else {
+      m.reply(ReplyMessage.failed(new IllegalArgumentException("unknown agent request " + body.getClass())));
+    }
+  }
+
+  private void createActor(Message<Object> m, AgentRequests.CreateActor req) {
+    if (closing) {
+      m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " is shutting down")));
+      return;
+    }
+    Optional<Allocation> allocation = ledger.tryReserve(req.options().resources());
+    if (allocation.isEmpty()) {
+      m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " has " + ledger.available()
+          + " available, needs " + req.options().resources())));
+      return;
+    }
+    publishRow();
+    ActorCell cell = new ActorCell(this, req.actorId(), req.options(), allocation.get(), req.ctor(), req.ctorFn(),
+        req.args(), req.ownerNodeId(), req.ownerActorId());
+    cells.put(req.actorId(), cell);
+    if (req.pendingRecordJson() != null) {
+      registryJson.put(req.actorId(), req.pendingRecordJson());
+    }
+    vertx.deployVerticle(cell).onFailure(err -> {
+      cells.remove(req.actorId());
+      release(allocation.get());
+      m.reply(ReplyMessage.failed(err));
+    });
+    cell.started().whenComplete((info, err) -> m.reply(err != null ? ReplyMessage.failed(err)
+        : ReplyMessage.ok(info, ActorInfo.class)));
+  }
+
+  private void runTask(Message<Object> m, AgentRequests.RunTask req) {
+    if (closing) {
+      m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " is shutting down")));
+      return;
+    }
+    Optional<Allocation> allocation = ledger.tryReserve(req.resources());
+    if (allocation.isEmpty()) {
+      m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " has " + ledger.available()
+          + " available, needs " + req.resources())));
+      return;
+    }
+    publishRow();
+    taskExecutor.executeBlocking(() -> {
+      try {
+        return ReplyMessage.ok(Invoker.callTask(req.taskFn(), req.fn(), req.args()), req.fn().resultType());
+      } catch (Throwable t) {
+        return ReplyMessage.failed(t);
+      } finally {
+        release(allocation.get());
+      }
+    }, false).onComplete(ar -> m.reply(ar.succeeded() ? ar.result() : ReplyMessage.failed(ar.cause())));
+  }
+
+  private void command(Message<Object> m, JsonObject cmd) {
+    String actorId = cmd.getString("actorId");
+    switch (cmd.getString("op", "")) {
+      case "info" -> m.reply(ReplyMessage.ok(info(actorId).orElse(null), ActorInfo.class));
+      case "kill" -> {
+        ActorCell cell = cells.get(actorId);
+        if (cell == null) {
+          m.reply(ReplyMessage.failed(new ActorDiedException(actorId, "actor " + actorId + " is not alive on "
+              + nodeId())));
+        } else {
+          cell.kill(cmd.getString("cause", "killed"), cmd.getBoolean("allowRestart", false))
+              .whenComplete((v, e) -> m.reply(ReplyMessage.ok(null, Void.class)));
+        }
+      }
+      default -> m.reply(ReplyMessage.failed(new IllegalArgumentException("unknown agent command " + cmd)));
+    }
+  }
+
+  Optional<ActorInfo> info(String actorId) {
+    ActorCell cell = cells.get(actorId);
+    if (cell != null) {
+      return Optional.of(cell.info());
+    }
+    synchronized (tombstones) {
+      return Optional.ofNullable(tombstones.get(actorId));
+    }
+  }
+
+  List<ActorInfo> actors() {
+    List<ActorInfo> out = new ArrayList<>();
+    cells.values().forEach(c -> out.add(c.info()));
+    synchronized (tombstones) {
+      out.addAll(tombstones.values());
+    }
+    return out;
+  }
+
+  // ---- cell lifecycle -----------------------------------------------------------------------------
+
+  /** Mirrors a named actor's state into the registry; only the hosting node writes after PENDING. */
+  void stateChanged(ActorCell cell) {
+    String name = cell.options.name();
+    if (name == null) {
+      return;
+    }
+    String key = ActorRecord.key(cell.options.namespace(), name);
+    String expected = registryJson.get(cell.actorId);
+    ActorRecord rec = record(cell, expected);
+    String json = ActorRegistry.encode(rec);
+    registryJson.put(cell.actorId, json);
+    if (expected == null) {
+      runtime.registry().putIfAbsent(rec, json);
+    } else {
+      runtime.registry().replace(key, expected, json);
+    }
+  }
+
+  private ActorRecord record(ActorCell cell, String previousJson) {
+    long version = previousJson == null ? 0 : ActorRegistry.decode(previousJson).version() + 1;
+    boolean hard = cell.options.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
+    ActorInfo i = cell.info();
+    return new ActorRecord(cell.actorId, cell.options.namespace(), cell.options.name(), cell.className(), nodeId(),
+        i.state(), cell.options.lifetime(), runtime.nodeId(), cell.ownerNodeId, cell.ownerActorId, i.restarts(),
+        i.deathCause(), hard, version);
+  }
+
+  /** Frees what a dead actor held: resources, its name, its verticle; tells owners' children to die. */
+  void cellDied(ActorCell cell) {
+    cells.remove(cell.actorId);
+    ActorInfo info = cell.info();
+    synchronized (tombstones) {
+      tombstones.put(cell.actorId, info);
+    }
+    release(cell.allocation);
+    String json = registryJson.remove(cell.actorId);
+    Future<Boolean> nameFreed = cell.options.name() != null && json != null
+        ? Future.fromCompletionStage(runtime.registry().remove(ActorRecord.key(cell.options.namespace(),
+            cell.options.name()), json))
+        : Future.succeededFuture(true);
+    Future<Void> undeployed = cell.deploymentID() != null ? vertx.undeploy(cell.deploymentID())
+        : Future.succeededFuture();
+    Future.join(nameFreed, undeployed).onComplete(ar -> cell.terminated().complete(null));
+    if (!closing) {
+      vertx.eventBus().publish(ACTOR_DIED_EVENTS, new JsonObject().put("actorId", cell.actorId).put("nodeId", nodeId()));
+    }
+    LOG.debug("actor {} died: {}", cell.displayName(), info.deathCause());
+  }
+
+  private void release(Allocation allocation) {
+    if (ledger.release(allocation)) {
+      publishRow();
+      runtime.placer().resourcesChanged();
+    }
+  }
+
+  /** Owned actors die with their owner (an actor anywhere). */
+  private void ownerDied(JsonObject event) {
+    String deadActor = event.getString("actorId");
+    for (ActorCell c : cells.values()) {
+      if (c.options.lifetime() == Lifetime.OWNED && deadActor.equals(c.ownerActorId)) {
+        c.kill("owner actor " + deadActor + " died", false);
+      }
+    }
+  }
+
+  /** Owned actors die with their owner's node. */
+  void nodeDied(String deadNode) {
+    for (ActorCell c : cells.values()) {
+      if (c.options.lifetime() == Lifetime.OWNED && deadNode.equals(c.ownerNodeId)) {
+        c.kill("owner node " + deadNode + " died", false);
+      }
+    }
+  }
+
+  // ---- node row -----------------------------------------------------------------------------------
+
+  void publishRow() {
+    NodeRecord row = new NodeRecord(nodeId(), node.host(), ledger.total().units(), ledger.available().units(),
+        node.labels(), Map.copyOf(services), startedAt, rowVersion.incrementAndGet());
+    runtime.nodeTable().publish(row).whenComplete((v, e) -> {
+      if (e != null && !closing) {
+        LOG.debug("publishing node row failed", e);
+      }
+    });
+  }
+
+  /** Kills every hosted actor (names freed) and stops serving requests. */
+  Future<Void> shutdown() {
+    closing = true;
+    List<Future<?>> done = new ArrayList<>();
+    for (ActorCell c : new ArrayList<>(cells.values())) {
+      c.kill("node " + nodeId() + " shut down", false);
+      done.add(Future.fromCompletionStage(c.terminated()));
+    }
+    for (MessageConsumer<?> consumer : consumers) {
+      done.add(consumer.unregister());
+    }
+    if (taskExecutor != null) {
+      done.add(taskExecutor.close());
+    }
+    return Future.join(done).mapEmpty();
+  }
+
+  /** Drops every hosted actor without cleanup or replies: a simulated process crash. */
+  void abandon() {
+    closing = true;
+    for (ActorCell c : cells.values()) {
+      c.abandon();
+      if (c.deploymentID() != null) {
+        vertx.undeploy(c.deploymentID());
+      }
+    }
+    cells.clear();
+    consumers.forEach(MessageConsumer::unregister);
+  }
+
+  boolean hasCells() {
+    return !cells.isEmpty();
+  }
+
+  ActorState stateOf(String actorId) {
+    ActorCell c = cells.get(actorId);
+    return c == null ? ActorState.DEAD : c.state();
+  }
+}
