@@ -20,7 +20,8 @@ public final class ModelRunners {
 
   /**
    * Loads the model, then runs one warm-up inference of zeros per {@link ModelSpec#warmupBatchSizes()}
-   * entry (that many one-row requests, batched) before returning. Blocks for all of it.
+   * entry (that many one-row requests, batched) before returning. Blocks for all of it; several threads
+   * may load models at once.
    *
    * <p>Device: the GPU {@code gpuIndices.get(0)} when the list is non-empty and the engine reports every
    * listed CUDA device; otherwise the CPU, with a log line saying why. Built-in models always run on the

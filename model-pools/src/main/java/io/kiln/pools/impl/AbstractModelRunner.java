@@ -16,7 +16,7 @@ import java.util.List;
  * once, checks the outputs against the spec and splits them back per request. Subclasses only run the
  * model. Not thread-safe, like every {@link ModelRunner}.
  */
-public abstract class AbstractModelRunner implements ModelRunner {
+abstract class AbstractModelRunner implements ModelRunner {
 
   private final ModelSpec spec;
   private final List<TensorSpec> outputSpecs;

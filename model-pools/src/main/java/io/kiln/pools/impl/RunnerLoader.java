@@ -31,6 +31,11 @@ public final class RunnerLoader {
   /** See {@link io.kiln.pools.ModelRunners#load}. */
   public static ModelRunner load(ModelSpec spec, List<Integer> gpuIndices, LongSupplier nanoClock) {
     List<Integer> gpus = List.copyOf(gpuIndices);
+    for (int index : gpus) {
+      if (index < 0) {
+        throw new IllegalArgumentException("gpuIndices: negative GPU index " + index);
+      }
+    }
     long start = nanoClock.getAsLong();
     AbstractModelRunner runner;
     String device;

@@ -27,9 +27,10 @@ import java.util.function.LongSupplier;
 
 /**
  * Measures ResNet-18 inference on the CPU at several batch sizes, two ways: a bare DJL {@link Predictor}
- * fed a ready NDArray (the engine's cost) and {@link ModelRunner#infer} fed one-row requests (adds Kiln's
- * checks, stacking, copies in and out, and splitting). Builds the model first if its folder lacks it.
- * Numbers only; nothing is asserted. Blocks for roughly {@code seconds} per batch size and path.
+ * fed a ready NDArray (the engine's cost) and {@link ModelRunner#infer} fed {@code batch} one-row requests
+ * (adds Kiln's checks, stacking, copies in and out, and splitting). Builds the model first if its folder lacks it.
+ * Numbers only; nothing is asserted. Blocks for roughly {@code seconds} per batch size (at least three
+ * calls each).
  *
  * <p>Usage: {@code PredictorThroughput [--model DIR] [--image-size S] [--batches 1,8,32] [--seconds N]
  * [--threads N]} (defaults: {@code models/resnet18}, 224, 1,8,32, 5, engine default).
@@ -79,70 +80,57 @@ public final class PredictorThroughput {
     System.out.printf(Locale.ROOT, "model %s: %s in %.1f s%n", dir, built ? "built" : "present", (System.nanoTime() - t0) / 1e9);
     ModelSpec spec = BuildModels.resnet18Spec(dir, imageSize, 1000).toBuilder()
         .intraOpThreads(threads).interOpThreads(threads == 0 ? 0 : 1).warmupBatchSizes(batches).build();
-    for (Result r : measurePredictor(spec, batches, seconds, System::nanoTime)) {
-      System.out.println(r);
-    }
-    for (Result r : measureRunner(spec, batches, seconds, System::nanoTime)) {
+    for (Result r : measure(spec, batches, seconds, System::nanoTime)) {
       System.out.println(r);
     }
   }
 
-  /** Bare DJL predictor on the CPU: the model's forward pass on a ready input, nothing else. */
-  public static List<Result> measurePredictor(ModelSpec spec, List<Integer> batches, double seconds, LongSupplier nanoClock)
+  /**
+   * Measures both paths for each batch size, alternating their calls so that both see the same machine
+   * load (on a shared machine it changes by the second).
+   */
+  public static List<Result> measure(ModelSpec spec, List<Integer> batches, double seconds, LongSupplier nanoClock)
       throws IOException, MalformedModelException, TranslateException {
     EngineSetup.pytorch(spec);
     List<Result> results = new ArrayList<>();
-    long[] imageShape = Arrays.copyOfRange(spec.inputs().get(0).shape(), 1, spec.inputs().get(0).shape().length);
-    try (Model model = Model.newInstance("resnet18", Device.cpu(), "PyTorch")) {
+    long[] imageShape = spec.inputs().get(0).shape();
+    imageShape[0] = 1;
+    float[] pixels = new float[Math.toIntExact(Tensor.elementCount(imageShape))];
+    for (int i = 0; i < pixels.length; i++) {
+      pixels[i] = (i % 255) / 255f;
+    }
+    InferenceRequest one = InferenceRequest.of(Tensor.ofFloats(spec.inputs().get(0).name(), imageShape, pixels));
+    try (Model model = Model.newInstance("resnet18", Device.cpu(), "PyTorch");
+         ModelRunner runner = ModelRunners.load(spec, List.of())) {
+      System.out.printf(Locale.ROOT, "runner load %.1f ms, warm-up %s %.1f ms%n", runner.loadInfo().loadTime().toNanos() / 1e6,
+          runner.loadInfo().warmupBatchSizes(), runner.loadInfo().warmupTime().toNanos() / 1e6);
       model.setBlock(Architectures.build(spec));
       model.load(spec.uri(), BuildModels.RESNET_PREFIX);
       try (Predictor<NDList, NDList> predictor = model.newPredictor(new NoopTranslator());
            NDManager manager = model.getNDManager().newSubManager()) {
         for (int batch : batches) {
-          long[] shape = new long[imageShape.length + 1];
+          long[] shape = imageShape.clone();
           shape[0] = batch;
-          System.arraycopy(imageShape, 0, shape, 1, imageShape.length);
-          NDList input = new NDList(manager.randomUniform(0, 1, new Shape(shape)));
-          predictor.predict(input);
-          List<Long> times = new ArrayList<>();
-          long end = nanoClock.getAsLong() + (long) (seconds * 1e9);
-          while (times.size() < 3 || nanoClock.getAsLong() < end) {
-            long s = nanoClock.getAsLong();
+          List<InferenceRequest> requests = Collections.nCopies(batch, one);
+          try (NDManager inputs = manager.newSubManager()) {
+            NDList input = new NDList(inputs.randomUniform(0, 1, new Shape(shape)));
             predictor.predict(input);
-            times.add(nanoClock.getAsLong() - s);
+            runner.infer(requests);
+            List<Long> direct = new ArrayList<>();
+            List<Long> viaRunner = new ArrayList<>();
+            long end = nanoClock.getAsLong() + (long) (seconds * 1e9);
+            while (direct.size() < 3 || nanoClock.getAsLong() < end) {
+              long s = nanoClock.getAsLong();
+              predictor.predict(input);
+              long m = nanoClock.getAsLong();
+              runner.infer(requests);
+              viaRunner.add(nanoClock.getAsLong() - m);
+              direct.add(m - s);
+            }
+            results.add(summarize("predictor", batch, direct));
+            results.add(summarize("runner", batch, viaRunner));
           }
-          input.close();
-          results.add(summarize("predictor", batch, times));
         }
-      }
-    }
-    return results;
-  }
-
-  /** Kiln's runner: {@code batch} one-row requests per call, checked, stacked, run and split. */
-  public static List<Result> measureRunner(ModelSpec spec, List<Integer> batches, double seconds, LongSupplier nanoClock) {
-    List<Result> results = new ArrayList<>();
-    long[] shape = spec.inputs().get(0).shape();
-    shape[0] = 1;
-    float[] pixels = new float[Math.toIntExact(Tensor.elementCount(shape))];
-    for (int i = 0; i < pixels.length; i++) {
-      pixels[i] = (i % 255) / 255f;
-    }
-    InferenceRequest one = InferenceRequest.of(Tensor.ofFloats(spec.inputs().get(0).name(), shape, pixels));
-    try (ModelRunner runner = ModelRunners.load(spec, List.of())) {
-      System.out.printf(Locale.ROOT, "runner load %.1f ms, warm-up %s %.1f ms%n", runner.loadInfo().loadTime().toNanos() / 1e6,
-          runner.loadInfo().warmupBatchSizes(), runner.loadInfo().warmupTime().toNanos() / 1e6);
-      for (int batch : batches) {
-        List<InferenceRequest> requests = Collections.nCopies(batch, one);
-        runner.infer(requests);
-        List<Long> times = new ArrayList<>();
-        long end = nanoClock.getAsLong() + (long) (seconds * 1e9);
-        while (times.size() < 3 || nanoClock.getAsLong() < end) {
-          long s = nanoClock.getAsLong();
-          runner.infer(requests);
-          times.add(nanoClock.getAsLong() - s);
-        }
-        results.add(summarize("runner", batch, times));
       }
     }
     return results;
