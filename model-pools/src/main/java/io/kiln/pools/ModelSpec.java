@@ -1,0 +1,293 @@
+package io.kiln.pools;
+
+import io.kiln.pools.impl.Architectures;
+import io.kiln.pools.impl.BuiltinModels;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a model worker loads and how it is fed: where the model is, which engine runs it, the declared
+ * input and output tensors, the batch sizes to warm up with and the engine's thread counts. Immutable and
+ * validated on construction ({@link IllegalArgumentException} with a message naming the field).
+ *
+ * <p>Engines: {@value #ENGINE_PYTORCH} (DJL's PyTorch engine: a folder holding a TorchScript {@code .pt}
+ * or DJL {@code .params} file) and {@value #ENGINE_BUILTIN} (no engine; {@code uri} names a built-in model
+ * such as {@code builtin:identity}, see {@link BuiltinModels}).
+ *
+ * <p>Formats: {@value #FORMAT_AUTO} (default; detected from the folder when the model is loaded),
+ * {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}. A {@code .params} file holds only
+ * weights, so {@code architecture} names the block to construct around them: {@code mlp} (one hidden layer
+ * of 256), {@code mlp:512,128} (hidden widths given), or {@code resnet18}; input and output widths come
+ * from the tensor specs.
+ *
+ * <p>Threads: {@code intraOpThreads}/{@code interOpThreads} of 0 leave the engine's default. PyTorch's
+ * thread pools are process-wide and sized once when the engine starts, so the values of the first model
+ * loaded in a JVM win (see {@link ModelRunners#load}).
+ *
+ * @param uri folder (or file) holding the model, or {@code builtin:<name>} for the built-in engine
+ * @param engine {@value #ENGINE_PYTORCH} or {@value #ENGINE_BUILTIN}
+ * @param format {@value #FORMAT_AUTO}, {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}
+ * @param architecture the block to build for {@value #FORMAT_DJL_PARAMS}; empty otherwise
+ * @param inputs the model's inputs in the order the model takes them; the first dimension is the batch
+ * @param outputs the model's outputs in the order it returns them (may be empty for built-ins, meaning
+ *     "named like the inputs")
+ * @param warmupBatchSizes batch sizes (in requests) to run once with zeros before the model serves
+ * @param intraOpThreads threads per operator, 0 for the engine default
+ * @param interOpThreads threads across operators, 0 for the engine default
+ */
+public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
+                        List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
+                        int interOpThreads) {
+
+  public static final String ENGINE_PYTORCH = "PyTorch";
+  public static final String ENGINE_BUILTIN = "Builtin";
+  public static final String FORMAT_AUTO = "auto";
+  public static final String FORMAT_TORCHSCRIPT = "torchscript";
+  public static final String FORMAT_DJL_PARAMS = "djl-params";
+  public static final List<Integer> DEFAULT_WARMUP_BATCH_SIZES = List.of(1);
+  /** Upper bound on a warm-up batch size and on thread counts: larger values are configuration mistakes. */
+  public static final int MAX_WARMUP_BATCH_SIZE = 4096;
+  public static final int MAX_THREADS = 1024;
+
+  public ModelSpec {
+    Objects.requireNonNull(uri, "uri");
+    engine = canonicalEngine(engine);
+    format = canonicalFormat(format);
+    architecture = architecture == null ? "" : architecture.trim();
+    inputs = copyTensors("inputs", Objects.requireNonNull(inputs, "inputs"));
+    outputs = outputs == null ? List.of() : copyTensors("outputs", outputs);
+    if (warmupBatchSizes != null && warmupBatchSizes.stream().anyMatch(Objects::isNull)) {
+      throw new IllegalArgumentException("warmupBatchSizes: contains null");
+    }
+    warmupBatchSizes = warmupBatchSizes == null ? DEFAULT_WARMUP_BATCH_SIZES : List.copyOf(warmupBatchSizes);
+    checkTensors("inputs", inputs);
+    checkTensors("outputs", outputs);
+    if (inputs.isEmpty()) {
+      throw new IllegalArgumentException("inputs: a model needs at least one input");
+    }
+    for (int size : warmupBatchSizes) {
+      if (size < 1 || size > MAX_WARMUP_BATCH_SIZE) {
+        throw new IllegalArgumentException("warmupBatchSizes: each must be in 1.." + MAX_WARMUP_BATCH_SIZE + ", got " + size);
+      }
+    }
+    checkThreads("intraOpThreads", intraOpThreads);
+    checkThreads("interOpThreads", interOpThreads);
+    if (engine.equals(ENGINE_BUILTIN)) {
+      checkBuiltin(uri, format, architecture, inputs, outputs);
+    } else {
+      checkPyTorch(format, architecture, outputs);
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding this spec's values, for changing a few of them. */
+  public Builder toBuilder() {
+    return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
+        .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
+        .interOpThreads(interOpThreads);
+  }
+
+  /** Whether this spec names a built-in model rather than files on disk. */
+  public boolean isBuiltin() {
+    return engine.equals(ENGINE_BUILTIN);
+  }
+
+  private static String canonicalEngine(String engine) {
+    if (engine == null || engine.isBlank()) {
+      throw new IllegalArgumentException("engine: required, one of " + ENGINE_PYTORCH + ", " + ENGINE_BUILTIN);
+    }
+    for (String known : List.of(ENGINE_PYTORCH, ENGINE_BUILTIN)) {
+      if (known.equalsIgnoreCase(engine.trim())) {
+        return known;
+      }
+    }
+    throw new IllegalArgumentException("engine: unknown engine '" + engine + "', expected " + ENGINE_PYTORCH
+        + " or " + ENGINE_BUILTIN);
+  }
+
+  private static String canonicalFormat(String format) {
+    if (format == null || format.isBlank()) {
+      return FORMAT_AUTO;
+    }
+    String f = format.trim().toLowerCase(Locale.ROOT);
+    if (!List.of(FORMAT_AUTO, FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS).contains(f)) {
+      throw new IllegalArgumentException("format: unknown format '" + format + "', expected " + FORMAT_TORCHSCRIPT
+          + ", " + FORMAT_DJL_PARAMS + " or " + FORMAT_AUTO);
+    }
+    return f;
+  }
+
+  private static List<TensorSpec> copyTensors(String field, List<TensorSpec> specs) {
+    if (specs.stream().anyMatch(Objects::isNull)) {
+      throw new IllegalArgumentException(field + ": contains null");
+    }
+    return List.copyOf(specs);
+  }
+
+  private static void checkTensors(String field, List<TensorSpec> specs) {
+    Set<String> names = new HashSet<>();
+    for (TensorSpec s : specs) {
+      if (s.name().isBlank()) {
+        throw new IllegalArgumentException(field + ": tensor names must not be blank");
+      }
+      if (!names.add(s.name())) {
+        throw new IllegalArgumentException(field + ": duplicate tensor name '" + s.name() + "'");
+      }
+      if (s.datatype() == DataType.BYTES) {
+        throw new IllegalArgumentException(field + ": '" + s.name() + "' is BYTES, which no engine here supports");
+      }
+      if (s.shape().length == 0) {
+        throw new IllegalArgumentException(field + ": '" + s.name() + "' needs at least the batch dimension");
+      }
+    }
+  }
+
+  private static void checkThreads(String field, int n) {
+    if (n < 0 || n > MAX_THREADS) {
+      throw new IllegalArgumentException(field + ": must be in 0.." + MAX_THREADS + " (0 = engine default), got " + n);
+    }
+  }
+
+  private static void checkBuiltin(Path uri, String format, String architecture, List<TensorSpec> inputs,
+                                   List<TensorSpec> outputs) {
+    BuiltinModels.checkName(uri.toString());
+    if (!format.equals(FORMAT_AUTO)) {
+      throw new IllegalArgumentException("format: built-in models have no file format, got '" + format + "'");
+    }
+    if (!architecture.isEmpty()) {
+      throw new IllegalArgumentException("architecture: built-in models take none, got '" + architecture + "'");
+    }
+    if (!outputs.isEmpty()) {
+      if (outputs.size() != inputs.size()) {
+        throw new IllegalArgumentException("outputs: a built-in returns its inputs, so it needs " + inputs.size()
+            + " outputs (or none), got " + outputs.size());
+      }
+      for (int i = 0; i < inputs.size(); i++) {
+        if (outputs.get(i).datatype() != inputs.get(i).datatype()) {
+          throw new IllegalArgumentException("outputs: '" + outputs.get(i).name() + "' must have the datatype of input '"
+              + inputs.get(i).name() + "' (" + inputs.get(i).datatype() + ")");
+        }
+      }
+    }
+  }
+
+  private static void checkPyTorch(String format, String architecture, List<TensorSpec> outputs) {
+    if (outputs.isEmpty()) {
+      throw new IllegalArgumentException("outputs: a " + ENGINE_PYTORCH + " model needs at least one output");
+    }
+    if (format.equals(FORMAT_TORCHSCRIPT) && !architecture.isEmpty()) {
+      throw new IllegalArgumentException("architecture: a TorchScript file carries its own, remove '" + architecture + "'");
+    }
+    if (format.equals(FORMAT_DJL_PARAMS) && architecture.isEmpty()) {
+      throw new IllegalArgumentException("architecture: required for " + FORMAT_DJL_PARAMS + ", one of "
+          + Architectures.describe());
+    }
+    if (!architecture.isEmpty()) {
+      Architectures.parse(architecture);
+    }
+  }
+
+  /** Collects a {@link ModelSpec}; setters reject obviously wrong values, {@link #build()} checks the rest. */
+  public static final class Builder {
+    private Path uri;
+    private String engine = ENGINE_PYTORCH;
+    private String format = FORMAT_AUTO;
+    private String architecture = "";
+    private final List<TensorSpec> inputs = new ArrayList<>();
+    private final List<TensorSpec> outputs = new ArrayList<>();
+    private List<Integer> warmupBatchSizes = DEFAULT_WARMUP_BATCH_SIZES;
+    private int intraOpThreads;
+    private int interOpThreads;
+
+    private Builder() {
+    }
+
+    public Builder uri(Path uri) {
+      this.uri = Objects.requireNonNull(uri, "uri");
+      return this;
+    }
+
+    /** A path, or {@code builtin:<name>} for a built-in model. */
+    public Builder uri(String uri) {
+      if (uri == null || uri.isBlank()) {
+        throw new IllegalArgumentException("uri: required");
+      }
+      return uri(Path.of(uri.trim()));
+    }
+
+    public Builder engine(String engine) {
+      this.engine = canonicalEngine(engine);
+      return this;
+    }
+
+    public Builder format(String format) {
+      this.format = canonicalFormat(format);
+      return this;
+    }
+
+    public Builder architecture(String architecture) {
+      this.architecture = architecture == null ? "" : architecture;
+      return this;
+    }
+
+    public Builder inputs(List<TensorSpec> inputs) {
+      this.inputs.clear();
+      this.inputs.addAll(inputs);
+      return this;
+    }
+
+    public Builder input(String name, DataType datatype, long... shape) {
+      inputs.add(new TensorSpec(name, datatype, shape));
+      return this;
+    }
+
+    public Builder outputs(List<TensorSpec> outputs) {
+      this.outputs.clear();
+      this.outputs.addAll(outputs);
+      return this;
+    }
+
+    public Builder output(String name, DataType datatype, long... shape) {
+      outputs.add(new TensorSpec(name, datatype, shape));
+      return this;
+    }
+
+    public Builder warmupBatchSizes(List<Integer> sizes) {
+      this.warmupBatchSizes = new ArrayList<>(sizes);
+      return this;
+    }
+
+    public Builder warmupBatchSizes(Integer... sizes) {
+      return warmupBatchSizes(List.of(sizes));
+    }
+
+    public Builder intraOpThreads(int n) {
+      checkThreads("intraOpThreads", n);
+      this.intraOpThreads = n;
+      return this;
+    }
+
+    public Builder interOpThreads(int n) {
+      checkThreads("interOpThreads", n);
+      this.interOpThreads = n;
+      return this;
+    }
+
+    /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
+    public ModelSpec build() {
+      if (uri == null) {
+        throw new IllegalArgumentException("uri: required");
+      }
+      return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
+          interOpThreads);
+    }
+  }
+}

@@ -1,0 +1,145 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.ModelExecutionException;
+import io.kiln.pools.ModelLoadInfo;
+import io.kiln.pools.ModelRunner;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.Tensor;
+import io.kiln.pools.TensorSpec;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The engine-independent part of a runner: checks requests, stacks their inputs, calls {@link #forward}
+ * once, checks the outputs against the spec and splits them back per request. Subclasses only run the
+ * model. Not thread-safe, like every {@link ModelRunner}.
+ */
+abstract class AbstractModelRunner implements ModelRunner {
+
+  private final ModelSpec spec;
+  private final List<TensorSpec> outputSpecs;
+  private final RequestChecker checker;
+  private ModelLoadInfo loadInfo;
+  private boolean closed;
+
+  /**
+   * @param outputSpecs the outputs the model returns, in order (the spec's, or for built-ins that declare
+   *     none, what they return)
+   */
+  protected AbstractModelRunner(ModelSpec spec, List<TensorSpec> outputSpecs) {
+    this.spec = spec;
+    this.outputSpecs = List.copyOf(outputSpecs);
+    this.checker = new RequestChecker(spec.inputs(), this.outputSpecs.stream().map(TensorSpec::name).toList());
+  }
+
+  /**
+   * Runs the model once.
+   *
+   * @param inputs one stacked tensor per spec input, in spec order, first dimension = total rows
+   * @return the model's outputs in order; names are ignored (the spec names them)
+   * @throws ModelExecutionException or another runtime exception when the engine fails
+   */
+  protected abstract List<Tensor> forward(List<Tensor> inputs);
+
+  /** Frees the engine's resources; called once. */
+  protected abstract void release();
+
+  @Override
+  public final ModelSpec spec() {
+    return spec;
+  }
+
+  @Override
+  public final ModelLoadInfo loadInfo() {
+    if (loadInfo == null) {
+      throw new IllegalStateException("the model has not finished loading");
+    }
+    return loadInfo;
+  }
+
+  /** Set once by the loader after warm-up. */
+  final void loaded(ModelLoadInfo info) {
+    this.loadInfo = info;
+  }
+
+  @Override
+  public final void validate(InferenceRequest request) {
+    checker.check(request);
+  }
+
+  @Override
+  public final List<List<Tensor>> infer(List<InferenceRequest> batch) {
+    if (closed) {
+      throw new IllegalStateException("the model runner is closed");
+    }
+    if (batch.isEmpty()) {
+      return List.of();
+    }
+    List<List<Tensor>> ordered = new ArrayList<>(batch.size());
+    long[] rows = new long[batch.size()];
+    long totalRows = 0;
+    for (int r = 0; r < batch.size(); r++) {
+      List<Tensor> inputs = checker.check(batch.get(r));
+      ordered.add(inputs);
+      rows[r] = inputs.get(0).shape()[0];
+      totalRows += rows[r];
+    }
+    checker.checkStackable(batch, ordered);
+
+    List<Tensor> stacked = new ArrayList<>(spec.inputs().size());
+    for (int i = 0; i < spec.inputs().size(); i++) {
+      List<Tensor> parts = new ArrayList<>(batch.size());
+      for (List<Tensor> request : ordered) {
+        parts.add(request.get(i));
+      }
+      stacked.add(RowStacker.stack(spec.inputs().get(i).name(), parts));
+    }
+
+    List<Tensor> outputs = forward(stacked);
+    checkOutputs(outputs, totalRows);
+
+    List<List<Tensor>> results = new ArrayList<>(batch.size());
+    long from = 0;
+    for (int r = 0; r < batch.size(); r++) {
+      int[] picked = checker.selectedOutputs(batch.get(r));
+      List<Tensor> mine = new ArrayList<>(picked.length);
+      for (int o : picked) {
+        mine.add(RowStacker.slice(outputs.get(o), totalRows, from, rows[r], outputSpecs.get(o).name()));
+      }
+      results.add(List.copyOf(mine));
+      from += rows[r];
+    }
+    return results;
+  }
+
+  private void checkOutputs(List<Tensor> outputs, long totalRows) {
+    if (outputs.size() != outputSpecs.size()) {
+      throw new ModelExecutionException("the model returned " + outputs.size() + " outputs, the spec declares "
+          + outputSpecs.size() + " " + outputSpecs);
+    }
+    for (int o = 0; o < outputs.size(); o++) {
+      Tensor out = outputs.get(o);
+      TensorSpec declared = outputSpecs.get(o);
+      long[] shape = out.shape();
+      long[] want = declared.shape();
+      boolean fits = out.datatype() == declared.datatype() && shape.length == want.length && shape[0] == totalRows;
+      for (int d = 1; fits && d < shape.length; d++) {
+        fits = want[d] == -1 || want[d] == shape[d];
+      }
+      if (!fits) {
+        throw new ModelExecutionException("model output " + o + " is " + out.datatype() + Arrays.toString(shape)
+            + " for " + totalRows + " input rows, but the spec declares " + declared);
+      }
+    }
+  }
+
+  @Override
+  public final void close() {
+    if (!closed) {
+      closed = true;
+      release();
+    }
+  }
+}

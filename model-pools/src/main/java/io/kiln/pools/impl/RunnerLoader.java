@@ -1,0 +1,107 @@
+package io.kiln.pools.impl;
+
+import ai.djl.engine.Engine;
+import io.kiln.pools.InferenceException;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.ModelLoadException;
+import io.kiln.pools.ModelLoadInfo;
+import io.kiln.pools.ModelRunner;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.Tensor;
+import io.kiln.pools.TensorSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Loads a runner for a spec, warms it up and records how long each step took. */
+public final class RunnerLoader {
+
+  private static final Logger log = LoggerFactory.getLogger(RunnerLoader.class);
+
+  private RunnerLoader() {
+  }
+
+  /** See {@link io.kiln.pools.ModelRunners#load}. */
+  public static ModelRunner load(ModelSpec spec, List<Integer> gpuIndices, LongSupplier nanoClock) {
+    List<Integer> gpus = List.copyOf(gpuIndices);
+    for (int index : gpus) {
+      if (index < 0) {
+        throw new IllegalArgumentException("gpuIndices: negative GPU index " + index);
+      }
+    }
+    long start = nanoClock.getAsLong();
+    AbstractModelRunner runner;
+    String device;
+    String engineVersion;
+    String format;
+    OptionalLong parameters;
+    if (spec.isBuiltin()) {
+      runner = BuiltinModels.create(spec);
+      device = "cpu()";
+      engineVersion = "";
+      format = "builtin";
+      parameters = OptionalLong.of(0);
+    } else {
+      ModelFiles files = DjlModelRunner.precheck(spec);
+      Engine engine;
+      try {
+        engine = EngineSetup.pytorch(spec);
+      } catch (RuntimeException | LinkageError e) {
+        throw new ModelLoadException("the " + EngineSetup.ENGINE + " engine did not start (is the pytorch-native-cpu"
+            + " jar on the class path?): " + e.getMessage(), e);
+      }
+      EngineSetup.DeviceChoice choice = EngineSetup.chooseDevice(gpus, engine.getGpuCount());
+      log.info("model {}: running on {} because {}", spec.uri(), choice.device(), choice.reason());
+      DjlModelRunner djl = DjlModelRunner.load(spec, files, choice.device());
+      runner = djl;
+      device = djl.device();
+      engineVersion = engine.getVersion();
+      format = djl.format();
+      parameters = djl.parameterCount();
+    }
+    long loaded = nanoClock.getAsLong();
+    try {
+      for (int size : spec.warmupBatchSizes()) {
+        runner.infer(zeros(spec.inputs(), size));
+      }
+    } catch (RuntimeException e) {
+      runner.close();
+      String why = e instanceof InferenceException ? "its spec does not fit the model" : "the model failed";
+      throw new ModelLoadException("model " + spec.uri() + " failed its warm-up (" + why + "): " + e.getMessage(), e);
+    }
+    long warmed = nanoClock.getAsLong();
+    ModelLoadInfo info = new ModelLoadInfo(device, Duration.ofNanos(loaded - start), Duration.ofNanos(warmed - loaded),
+        spec.warmupBatchSizes(), spec.engine(), engineVersion, format, parameters);
+    runner.loaded(info);
+    if (log.isInfoEnabled()) {
+      log.info(String.format(Locale.ROOT, "model %s (%s %s) loaded on %s in %.1f ms, warmed up with batch sizes %s in %.1f ms",
+          spec.uri(), spec.engine(), format, device, (loaded - start) / 1e6, spec.warmupBatchSizes(), (warmed - loaded) / 1e6));
+    }
+    return runner;
+  }
+
+  /**
+   * {@code size} requests of zeros, each as small as the spec allows: one row (or the fixed first
+   * dimension) and 1 for every other dimension the spec leaves open.
+   */
+  static List<InferenceRequest> zeros(List<TensorSpec> inputs, int size) {
+    List<Tensor> tensors = new ArrayList<>(inputs.size());
+    for (TensorSpec s : inputs) {
+      long[] shape = s.shape();
+      for (int d = 0; d < shape.length; d++) {
+        shape[d] = shape[d] == -1 ? 1 : shape[d];
+      }
+      long bytes = Tensor.elementCount(shape) * s.datatype().byteSize();
+      tensors.add(new Tensor(s.name(), s.datatype(), shape, new byte[Math.toIntExact(bytes)]));
+    }
+    InferenceRequest one = new InferenceRequest("warmup", tensors, List.of(), Map.of());
+    return Collections.nCopies(size, one);
+  }
+}

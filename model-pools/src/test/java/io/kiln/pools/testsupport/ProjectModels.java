@@ -1,0 +1,81 @@
+package io.kiln.pools.testsupport;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.pools.DataType;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.Tensor;
+import io.kiln.pools.tools.BuildModels;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** The models shipped in the repository's {@code models/} folder, their specs and fixtures, for tests. */
+public final class ProjectModels {
+
+  private ProjectModels() {
+  }
+
+  /** The repository's {@code models/} folder, found from the working directory upwards. */
+  public static Path modelsDir() {
+    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+      if (Files.isDirectory(p.resolve("models").resolve("mlp"))) {
+        return p.resolve("models");
+      }
+    }
+    throw new IllegalStateException("no models/mlp above " + Path.of("").toAbsolutePath());
+  }
+
+  /** The TorchScript MLP: input {@code input} FP32 [-1, 64], output {@code output} FP32 [-1, 10]. */
+  public static ModelSpec.Builder mlp() {
+    return ModelSpec.builder().uri(modelsDir().resolve("mlp"))
+        .input("input", DataType.FP32, -1, 64)
+        .output("output", DataType.FP32, -1, 10);
+  }
+
+  /** The same MLP shape built in DJL and saved as {@code .params}. */
+  public static ModelSpec.Builder mlpDjl() {
+    return BuildModels.mlpSpec(modelsDir().resolve("mlp-djl")).toBuilder();
+  }
+
+  /** The input recorded in a model folder's {@code expected.json}. */
+  public static Tensor expectedInput(String model) {
+    return tensor(readExpected(model).get("input"));
+  }
+
+  /** The output recorded in a model folder's {@code expected.json}. */
+  public static Tensor expectedOutput(String model) {
+    return tensor(readExpected(model).get("output"));
+  }
+
+  /** {@code rows} rows of 64 floats, distinct per {@code seed}, as an MLP request. */
+  public static InferenceRequest mlpRequest(int rows, int seed) {
+    float[] values = new float[rows * 64];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (float) Math.sin(0.37 * (i + 1) + seed);
+    }
+    return InferenceRequest.of(Tensor.ofFloats("input", new long[] {rows, 64}, values));
+  }
+
+  private static JsonNode readExpected(String model) {
+    try {
+      return new ObjectMapper().readTree(modelsDir().resolve(model).resolve("expected.json").toFile());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static Tensor tensor(JsonNode node) {
+    long[] shape = new long[node.get("shape").size()];
+    for (int i = 0; i < shape.length; i++) {
+      shape[i] = node.get("shape").get(i).asLong();
+    }
+    float[] values = new float[node.get("data").size()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (float) node.get("data").get(i).asDouble();
+    }
+    return Tensor.ofFloats(node.get("name").asText(), shape, values);
+  }
+}
