@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +55,8 @@ final class ActorCell extends VerticleBase {
   private Object instance;
   /** Bumped per incarnation so that completions from a previous one are ignored. */
   private int generation;
+  /** {@link #generation}, readable by worker threads to stop a batch of a dead incarnation. */
+  private volatile int liveGeneration;
   private volatile int restarts;
   /** Set when the node is simulated to crash: a dead process answers nobody. */
   private volatile boolean abandoned;
@@ -66,11 +69,58 @@ final class ActorCell extends VerticleBase {
   private static final class Invocation {
     final Message<CallMessage> message;
     int retries;
+    /** Set by the thread that runs it: a call that never started is re-queued without using a retry. */
+    volatile boolean started;
+    /**
+     * Which hand-off may answer: a worker thread answers with the token it was given, and re-queuing the
+     * call after the actor broke moves the token on, so a late answer from the broken incarnation is
+     * dropped rather than racing the retry. {@link #DONE} once answered.
+     */
+    private final AtomicInteger token = new AtomicInteger();
+    static final int DONE = -1;
 
     Invocation(Message<CallMessage> message) {
       this.message = message;
     }
+
+    int token() {
+      return token.get();
+    }
+
+    boolean answered() {
+      return token.get() == DONE;
+    }
+
+    /** Answers if {@code expected} is still the live token. */
+    boolean replyAs(int expected, ReplyMessage reply) {
+      if (expected != DONE && token.compareAndSet(expected, DONE)) {
+        message.reply(reply);
+        return true;
+      }
+      return false;
+    }
+
+    /** Answers unless already answered (event-loop paths, which hold the live token). */
+    void reply(ReplyMessage reply) {
+      replyAs(token.get(), reply);
+    }
+
+    /** Takes the call back from whoever runs it, for re-queuing; false if it was answered meanwhile. */
+    boolean revoke() {
+      int t = token.get();
+      return t != DONE && token.compareAndSet(t, t + 1);
+    }
   }
+
+  /**
+   * How a worker thread's run of a batch ended: {@code stoppedAt} is the index of the call it stopped on
+   * (batch size when all were answered); {@code outcome} is that call's fatal error or pending future.
+   */
+  private record BatchEnd(int stoppedAt, Outcome outcome) {
+  }
+
+  /** Calls a serial worker actor runs per hand-off to its thread, saving two thread hops per call. */
+  private static final int MAX_BATCH = 64;
 
   /** What a method produced: a value or a throwable, carried back to the event loop. */
   private record Outcome(Object value, Throwable error) {
@@ -140,6 +190,7 @@ final class ActorCell extends VerticleBase {
 
   private void construct() {
     int gen = ++generation;
+    liveGeneration = gen;
     if (options.mode() == ExecutionMode.WORKER) {
       executor = vertx.createSharedWorkerExecutor("kiln-actor-" + actorId + "-" + gen, options.maxConcurrency(),
           365, TimeUnit.DAYS);
@@ -185,33 +236,109 @@ final class ActorCell extends VerticleBase {
       message.reply(ReplyMessage.failed(diedException()));
       return;
     }
-    Invocation inv = new Invocation(message);
-    if (state == ActorState.ALIVE && running.size() < options.maxConcurrency() && mailbox.isEmpty()) {
-      begin(inv);
-    } else if (mailbox.size() >= options.maxPendingCalls()) {
+    if (mailbox.size() >= options.maxPendingCalls()) {
       message.reply(ReplyMessage.failed(new ActorUnavailableException("actor " + displayName()
           + " has " + mailbox.size() + " calls waiting (max_pending_calls); call refused")));
-    } else {
-      mailbox.add(inv);
+      return;
     }
+    mailbox.add(new Invocation(message));
+    pump();
   }
 
   private void pump() {
+    if (options.mode() == ExecutionMode.WORKER && options.maxConcurrency() == 1) {
+      if (state == ActorState.ALIVE && running.isEmpty() && !mailbox.isEmpty()) {
+        beginBatch();
+      }
+      return;
+    }
     while (state == ActorState.ALIVE && running.size() < options.maxConcurrency() && !mailbox.isEmpty()) {
       begin(mailbox.poll());
     }
   }
 
+  /** One call at a time on the event loop, or on one of several worker threads. */
   private void begin(Invocation inv) {
     running.add(inv);
     int gen = generation;
     Object target = instance;
     if (options.mode() == ExecutionMode.EVENT_LOOP) {
+      inv.started = true;
       executed(inv, gen, invoke(inv, target));
     } else {
-      executor.executeBlocking(() -> invoke(inv, target), false)
-          .onComplete(ar -> executed(inv, gen, ar.succeeded() ? ar.result() : new Outcome(null, ar.cause())));
+      executor.executeBlocking(() -> {
+        inv.started = true;
+        return invoke(inv, target);
+      }, false).onComplete(ar -> executed(inv, gen, ar.succeeded() ? ar.result() : new Outcome(null, ar.cause())));
     }
+  }
+
+  /**
+   * A serial worker actor hands its thread everything waiting (up to {@link #MAX_BATCH}); the thread runs
+   * the calls in order and answers each itself, returning to the event loop once per batch.
+   */
+  private void beginBatch() {
+    List<Invocation> batch = new ArrayList<>(Math.min(mailbox.size(), MAX_BATCH));
+    while (batch.size() < MAX_BATCH && !mailbox.isEmpty()) {
+      batch.add(mailbox.poll());
+    }
+    running.addAll(batch);
+    int gen = generation;
+    Object target = instance;
+    int[] tokens = new int[batch.size()];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = batch.get(i).token();
+    }
+    executor.executeBlocking(() -> runBatch(batch, tokens, target, gen), false)
+        .onComplete(ar -> batchEnded(batch, gen, ar.succeeded() ? ar.result()
+            : new BatchEnd(0, new Outcome(null, ar.cause()))));
+  }
+
+  private BatchEnd runBatch(List<Invocation> batch, int[] tokens, Object target, int gen) {
+    for (int i = 0; i < batch.size(); i++) {
+      if (liveGeneration != gen || abandoned) {
+        return new BatchEnd(i, null);
+      }
+      Invocation inv = batch.get(i);
+      inv.started = true;
+      Outcome outcome = invoke(inv, target);
+      if (outcome.error() == null && outcome.value() instanceof CompletionStage<?>) {
+        return new BatchEnd(i, outcome);
+      }
+      Throwable error = outcome.error() == null ? null : ErrorCodecs.unwrap(outcome.error());
+      if (error instanceof Error) {
+        return new BatchEnd(i, outcome);
+      }
+      inv.replyAs(tokens[i], error != null ? ReplyMessage.failed(error)
+          : ReplyMessage.ok(outcome.value(), inv.message.body().method.resultType()));
+    }
+    return new BatchEnd(batch.size(), null);
+  }
+
+  private void batchEnded(List<Invocation> batch, int gen, BatchEnd end) {
+    if (gen != generation || abandoned) {
+      return; // the incarnation died meanwhile; fail() dealt with everything in running
+    }
+    int stop = end.stoppedAt();
+    for (int i = 0; i < stop; i++) {
+      running.remove(batch.get(i));
+    }
+    for (int i = batch.size() - 1; i > stop; i--) {
+      Invocation notStarted = batch.get(i);
+      running.remove(notStarted);
+      mailbox.addFirst(notStarted);
+    }
+    if (stop < batch.size()) {
+      Invocation current = batch.get(stop);
+      if (end.outcome() == null) {
+        running.remove(current);
+        mailbox.addFirst(current);
+      } else {
+        executed(current, gen, end.outcome()); // a pending future, or a fatal error handled by finished()
+        return;
+      }
+    }
+    pump();
   }
 
   private Outcome invoke(Invocation inv, Object target) {
@@ -252,7 +379,7 @@ final class ActorCell extends VerticleBase {
       fail("fatal error in " + inv.message.body().method.displayName() + ": " + fatal, true);
       return;
     }
-    inv.message.reply(error != null ? ReplyMessage.failed(error)
+    inv.reply(error != null ? ReplyMessage.failed(error)
         : ReplyMessage.ok(outcome.value(), inv.message.body().method.resultType()));
     pump();
   }
@@ -283,17 +410,26 @@ final class ActorCell extends VerticleBase {
     Object old = instance;
     instance = null;
     generation++;
+    liveGeneration = generation;
     retireExecutor(old);
     boolean restart = allowRestart && (options.maxRestarts() == -1 || restarts < options.maxRestarts());
     List<Invocation> inProgress = new ArrayList<>(running);
     running.clear();
     for (int i = inProgress.size() - 1; i >= 0; i--) {
       Invocation inv = inProgress.get(i);
-      if (restart && (options.maxTaskRetries() == -1 || inv.retries < options.maxTaskRetries())) {
-        inv.retries++;
+      boolean retry = restart && (!inv.started
+          || options.maxTaskRetries() == -1 || inv.retries < options.maxTaskRetries());
+      if (retry) {
+        if (!inv.revoke()) {
+          continue; // a worker thread answered it just before the actor broke
+        }
+        if (inv.started) {
+          inv.retries++; // a call handed to a thread but never begun is not a retry
+        }
+        inv.started = false;
         mailbox.addFirst(inv);
       } else {
-        inv.message.reply(ReplyMessage.failed(new ActorDiedException(actorId,
+        inv.reply(ReplyMessage.failed(new ActorDiedException(actorId,
             "actor " + displayName() + " died while running " + inv.message.body().method.displayName() + ": " + cause)));
       }
     }
@@ -315,7 +451,7 @@ final class ActorCell extends VerticleBase {
     deathCause = cause;
     ActorDiedException died = diedException();
     for (Invocation inv : mailbox) {
-      inv.message.reply(ReplyMessage.failed(died));
+      inv.reply(ReplyMessage.failed(died));
     }
     mailbox.clear();
     started.completeExceptionally(died);
