@@ -16,9 +16,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -54,8 +52,6 @@ import org.slf4j.LoggerFactory;
 public final class PoolDispatcher implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PoolDispatcher.class);
-  static final long MIN_RETRY_AFTER_S = 1;
-  static final long MAX_RETRY_AFTER_S = 30;
   private static final long THROUGHPUT_TAU_NANOS = Duration.ofSeconds(5).toNanos();
 
   private final PoolConfig config;
@@ -71,9 +67,7 @@ public final class PoolDispatcher implements AutoCloseable {
   private final ArrayDeque<Runnable> completions = new ArrayDeque<>();
   private final List<PendingRequest> dead = new ArrayList<>();
   private int inFlightRequests;
-  private long batchTimer = -1;
-  private long batchTimerAt;
-  private long batchTimerGeneration;
+  private final BatchTimer batchTimer;
   private boolean running;
   private CompletableFuture<Void> drained;
   private boolean drainSignalled;
@@ -94,6 +88,7 @@ public final class PoolDispatcher implements AutoCloseable {
     this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
     this.throughput = new Throughput(THROUGHPUT_TAU_NANOS, nanoClock.getAsLong());
     this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags);
+    this.batchTimer = new BatchTimer(timers, this::run);
     publish();
   }
 
@@ -130,7 +125,7 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     if (queue.size() >= config.maxQueued()) {
       return refuse(Outcome.REJECTED, new CapacityExceededException(
-          "pool queue is full (" + queue.size() + " requests waiting)", retryAfter(now)));
+          "pool queue is full (" + queue.size() + " requests waiting)", throughput.retryAfter(queue.size(), now)));
     }
     PendingRequest p = new PendingRequest(request, key, deadlineNanos, now);
     p.future.whenComplete((v, e) -> {
@@ -194,7 +189,7 @@ public final class PoolDispatcher implements AutoCloseable {
       return;
     }
     closed = true;
-    disarmBatchTimer();
+    batchTimer.disarm();
     InferenceException ex = InferenceException.unavailable("pool is closed");
     for (PendingRequest p = queue.peek(); p != null; p = queue.peek()) {
       settle(p, Outcome.FAILED, null, ex);
@@ -245,7 +240,7 @@ public final class PoolDispatcher implements AutoCloseable {
         break;
       }
       if (!former.isReady(queue, head, now, drained != null)) {
-        armBatchTimer(former.dueAt(head), now);
+        batchTimer.arm(former.dueAt(head), now);
         armed = true;
         break;
       }
@@ -253,7 +248,7 @@ public final class PoolDispatcher implements AutoCloseable {
       dispatch(workers.takeIdle(batch, now), batch, now);
     }
     if (!armed) {
-      disarmBatchTimer();
+      batchTimer.disarm();
     }
     for (PendingRequest p : dead) {
       if (p.future.isDone()) {
@@ -298,8 +293,8 @@ public final class PoolDispatcher implements AutoCloseable {
     long now = clock.getAsLong();
     inFlightRequests -= batch.size();
     metrics.batchDone(now - worker.dispatchedNanos);
-    Throwable failure = error != null ? unwrap(error) : checkResults(results, batch.size());
-    if (failure == null || failure instanceof InferenceException ie && ie.kind() == InferenceException.Kind.INVALID_INPUT) {
+    Throwable failure = BatchResults.failureOf(results, error, batch.size());
+    if (failure == null || BatchResults.isInvalidInput(failure)) {
       workers.makeIdle(worker);
       throughput.record(batch.size(), now);
       for (int i = 0; i < batch.size(); i++) {
@@ -317,10 +312,10 @@ public final class PoolDispatcher implements AutoCloseable {
 
   private void workerFailed(WorkerSlot worker, List<PendingRequest> batch, Throwable cause, long now) {
     String id = worker.channel.id();
-    LOG.warn("worker {} failed under a batch of {} requests: {}", id, batch.size(), describe(cause));
+    LOG.warn("worker {} failed under a batch of {} requests: {}", id, batch.size(), BatchResults.describe(cause));
     LOG.debug("worker {} failure", id, cause);
     InferenceException failed = new InferenceException(InferenceException.Kind.UNAVAILABLE,
-        "worker " + id + " failed: " + describe(cause), cause);
+        "worker " + id + " failed: " + BatchResults.describe(cause), cause);
     List<PendingRequest> again = new ArrayList<>();
     for (PendingRequest p : batch) {
       if (p.state == PendingRequest.State.DONE) {
@@ -388,35 +383,6 @@ public final class PoolDispatcher implements AutoCloseable {
     }
   }
 
-  private void armBatchTimer(long at, long now) {
-    if (batchTimer >= 0 && batchTimerAt == at) {
-      return;
-    }
-    disarmBatchTimer();
-    long generation = ++batchTimerGeneration;
-    batchTimerAt = at;
-    batchTimer = timers.schedule(Math.max(0, at - now), () -> {
-      if (generation == batchTimerGeneration) {
-        batchTimer = -1;
-      }
-      run();
-    });
-  }
-
-  private void disarmBatchTimer() {
-    if (batchTimer >= 0) {
-      timers.cancel(batchTimer);
-      batchTimer = -1;
-      batchTimerGeneration++;
-    }
-  }
-
-  private Duration retryAfter(long now) {
-    double perSecond = throughput.perSecond(now);
-    double seconds = perSecond > 0 ? Math.ceil(queue.size() / perSecond) : MAX_RETRY_AFTER_S;
-    return Duration.ofSeconds((long) Math.max(MIN_RETRY_AFTER_S, Math.min(MAX_RETRY_AFTER_S, seconds)));
-  }
-
   private CompletableFuture<List<Tensor>> refuse(Outcome outcome, InferenceException error) {
     metrics.outcome(outcome);
     return CompletableFuture.failedFuture(error);
@@ -426,22 +392,5 @@ public final class PoolDispatcher implements AutoCloseable {
     metrics.queueDepth(queue.size());
     metrics.inFlight(inFlightRequests, workers.busyCount());
     metrics.workers(workers.idleCount(), workers.busyCount(), workers.totalCount());
-  }
-
-  private static Throwable checkResults(List<List<Tensor>> results, int expected) {
-    int got = results == null ? -1 : results.size();
-    return got == expected && !results.contains(null) ? null
-        : new IllegalStateException("worker returned " + got + " results for " + expected + " requests");
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
-  }
-
-  private static String describe(Throwable t) {
-    return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
   }
 }

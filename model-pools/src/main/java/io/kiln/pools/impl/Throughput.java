@@ -1,5 +1,7 @@
 package io.kiln.pools.impl;
 
+import java.time.Duration;
+
 /**
  * Recent completion rate as an exponentially decayed count: each completion adds 1, and the sum decays
  * with time constant {@code tau}, so in steady state it settles at rate × tau. Two fields and no
@@ -7,6 +9,9 @@ package io.kiln.pools.impl;
  * towards a longer {@code Retry-After}. Not thread-safe.
  */
 final class Throughput {
+
+  static final long MIN_RETRY_AFTER_S = 1;
+  static final long MAX_RETRY_AFTER_S = 30;
 
   private final double tauNanos;
   private double decayedCount;
@@ -26,6 +31,17 @@ final class Throughput {
   double perSecond(long nowNanos) {
     decay(nowNanos);
     return decayedCount / (tauNanos / 1e9);
+  }
+
+  /**
+   * How long until {@code queued} requests are likely served at the recent rate: whole seconds, rounded
+   * up, between {@value #MIN_RETRY_AFTER_S} and {@value #MAX_RETRY_AFTER_S} s, the maximum when nothing
+   * completed lately.
+   */
+  Duration retryAfter(int queued, long nowNanos) {
+    double rate = perSecond(nowNanos);
+    double seconds = rate > 0 ? Math.ceil(queued / rate) : MAX_RETRY_AFTER_S;
+    return Duration.ofSeconds((long) Math.max(MIN_RETRY_AFTER_S, Math.min(MAX_RETRY_AFTER_S, seconds)));
   }
 
   private void decay(long nowNanos) {

@@ -2,7 +2,8 @@ package io.kiln.pools.impl;
 
 /**
  * One-shot timers for the {@link PoolDispatcher}; on a Vert.x event loop, {@code setTimer} on the owning
- * context. Tests use a manual clock whose timers fire when the test advances time.
+ * context (milliseconds, at least 1: round the delay up, so that the task is not early). Tests use a
+ * manual clock whose timers fire when the test advances time.
  *
  * <p>Contract for implementations:
  * <ol>

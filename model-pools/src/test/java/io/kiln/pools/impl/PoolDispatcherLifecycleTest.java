@@ -110,7 +110,7 @@ class PoolDispatcherLifecycleTest {
     CompletableFuture<List<Tensor>> f = h.submit("over", 1);
     failure(f, Kind.UNAVAILABLE).isInstanceOf(CapacityExceededException.class)
         .extracting(e -> ((CapacityExceededException) e).retryAfter())
-        .as("nothing completed lately: the maximum").isEqualTo(Duration.ofSeconds(PoolDispatcher.MAX_RETRY_AFTER_S));
+        .as("nothing completed lately: the maximum").isEqualTo(Duration.ofSeconds(Throughput.MAX_RETRY_AFTER_S));
     assertThat(h.stats()).extracting("queueDepth", "rejected").containsExactly(8, 1L);
     assertThat(h.outcomes("rejected")).isEqualTo(1);
   }

@@ -5,6 +5,7 @@ import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolStats;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.impl.PoolDispatcher;
+import io.kiln.pools.impl.WorkerFailureListener;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +25,8 @@ public final class DispatcherHarness implements AutoCloseable {
   /** (workerId, cause) pairs the failure listener was told, in order. */
   public final List<Map.Entry<String, Throwable>> failures = new ArrayList<>();
   public final PoolDispatcher dispatcher;
+  /** Called after recording a failure, e.g. to restart the worker; does nothing by default. */
+  public WorkerFailureListener onFailure = WorkerFailureListener.NONE;
   private final PoolConfig config;
 
   public DispatcherHarness(PoolConfig config) {
@@ -34,7 +37,10 @@ public final class DispatcherHarness implements AutoCloseable {
     this.config = config;
     this.clock = clock;
     this.dispatcher = new PoolDispatcher(config, clock, clock, executor,
-        (id, cause) -> failures.add(Map.entry(id, cause)), registry, PoolDispatcher.meterTags("mlp", "1", "node-a"));
+        (id, cause) -> {
+          failures.add(Map.entry(id, cause));
+          onFailure.workerFailed(id, cause);
+        }, registry, PoolDispatcher.meterTags("mlp", "1", "node-a"));
   }
 
   public TestWorker addWorker(String id) {
