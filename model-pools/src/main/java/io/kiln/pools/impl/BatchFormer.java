@@ -1,0 +1,79 @@
+package io.kiln.pools.impl;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The batching policy: when the request at the head of the queue should go, and which queued requests go
+ * with it. A batch is the head plus the following requests that share its {@link BatchKey}, in FIFO
+ * order, up to {@code maxBatchSize} rows; requests of other shapes keep their places for later batches.
+ * Filling stops at the first compatible request that would overflow the batch rather than skipping it,
+ * so that small requests cannot starve a large one behind them. Not thread-safe.
+ */
+final class BatchFormer {
+
+  private final long maxRows;
+  private final long delayNanos;
+
+  BatchFormer(int maxBatchSize, long delayNanos) {
+    this.maxRows = maxBatchSize;
+    this.delayNanos = delayNanos;
+  }
+
+  /**
+   * The first live request, after unlinking dead ones (answered, cancelled by their client, or past their
+   * deadline) from the front into {@code dead}; null if none is left.
+   */
+  PendingRequest liveHead(RequestQueue queue, long nowNanos, List<PendingRequest> dead) {
+    PendingRequest head = queue.peek();
+    while (head != null && head.isDead(nowNanos)) {
+      queue.remove(head);
+      dead.add(head);
+      head = queue.peek();
+    }
+    return head;
+  }
+
+  /**
+   * Whether the batch headed by {@code head} should go now: enough compatible rows are queued to fill
+   * it, there is no delay, the caller will not wait (draining), or the head has waited the full delay.
+   */
+  boolean isReady(RequestQueue queue, PendingRequest head, long nowNanos, boolean noWait) {
+    return noWait || delayNanos == 0 || queue.rowsFor(head.key) >= maxRows || nowNanos - dueAt(head) >= 0;
+  }
+
+  /** When the batch headed by {@code head} goes if it does not fill up first. */
+  long dueAt(PendingRequest head) {
+    return head.enqueuedNanos + delayNanos;
+  }
+
+  /**
+   * Unlinks and returns the batch headed by the live {@code head}; dead requests met on the way are
+   * unlinked into {@code dead}. The batch holds at least the head, even if it alone exceeds the maximum.
+   */
+  List<PendingRequest> take(RequestQueue queue, PendingRequest head, long nowNanos, List<PendingRequest> dead) {
+    List<PendingRequest> batch = new ArrayList<>();
+    long rows = 0;
+    // Stop scanning once every queued request of this shape was seen: others may fill a long queue.
+    long unseen = queue.countFor(head.key);
+    PendingRequest p = head;
+    while (p != null && unseen > 0 && rows < maxRows) {
+      PendingRequest next = p.next;
+      if (p.key.equals(head.key)) {
+        unseen--;
+        if (p.isDead(nowNanos)) {
+          queue.remove(p);
+          dead.add(p);
+        } else if (batch.isEmpty() || rows + p.rows <= maxRows) {
+          queue.remove(p);
+          batch.add(p);
+          rows += p.rows;
+        } else {
+          break;
+        }
+      }
+      p = next;
+    }
+    return batch;
+  }
+}

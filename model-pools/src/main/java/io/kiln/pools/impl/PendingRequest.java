@@ -1,0 +1,50 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.Tensor;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One accepted request on its way through the dispatcher. Owned by the dispatcher's thread, except
+ * {@link #settled}, which the client's thread reads to tell whether a completion it sees was its own.
+ */
+final class PendingRequest {
+
+  enum State { QUEUED, IN_FLIGHT, DONE }
+
+  final InferenceRequest request;
+  final BatchKey key;
+  final long rows;
+  final long deadlineNanos;
+  /** When it was first queued: the batch delay counts from here, so a re-queued request goes at once. */
+  final long enqueuedNanos;
+  final CompletableFuture<List<Tensor>> future = new CompletableFuture<>();
+
+  State state = State.QUEUED;
+  /** When it was last queued, for the queue-time metric. */
+  long queuedSinceNanos;
+  long deadlineTimer = -1;
+  int requeues;
+  /** Set before the dispatcher completes {@link #future}; a completion without it came from the client. */
+  volatile boolean settled;
+
+  // Links of the intrusive list in RequestQueue, so that cancel and expiry unlink in O(1).
+  PendingRequest prev;
+  PendingRequest next;
+  boolean linked;
+
+  PendingRequest(InferenceRequest request, BatchKey key, long deadlineNanos, long nowNanos) {
+    this.request = request;
+    this.key = key;
+    this.rows = BatchKey.rows(request);
+    this.deadlineNanos = deadlineNanos;
+    this.enqueuedNanos = nowNanos;
+    this.queuedSinceNanos = nowNanos;
+  }
+
+  /** Whether it must not be dispatched any more: answered, cancelled by its client, or past its deadline. */
+  boolean isDead(long nowNanos) {
+    return state == State.DONE || future.isDone() || nowNanos - deadlineNanos >= 0;
+  }
+}

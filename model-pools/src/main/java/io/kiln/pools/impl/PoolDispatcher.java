@@ -1,0 +1,396 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.CapacityExceededException;
+import io.kiln.pools.InferenceException;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.PoolConfig;
+import io.kiln.pools.PoolStats;
+import io.kiln.pools.Tensor;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The scheduling heart of a pool manager: a bounded request queue, a dynamic batcher and a dispatcher
+ * onto a set of {@link WorkerChannel workers}, each executing one batch at a time.
+ *
+ * <p><b>Threading.</b> Single-threaded by design: every method except {@link #stats()} must be called on
+ * one thread, the owner's (the pool manager actor's event-loop context). {@link Timers} tasks run there,
+ * and worker completions and client cancellations are handed there by the injected {@code Executor}
+ * (on Vert.x: {@code context::runOnContext}; in tests: {@code Runnable::run}), which must not reject
+ * tasks. No method blocks. Futures are completed only once the dispatcher's state is consistent, so
+ * their callbacks, the {@link WorkerFailureListener} included, may call back into the dispatcher.
+ * {@link #stats()} may be called from any thread.
+ *
+ * <p><b>Batching.</b> While a worker is idle and requests are queued, the head's batch goes at once if
+ * enough compatible rows are queued to fill it (or {@code maxBatchDelay} is zero, or the pool is
+ * draining), otherwise when the head has waited {@code maxBatchDelay}. See {@link BatchFormer}. Idle
+ * workers are taken LIFO: the most recently used one stays warm (caches, clocks, JIT) while surplus
+ * workers stay fully idle, so {@code idleWorkers} is an honest scale-down signal; round-robin would keep
+ * every worker lukewarm and hide the surplus.
+ *
+ * <p><b>Errors</b> the returned futures fail with, all {@link InferenceException}s:
+ * {@link CapacityExceededException} (queue full; {@code retryAfter} is the queue depth divided by the
+ * recent completion rate, rounded up to whole seconds, between 1 and 30 s, 30 s when nothing completed
+ * lately); UNAVAILABLE ("pool is draining", "pool is closed", or "worker X failed: cause" once re-queues
+ * are spent or the queue has no room for a re-queue); DEADLINE_EXCEEDED, at the deadline, whether queued
+ * or executing (an expired request is never dispatched); INVALID_INPUT (the inputs cannot be batched, or
+ * the worker said so: never retried). Cancelling a future unqueues its request if not yet dispatched.
+ */
+public final class PoolDispatcher implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PoolDispatcher.class);
+  private static final long THROUGHPUT_TAU_NANOS = Duration.ofSeconds(5).toNanos();
+
+  private final PoolConfig config;
+  private final LongSupplier clock;
+  private final Timers timers;
+  private final Executor executor;
+  private final WorkerFailureListener listener;
+  private final PoolMetrics metrics;
+  private final BatchFormer former;
+  private final Throughput throughput;
+  private final RequestQueue queue = new RequestQueue();
+  private final WorkerSet workers = new WorkerSet();
+  private final ArrayDeque<Runnable> completions = new ArrayDeque<>();
+  private final List<PendingRequest> dead = new ArrayList<>();
+  private int inFlightRequests;
+  private final BatchTimer batchTimer;
+  private boolean running;
+  private CompletableFuture<Void> drained;
+  private boolean drainSignalled;
+  private boolean closed;
+
+  /**
+   * @param nanoClock monotonic time in nanoseconds, the clock of every deadline passed to {@link #submit}
+   * @param executor hands worker completions and client cancellations to the owner's thread
+   * @param tags identify this pool's meters: deployment, version and node (see {@link #meterTags})
+   */
+  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
+                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
+    this.timers = Objects.requireNonNull(timers, "timers");
+    this.executor = Objects.requireNonNull(executor, "executor");
+    this.listener = Objects.requireNonNull(listener, "listener");
+    this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
+    this.throughput = new Throughput(THROUGHPUT_TAU_NANOS, nanoClock.getAsLong());
+    this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags);
+    this.batchTimer = new BatchTimer(timers, this::run);
+    publish();
+  }
+
+  /** The tags a pool's meters carry. */
+  public static Tags meterTags(String deployment, String version, String node) {
+    return PoolMetrics.tags(deployment, version, node);
+  }
+
+  /** {@link #submit(InferenceRequest, long)} with the configured default timeout. */
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request) {
+    return submit(request, clock.getAsLong() + config.defaultTimeout().toNanos());
+  }
+
+  /**
+   * Queues a request; the future completes with its outputs or fails as the class summary says. It may
+   * already be complete on return (refused, invalid, or past its deadline).
+   *
+   * @param deadlineNanos absolute time on the dispatcher's clock by which it must be answered
+   */
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos) {
+    Objects.requireNonNull(request, "request");
+    long now = clock.getAsLong();
+    if (closed || drained != null) {
+      return refuse(Outcome.REJECTED, InferenceException.unavailable(closed ? "pool is closed" : "pool is draining"));
+    }
+    BatchKey key;
+    try {
+      key = BatchKey.of(request);
+    } catch (InferenceException e) {
+      return refuse(Outcome.INVALID, e);
+    }
+    if (deadlineNanos - now <= 0) {
+      return refuse(Outcome.EXPIRED, InferenceException.deadlineExceeded("deadline passed before the request was queued"));
+    }
+    if (queue.size() >= config.maxQueued()) {
+      return refuse(Outcome.REJECTED, new CapacityExceededException(
+          "pool queue is full (" + queue.size() + " requests waiting)", throughput.retryAfter(queue.size(), now)));
+    }
+    PendingRequest p = new PendingRequest(request, key, deadlineNanos, now);
+    p.future.whenComplete((v, e) -> {
+      if (!p.settled) {
+        executor.execute(() -> abandoned(p));
+      }
+    });
+    p.deadlineTimer = timers.schedule(deadlineNanos - now, () -> deadlinePassed(p));
+    queue.addLast(p);
+    run();
+    return p.future;
+  }
+
+  /**
+   * Adds an idle worker, or replaces a failed one of the same id (after its restart). Ignored once closed.
+   *
+   * @throws IllegalStateException if a worker of that id is in the pool and has not failed
+   */
+  public void addWorker(WorkerChannel worker) {
+    Objects.requireNonNull(worker.id(), "worker id");
+    if (!closed) {
+      workers.add(worker);
+      run();
+    }
+  }
+
+  /** Takes a worker out; a busy one finishes its batch first. Unknown ids are ignored. */
+  public void removeWorker(String id) {
+    workers.remove(id);
+    run();
+  }
+
+  /** A snapshot of the pool; see {@link PoolStats}. Callable from any thread. */
+  public PoolStats stats() {
+    return metrics.snapshot();
+  }
+
+  /**
+   * Stops accepting requests (new submits fail UNAVAILABLE "pool is draining"), dispatches what is queued
+   * without waiting for fuller batches, and completes once nothing is queued or executing. Queued
+   * requests with no worker left wait until one is added or their deadline passes. Idempotent.
+   */
+  public CompletionStage<Void> drain() {
+    if (drained == null) {
+      drained = new CompletableFuture<>();
+      if (closed) {
+        drained.completeExceptionally(InferenceException.unavailable("pool is closed"));
+      }
+      run();
+    }
+    return drained.minimalCompletionStage();
+  }
+
+  /**
+   * Fails everything queued or executing with UNAVAILABLE "pool is closed" (late worker answers are
+   * ignored), forgets the workers, cancels timers and removes this pool's meters. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    batchTimer.disarm();
+    InferenceException ex = InferenceException.unavailable("pool is closed");
+    for (PendingRequest p = queue.peek(); p != null; p = queue.peek()) {
+      settle(p, Outcome.FAILED, null, ex);
+    }
+    for (WorkerSlot w : workers.clear()) {
+      w.batch.forEach(p -> settle(p, Outcome.FAILED, null, ex));
+    }
+    inFlightRequests = 0;
+    if (drained != null && !drainSignalled) {
+      drainSignalled = true;
+      completions.add(() -> drained.completeExceptionally(InferenceException.unavailable("pool closed before it drained")));
+    }
+    run();
+    metrics.close();
+  }
+
+  // Brings the dispatcher to rest. Re-entrant calls (from a completion's callback, or an inline worker
+  // answer) return at once: the outermost loop picks up what they changed.
+  private void run() {
+    if (running) {
+      return;
+    }
+    running = true;
+    try {
+      while (true) {
+        dispatchReady();
+        Runnable completion = completions.poll();
+        if (completion == null) {
+          break;
+        }
+        try {
+          completion.run();
+        } catch (RuntimeException e) {
+          LOG.error("pool completion callback failed", e);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  private void dispatchReady() {
+    long now = clock.getAsLong();
+    boolean armed = false;
+    while (!closed) {
+      PendingRequest head = former.liveHead(queue, now, dead);
+      if (head == null || !workers.hasIdle()) {
+        break;
+      }
+      if (!former.isReady(queue, head, now, drained != null)) {
+        batchTimer.arm(former.dueAt(head), now);
+        armed = true;
+        break;
+      }
+      List<PendingRequest> batch = former.take(queue, head, now, dead);
+      dispatch(workers.takeIdle(batch, now), batch, now);
+    }
+    if (!armed) {
+      batchTimer.disarm();
+    }
+    for (PendingRequest p : dead) {
+      if (p.future.isDone()) {
+        abandoned(p);
+      } else {
+        settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded("deadline passed while queued"));
+      }
+    }
+    dead.clear();
+    if (!closed && drained != null && !drainSignalled && queue.isEmpty() && workers.busyCount() == 0) {
+      drainSignalled = true;
+      completions.add(() -> drained.complete(null));
+    }
+    publish();
+  }
+
+  // All bookkeeping happens before infer(): a worker may answer inline, re-entering batchDone.
+  private void dispatch(WorkerSlot worker, List<PendingRequest> batch, long now) {
+    inFlightRequests += batch.size();
+    List<InferenceRequest> requests = new ArrayList<>(batch.size());
+    long rows = 0;
+    for (PendingRequest p : batch) {
+      p.state = PendingRequest.State.IN_FLIGHT;
+      metrics.dispatched(now - p.queuedSinceNanos);
+      rows += p.rows;
+      requests.add(p.request);
+    }
+    metrics.batchStarted(rows);
+    CompletionStage<List<List<Tensor>>> stage;
+    try {
+      stage = Objects.requireNonNull(worker.channel.infer(Collections.unmodifiableList(requests)), "infer returned null");
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    stage.whenComplete((results, error) -> executor.execute(() -> batchDone(worker, batch, results, error)));
+  }
+
+  private void batchDone(WorkerSlot worker, List<PendingRequest> batch, List<List<Tensor>> results, Throwable error) {
+    if (!workers.finishBatch(worker, batch)) {
+      return; // closed meanwhile
+    }
+    long now = clock.getAsLong();
+    inFlightRequests -= batch.size();
+    metrics.batchDone(now - worker.dispatchedNanos);
+    Throwable failure = BatchResults.failureOf(results, error, batch.size());
+    if (failure == null || BatchResults.isInvalidInput(failure)) {
+      workers.makeIdle(worker);
+      throughput.record(batch.size(), now);
+      for (int i = 0; i < batch.size(); i++) {
+        if (failure == null) {
+          settle(batch.get(i), Outcome.OK, results.get(i), null);
+        } else {
+          settle(batch.get(i), Outcome.INVALID, null, failure);
+        }
+      }
+    } else {
+      workerFailed(worker, batch, failure, now);
+    }
+    run();
+  }
+
+  private void workerFailed(WorkerSlot worker, List<PendingRequest> batch, Throwable cause, long now) {
+    String id = worker.channel.id();
+    LOG.warn("worker {} failed under a batch of {} requests: {}", id, batch.size(), BatchResults.describe(cause));
+    LOG.debug("worker {} failure", id, cause);
+    InferenceException failed = new InferenceException(InferenceException.Kind.UNAVAILABLE,
+        "worker " + id + " failed: " + BatchResults.describe(cause), cause);
+    List<PendingRequest> again = new ArrayList<>();
+    for (PendingRequest p : batch) {
+      if (p.state == PendingRequest.State.DONE) {
+        continue;
+      }
+      if (p.requeues < config.maxRequeues() && queue.size() + again.size() < config.maxQueued()) {
+        p.requeues++;
+        p.state = PendingRequest.State.QUEUED;
+        p.queuedSinceNanos = now;
+        again.add(p);
+      } else {
+        settle(p, Outcome.FAILED, null, failed);
+      }
+    }
+    queue.addFirst(again);
+    metrics.requeued(again.size());
+    if (workers.makeFailed(worker)) {
+      completions.add(() -> listener.workerFailed(id, cause));
+    }
+  }
+
+  private void deadlinePassed(PendingRequest p) {
+    p.deadlineTimer = -1;
+    if (p.state == PendingRequest.State.DONE) {
+      return;
+    }
+    if (p.future.isDone()) {
+      abandoned(p);
+    } else {
+      settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded(
+          p.state == PendingRequest.State.QUEUED ? "deadline passed while queued" : "deadline passed while executing"));
+    }
+    run();
+  }
+
+  // The client completed (cancelled) the future itself: unqueue it; an executing batch just goes on.
+  private void abandoned(PendingRequest p) {
+    if (p.state == PendingRequest.State.DONE) {
+      return;
+    }
+    finish(p);
+    metrics.outcome(Outcome.CANCELLED);
+    run();
+  }
+
+  // Completion is deferred to run(), so that callbacks see consistent state and may re-enter.
+  private void settle(PendingRequest p, Outcome outcome, List<Tensor> value, Throwable error) {
+    if (p.state == PendingRequest.State.DONE) {
+      return;
+    }
+    finish(p);
+    completions.add(() -> {
+      boolean won = error == null ? p.future.complete(value) : p.future.completeExceptionally(error);
+      metrics.outcome(won ? outcome : Outcome.CANCELLED);
+    });
+  }
+
+  private void finish(PendingRequest p) {
+    queue.remove(p);
+    p.state = PendingRequest.State.DONE;
+    p.settled = true;
+    if (p.deadlineTimer >= 0) {
+      timers.cancel(p.deadlineTimer);
+      p.deadlineTimer = -1;
+    }
+  }
+
+  private CompletableFuture<List<Tensor>> refuse(Outcome outcome, InferenceException error) {
+    metrics.outcome(outcome);
+    return CompletableFuture.failedFuture(error);
+  }
+
+  private void publish() {
+    metrics.queueDepth(queue.size());
+    metrics.inFlight(inFlightRequests, workers.busyCount());
+    metrics.workers(workers.idleCount(), workers.busyCount(), workers.totalCount());
+  }
+}

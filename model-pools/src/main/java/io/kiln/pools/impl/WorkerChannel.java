@@ -1,0 +1,30 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.Tensor;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * How the {@link PoolDispatcher} talks to one model worker; the pool manager adapts an actor handle to it.
+ * The dispatcher sends a worker at most one batch at a time.
+ *
+ * <p>Contract for implementations:
+ * <ol>
+ *   <li>{@link #infer} must not block: it sends the batch and returns a stage that completes later, on
+ *       any thread (the dispatcher marshals the completion back onto its own thread).</li>
+ *   <li>The stage completes with exactly one result list per request, in the order of {@code batch}.</li>
+ *   <li>It fails with an {@link io.kiln.pools.InferenceException} of kind {@code INVALID_INPUT} when the
+ *       inputs were wrong (the worker is healthy; the requests are not retried). Any other failure means
+ *       the worker itself failed (died, timed out, out of memory); its requests may be re-queued.</li>
+ *   <li>It always completes: a worker that dies must fail the stage, never leave it pending.</li>
+ * </ol>
+ */
+public interface WorkerChannel {
+
+  /** Unique within one dispatcher; names the worker in logs, metrics and failure messages. */
+  String id();
+
+  /** Executes one batch; see the interface contract. */
+  CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch);
+}
