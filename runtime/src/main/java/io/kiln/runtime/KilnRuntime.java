@@ -68,6 +68,15 @@ public interface KilnRuntime extends AutoCloseable {
   /** Actors hosted on this node (named or not), including recently dead ones. */
   List<ActorInfo> localActors();
 
+  /**
+   * Registers a node-local service (not shared with the cluster) that actors on this node can find with
+   * {@link #localService}, e.g. the node's metrics registry. Replaces any earlier one of the same type.
+   */
+  <S> void registerLocalService(Class<S> type, S service);
+
+  /** A node-local service registered with {@link #registerLocalService}. */
+  <S> java.util.Optional<S> localService(Class<S> type);
+
   /** The node table as this node sees it now. */
   ClusterView clusterView();
 

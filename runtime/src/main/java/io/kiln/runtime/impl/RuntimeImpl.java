@@ -64,6 +64,7 @@ public final class RuntimeImpl implements KilnRuntime {
   private final ActorCreator creator;
   private final Supplier<Future<Void>> onShutdown;
   private volatile boolean stopped;
+  private final java.util.Map<Class<?>, Object> localServices = new java.util.concurrent.ConcurrentHashMap<>();
 
   private RuntimeImpl(Vertx vertx, ClusterBackend backend, NodeOptions node, Supplier<Future<Void>> onShutdown) {
     this.vertx = vertx;
@@ -240,6 +241,16 @@ public final class RuntimeImpl implements KilnRuntime {
   @Override
   public List<ActorInfo> localActors() {
     return agent.actors();
+  }
+
+  @Override
+  public <S> void registerLocalService(Class<S> type, S service) {
+    localServices.put(type, service);
+  }
+
+  @Override
+  public <S> Optional<S> localService(Class<S> type) {
+    return Optional.ofNullable(type.cast(localServices.get(type)));
   }
 
   @Override
