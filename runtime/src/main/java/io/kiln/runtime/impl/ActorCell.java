@@ -10,7 +10,6 @@ import io.kiln.runtime.ExecutionMode;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.WorkerExecutor;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.util.ArrayDeque;
@@ -20,7 +19,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,7 +61,8 @@ final class ActorCell extends VerticleBase {
   /** Set when the node is simulated to crash: a dead process answers nobody. */
   private volatile boolean abandoned;
   private String deathCause;
-  private WorkerExecutor executor;
+  /** The actor's own threads (WORKER mode), one pool per incarnation; null on the event loop. */
+  private ExecutorService executor;
   private final ArrayDeque<Invocation> mailbox = new ArrayDeque<>();
   private final Set<Invocation> running = new LinkedHashSet<>();
 
@@ -192,10 +193,9 @@ final class ActorCell extends VerticleBase {
     int gen = ++generation;
     liveGeneration = gen;
     if (options.mode() == ExecutionMode.WORKER) {
-      executor = vertx.createSharedWorkerExecutor("kiln-actor-" + actorId + "-" + gen, options.maxConcurrency(),
-          365, TimeUnit.DAYS);
-      executor.executeBlocking(this::newInstance, false)
-          .onComplete(ar -> constructed(gen, ar.succeeded() ? ar.result() : new Outcome(null, ar.cause())));
+      executor = newThreads(gen);
+      onThread(this::newInstance, outcome -> constructed(gen, outcome),
+          rejected -> constructed(gen, new Outcome(null, rejected)));
     } else {
       constructed(gen, newInstance());
     }
@@ -266,10 +266,10 @@ final class ActorCell extends VerticleBase {
       inv.started = true;
       executed(inv, gen, invoke(inv, target));
     } else {
-      executor.executeBlocking(() -> {
+      onThread(() -> {
         inv.started = true;
         return invoke(inv, target);
-      }, false).onComplete(ar -> executed(inv, gen, ar.succeeded() ? ar.result() : new Outcome(null, ar.cause())));
+      }, outcome -> executed(inv, gen, outcome), rejected -> executed(inv, gen, new Outcome(null, rejected)));
     }
   }
 
@@ -289,9 +289,8 @@ final class ActorCell extends VerticleBase {
     for (int i = 0; i < tokens.length; i++) {
       tokens[i] = batch.get(i).token();
     }
-    executor.executeBlocking(() -> runBatch(batch, tokens, target, gen), false)
-        .onComplete(ar -> batchEnded(batch, gen, ar.succeeded() ? ar.result()
-            : new BatchEnd(0, new Outcome(null, ar.cause()))));
+    onThread(() -> runBatch(batch, tokens, target, gen), end -> batchEnded(batch, gen, end),
+        rejected -> batchEnded(batch, gen, new BatchEnd(0, new Outcome(null, rejected))));
   }
 
   private BatchEnd runBatch(List<Invocation> batch, int[] tokens, Object target, int gen) {
@@ -411,7 +410,6 @@ final class ActorCell extends VerticleBase {
     instance = null;
     generation++;
     liveGeneration = generation;
-    retireExecutor(old);
     boolean restart = allowRestart && (options.maxRestarts() == -1 || restarts < options.maxRestarts());
     List<Invocation> inProgress = new ArrayList<>(running);
     running.clear();
@@ -433,6 +431,7 @@ final class ActorCell extends VerticleBase {
             "actor " + displayName() + " died while running " + inv.message.body().method.displayName() + ": " + cause)));
       }
     }
+    retireExecutor(old);
     if (restart) {
       restarts++;
       state = ActorState.RESTARTING;
@@ -462,19 +461,50 @@ final class ActorCell extends VerticleBase {
     return new ActorDiedException(actorId, "actor " + displayName() + " is dead: " + deathCause);
   }
 
-  /** Closes the instance (if it holds resources) on its own threads, then the threads themselves. */
+  private ExecutorService newThreads(int gen) {
+    AtomicInteger n = new AtomicInteger();
+    String prefix = "kiln-actor-" + (options.name() == null ? actorId : options.name()) + "-" + gen + "-";
+    return Executors.newFixedThreadPool(options.maxConcurrency(), r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Runs {@code work} on the actor's threads and hands its result back on the actor's event loop. */
+  private <T> void onThread(java.util.concurrent.Callable<T> work, java.util.function.Consumer<T> then,
+                            java.util.function.Consumer<Throwable> rejected) {
+    ExecutorService ex = executor;
+    Context ctx = context;
+    try {
+      ex.execute(() -> {
+        T result;
+        try {
+          result = work.call();
+        } catch (Exception e) {
+          ctx.runOnContext(v -> rejected.accept(e));
+          return;
+        }
+        ctx.runOnContext(v -> then.accept(result));
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      ctx.runOnContext(v -> rejected.accept(e));
+    }
+  }
+
+  /**
+   * Retires an incarnation's threads: they finish what they are running (a call is never interrupted
+   * mid-way: native model code must not be torn down under it), then close the instance if it holds
+   * resources, then exit.
+   */
   private void retireExecutor(Object old) {
-    WorkerExecutor ex = executor;
+    ExecutorService ex = executor;
     executor = null;
     if (ex != null) {
       if (old instanceof AutoCloseable) {
-        ex.executeBlocking(() -> {
-          closeQuietly(old);
-          return null;
-        }, false).onComplete(ar -> ex.close());
-      } else {
-        ex.close();
+        ex.execute(() -> closeQuietly(old));
       }
+      ex.shutdown();
     } else {
       closeQuietly(old);
     }
