@@ -74,7 +74,7 @@ public final class SpecJson {
   }
 
   /**
-   * A Jackson module that (de)serializes {@link DeploymentSpec} in this form for
+   * A Jackson module that (de)serializes {@link DeploymentSpec} in this form and writes {@link Plan}s, for
    * code that holds an {@code ObjectMapper}. Deserialization failures surface as
    * {@link JsonMappingException}s whose cause is the {@link DeploymentValidationException}.
    */
@@ -84,6 +84,12 @@ public final class SpecJson {
       @Override
       public void serialize(DeploymentSpec value, JsonGenerator gen, SerializerProvider provider) throws IOException {
         gen.writeTree(toTree(value));
+      }
+    });
+    module.addSerializer(Plan.class, new StdSerializer<>(Plan.class) {
+      @Override
+      public void serialize(Plan value, JsonGenerator gen, SerializerProvider provider) throws IOException {
+        gen.writeTree(value.toTree());
       }
     });
     module.addDeserializer(DeploymentSpec.class, new StdDeserializer<>(DeploymentSpec.class) {
