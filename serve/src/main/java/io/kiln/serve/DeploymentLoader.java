@@ -24,8 +24,9 @@ import org.yaml.snakeyaml.nodes.Node;
  * lists are capped, so hostile files ("billion laughs") are refused cheaply. Nothing in the file is
  * turned into Java objects other than the spec records.
  *
- * <p>Instances are immutable and thread-safe. {@link #load(Path)} blocks on file I/O; call it off event
- * loops. The file name in problems is the path as given.
+ * <p>Instances are immutable and thread-safe. Both {@code load} methods block on the file system (reading
+ * the file, checking model folders): call them off event loops. Parsing a file at the size limit takes
+ * on the order of a second on a loaded core. The file name in problems is the path as given.
  */
 public final class DeploymentLoader {
 

@@ -139,6 +139,14 @@ class DocumentValidationTest {
   }
 
   @Test
+  void recursiveAliasesEndInATypeProblemNotALoop() {
+    // An aliased node is positioned where it is defined, at its anchor.
+    onlyProblem("deployments: &d [*d]\n", 1, 14, "deployments[0]", "expected a mapping, got a list");
+    String yaml = Specs.MINIMAL.replace("workers_per_node: 2", "workers_per_node: 2\n      node_selector: &n {a: *n}");
+    onlyProblem(yaml, 11, 22, "deployments[0].pool.node_selector.a", "expected a string, got a mapping");
+  }
+
+  @Test
   void expansionThroughFewAliasesIsBounded() {
     StringBuilder labels = new StringBuilder();
     for (int i = 0; i < 20_000; i++) {

@@ -50,8 +50,9 @@ public final class MappingReader {
       }
       NodeTuple first = entries.putIfAbsent(key, t);
       if (first != null) {
-        problems().at(t.getKeyNode(), path(key), "duplicate key '" + key + "' (first at line "
-            + (first.getKeyNode().getStartMark().getLine() + 1) + ")");
+        var firstMark = first.getKeyNode().getStartMark();
+        problems().at(t.getKeyNode(), path(key), "duplicate key '" + key + "'"
+            + (firstMark == null ? "" : " (first at line " + (firstMark.getLine() + 1) + ")"));
       }
     }
     merged.forEach(entries::putIfAbsent);
