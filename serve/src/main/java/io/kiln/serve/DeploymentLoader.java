@@ -1,0 +1,144 @@
+package io.kiln.serve;
+
+import io.kiln.serve.impl.Problems;
+import io.kiln.serve.impl.SpecReader;
+import io.kiln.serve.impl.YamlDocuments;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.yaml.snakeyaml.nodes.Node;
+
+/**
+ * Loads and validates a deployment YAML file. Every problem in the file is reported at once, each with
+ * file, line, column and schema path, in a {@link DeploymentValidationException}; nothing is returned when
+ * there is any, so nothing of a broken file can be applied. Relative model paths are resolved against the
+ * file's folder and, for the PyTorch engine, must exist.
+ *
+ * <p>The input is bounded ({@link Options#maxBytes()}), nesting is limited and aliases to mappings or
+ * lists are capped, so hostile files ("billion laughs") are refused cheaply. Nothing in the file is
+ * turned into Java objects other than the spec records.
+ *
+ * <p>Instances are immutable and thread-safe. Both {@code load} methods block on the file system (reading
+ * the file, checking model folders): call them off event loops. Parsing a file at the size limit takes
+ * on the order of a second on a loaded core. The file name in problems is the path as given.
+ */
+public final class DeploymentLoader {
+
+  /** Largest file accepted: 1 MiB, orders of magnitude above any real deployment file. */
+  public static final long DEFAULT_MAX_BYTES = 1 << 20;
+
+  /**
+   * @param maxBytes largest input accepted, in UTF-8 bytes
+   * @param checkModelPaths whether PyTorch model folders must exist (off where files live elsewhere)
+   */
+  public record Options(long maxBytes, boolean checkModelPaths) {
+
+    public static final Options DEFAULT = new Options(DEFAULT_MAX_BYTES, true);
+
+    public Options {
+      if (maxBytes < 1 || maxBytes > Integer.MAX_VALUE - 1) {
+        throw new IllegalArgumentException("maxBytes must be in [1, 2^31 - 2], got " + maxBytes);
+      }
+    }
+
+    public Options withCheckModelPaths(boolean check) {
+      return new Options(maxBytes, check);
+    }
+  }
+
+  private final Options options;
+
+  public DeploymentLoader() {
+    this(Options.DEFAULT);
+  }
+
+  public DeploymentLoader(Options options) {
+    this.options = options;
+  }
+
+  /**
+   * Reads, parses and validates {@code file}.
+   *
+   * @throws DeploymentValidationException listing every problem, including an unreadable or too large file
+   */
+  public DeploymentFile load(Path file) {
+    Problems problems = new Problems(file.toString());
+    String text = null;
+    try (InputStream in = Files.newInputStream(file)) {
+      byte[] bytes = in.readNBytes((int) options.maxBytes() + 1);
+      if (bytes.length > options.maxBytes()) {
+        problems.at(1, 1, "", tooLarge(Files.size(file)));
+      } else {
+        text = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT)
+            .decode(ByteBuffer.wrap(bytes)).toString();
+      }
+    } catch (CharacterCodingException e) {
+      problems.at(1, 1, "", "the file is not valid UTF-8");
+    } catch (IOException e) {
+      problems.at(1, 1, "", "cannot read the file: " + describe(e));
+    }
+    problems.throwIfAny();
+    return load(text, file);
+  }
+
+  /**
+   * Parses and validates YAML text as if read from {@code sourceName}: problems name it, and relative
+   * model paths are resolved against its folder.
+   *
+   * @throws DeploymentValidationException listing every problem
+   */
+  public DeploymentFile load(String yamlText, Path sourceName) {
+    Problems problems = new Problems(sourceName.toString());
+    long bytes = utf8Length(yamlText);
+    if (bytes > options.maxBytes()) {
+      problems.at(1, 1, "", tooLarge(bytes));
+      problems.throwIfAny();
+    }
+    String text = yamlText.startsWith("\uFEFF") ? yamlText.substring(1) : yamlText;
+    Path baseDir = sourceName.toAbsolutePath().getParent();
+    List<DeploymentSpec> specs = List.of();
+    try {
+      Node root = YamlDocuments.compose(text, (int) options.maxBytes() + 1, problems);
+      specs = new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths())).readFile(root);
+    } catch (Problems.Abort stop) {
+      // Reading stopped early; the problems say why.
+    }
+    problems.throwIfAny();
+    return new DeploymentFile(sourceName, specs);
+  }
+
+  private String tooLarge(long bytes) {
+    return "the file is " + bytes + " bytes; the limit is " + options.maxBytes() + " bytes";
+  }
+
+  private static String describe(IOException e) {
+    String type = e.getClass().getSimpleName().replace("Exception", "");
+    return e.getMessage() == null ? type : type + " (" + e.getMessage() + ")";
+  }
+
+  private static long utf8Length(String s) {
+    long n = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        n++;
+      } else if (c < 0x800) {
+        n += 2;
+      } else if (Character.isHighSurrogate(c)) {
+        n += 4;
+        i++;
+      } else {
+        n += 3;
+      }
+    }
+    return n;
+  }
+}

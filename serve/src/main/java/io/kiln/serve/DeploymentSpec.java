@@ -1,0 +1,52 @@
+package io.kiln.serve;
+
+import io.kiln.serve.impl.Rules;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One deployment: a model version served by a pool of warm workers on every node it selects. The desired
+ * state the controller stores (as JSON, see {@link SpecJson}) and reconciles. Immutable; single-field and
+ * cross-field rules are checked on construction ({@link IllegalArgumentException} naming the field), so
+ * a spec built in code obeys the same rules as one loaded by {@link DeploymentLoader}.
+ *
+ * @param name DNS-label-like name (lowercase letters, digits, '-', at most 63), the model name clients use
+ * @param version version string (letters, digits, '.', '_', '-'); part of every actor name, so a new
+ *     version never adopts an old version's actors
+ * @param model what to load
+ * @param pool how many workers, where, with what resources
+ * @param batching dynamic batching ({@code maxBatchSize} at most {@code queue.maxQueued})
+ * @param queue the bounded queue of each node's pool manager
+ * @param autoscaling per-node autoscaling; empty: each node runs exactly the pool's worker count
+ * @param health worker health checks
+ */
+public record DeploymentSpec(String name, String version, ModelConfig model, PoolSpec pool, BatchingSpec batching,
+                             QueueSpec queue, Optional<AutoscalingSpec> autoscaling, HealthSpec health) {
+
+  public DeploymentSpec {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(version, "version");
+    Objects.requireNonNull(model, "model");
+    Objects.requireNonNull(pool, "pool");
+    Objects.requireNonNull(batching, "batching");
+    Objects.requireNonNull(queue, "queue");
+    Objects.requireNonNull(autoscaling, "autoscaling");
+    Objects.requireNonNull(health, "health");
+    Rules.require("name", Rules.name(name));
+    Rules.require("version", Rules.version(version));
+    Rules.require("batching.max_batch_size", Rules.batchWithinQueue(batching.maxBatchSize(), queue.maxQueued()));
+    var sizes = model.warmup().batchSizes();
+    for (int i = 0; i < sizes.size(); i++) {
+      Rules.require("model.warmup.batch_sizes[" + i + "]",
+          Rules.warmupWithinBatch(sizes.get(i), batching.maxBatchSize()));
+    }
+    if (autoscaling.isPresent() && pool.workers() instanceof PoolSpec.PerNode n) {
+      Rules.require("autoscaling.min_workers", Rules.workersCoverMin(autoscaling.get().minWorkers(), n.count()));
+    }
+  }
+
+  /** {@code name@version}, the deployment's key in actor names, the desired-state map and plans. */
+  public String id() {
+    return PoolNames.deployment(name, version);
+  }
+}

@@ -1,0 +1,159 @@
+package io.kiln.serve;
+
+import io.kiln.runtime.ClusterView;
+import io.kiln.runtime.NodeView;
+import io.kiln.runtime.Resources;
+import io.kiln.serve.impl.Quantities;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Plans deployments onto a cluster view without touching the cluster: the dry run of {@code kiln deploy},
+ * and the controller's picture of what each deployment should look like.
+ *
+ * <p>A deployment selects every node that is alive, carries all labels of its node selector and could
+ * host at least one worker by its <em>total</em> resources. On each, it starts {@code workers_per_node}
+ * workers, or {@code per_gpu} for each whole GPU of the node; with autoscaling, {@code min_workers}.
+ * Fewer workers fitting in the node's total resources is a problem (they could never all start); fewer
+ * fitting in what is available now is a warning (they wait for resources to free). Deployments are
+ * planned in order, each seeing the resources the previous ones would take.
+ *
+ * <p>A pure function of its inputs; stateless and thread-safe.
+ */
+public final class Planner {
+
+  /** Plans {@code specs}, in order, onto {@code view}. */
+  public Plan plan(List<DeploymentSpec> specs, ClusterView view) {
+    List<NodeView> nodes = view.nodes().stream().sorted(Comparator.comparing(NodeView::nodeId)).toList();
+    Map<String, TreeMap<String, Long>> remaining = new LinkedHashMap<>();
+    Map<String, TreeMap<String, Long>> planned = new LinkedHashMap<>();
+    Map<String, List<String>> placedHere = new LinkedHashMap<>();
+    for (NodeView n : nodes) {
+      remaining.put(n.nodeId(), Quantities.of(n.available()));
+      planned.put(n.nodeId(), new TreeMap<>());
+      placedHere.put(n.nodeId(), new ArrayList<>());
+    }
+
+    List<Plan.DeploymentPlan> plans = new ArrayList<>();
+    // Nodes a deployment alone already overflows: the sum over deployments would only say it again.
+    Set<String> overflowing = new HashSet<>();
+    for (DeploymentSpec spec : specs) {
+      Plan.DeploymentPlan p = planOne(spec, nodes, remaining);
+      for (Plan.Placement placement : p.placements()) {
+        TreeMap<String, Long> need = Quantities.times(spec.pool().workerResources(), placement.workers());
+        Quantities.addTo(planned.get(placement.nodeId()), need);
+        placedHere.get(placement.nodeId()).add(spec.id());
+        if (placement.workers() > placement.fitsTotal()) {
+          overflowing.add(placement.nodeId());
+        }
+      }
+      plans.add(p);
+    }
+
+    List<Plan.NodeLoad> loads = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
+    for (NodeView n : nodes) {
+      TreeMap<String, Long> sum = planned.get(n.nodeId());
+      loads.add(new Plan.NodeLoad(n.nodeId(), n.address(), n.alive(), n.total(), n.available(),
+          Quantities.asDoubles(sum), placedHere.get(n.nodeId())));
+      TreeMap<String, Long> over = Quantities.excess(sum, Quantities.of(n.total()));
+      if (!over.isEmpty() && !overflowing.contains(n.nodeId())) {
+        problems.add(n.nodeId() + ": the deployments together need " + Quantities.format(Quantities.asDoubles(over))
+            + ", more than the node's total " + n.total());
+      }
+    }
+    return new Plan(plans, loads, problems);
+  }
+
+  private Plan.DeploymentPlan planOne(DeploymentSpec spec, List<NodeView> nodes,
+                                      Map<String, TreeMap<String, Long>> remaining) {
+    PoolSpec pool = spec.pool();
+    Resources perWorker = pool.workerResources();
+    List<Plan.Placement> placements = new ArrayList<>();
+    List<Plan.SkippedNode> skipped = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
+    List<String> warnings = new ArrayList<>();
+
+    for (NodeView node : nodes) {
+      String reason = skipReason(pool, node);
+      int cap = pool.workers().on(node.total());
+      if (reason == null && cap == 0) {
+        reason = "has no whole GPU for per_gpu";
+      }
+      if (reason != null) {
+        skipped.add(new Plan.SkippedNode(node.nodeId(), reason));
+        continue;
+      }
+      int workers = cap;
+      int maxWorkers = cap;
+      if (spec.autoscaling().isPresent()) {
+        AutoscalingSpec a = spec.autoscaling().get();
+        maxWorkers = Math.min(a.maxWorkers(), cap);
+        workers = Math.min(a.minWorkers(), maxWorkers);
+        if (a.minWorkers() > cap) {
+          warnings.add(node.nodeId() + ": per_gpu allows " + cap + " workers here, fewer than min_workers "
+              + a.minWorkers());
+        }
+      }
+      TreeMap<String, Long> avail = remaining.get(node.nodeId());
+      int fitsTotal = Quantities.fit(perWorker, Quantities.of(node.total()));
+      int fitsAvailable = Quantities.fit(perWorker, avail);
+      TreeMap<String, Long> need = Quantities.times(perWorker, workers);
+      String each = "each needs " + perWorker;
+      if (workers > fitsTotal) {
+        problems.add(node.nodeId() + " can host " + fitsTotal + " of the " + workers + " workers asked ("
+            + each + "; node total " + node.total() + ")");
+      } else if (workers > fitsAvailable) {
+        warnings.add(node.nodeId() + " has room for " + fitsAvailable + " of the " + workers
+            + " workers now (" + each + "; available " + Quantities.format(Quantities.asDoubles(avail))
+            + "); the rest wait for resources to free");
+      }
+      if (maxWorkers > fitsTotal && workers <= fitsTotal) {
+        warnings.add(node.nodeId() + " can host " + fitsTotal + " workers; autoscaling up to " + maxWorkers
+            + " stops there");
+      }
+      List<String> names = new ArrayList<>();
+      for (int i = 0; i < workers; i++) {
+        names.add(PoolNames.worker(spec, node.nodeId(), i));
+      }
+      placements.add(new Plan.Placement(node.nodeId(), node.address(), workers, maxWorkers, fitsTotal, fitsAvailable,
+          perWorker, Quantities.asDoubles(need), Quantities.asDoubles(avail),
+          PoolNames.poolManager(spec, node.nodeId()), names));
+      remaining.put(node.nodeId(), Quantities.minusClamped(avail, need));
+    }
+    if (placements.isEmpty()) {
+      long alive = nodes.stream().filter(NodeView::alive).count();
+      problems.add(nodes.isEmpty() ? "no node selected: the cluster view has no nodes"
+          : "no node selected: " + nodes.size() + " nodes known, " + alive + " alive, none qualifies"
+              + " (see skipped)");
+    }
+    return new Plan.DeploymentPlan(spec.name(), spec.version(), placements, skipped, problems, warnings);
+  }
+
+  /** Why {@code node} is not selected, or null if it is. */
+  private static String skipReason(PoolSpec pool, NodeView node) {
+    if (!node.alive()) {
+      return "not alive";
+    }
+    for (Map.Entry<String, String> want : new TreeMap<>(pool.nodeSelector()).entrySet()) {
+      String has = node.labels().get(want.getKey());
+      if (has == null) {
+        return "no label " + want.getKey() + " (node_selector wants " + want.getKey() + "=" + want.getValue() + ")";
+      }
+      if (!has.equals(want.getValue())) {
+        return "label " + want.getKey() + "=" + has + " (node_selector wants " + want.getKey() + "="
+            + want.getValue() + ")";
+      }
+    }
+    if (!pool.workerResources().fitsIn(node.total())) {
+      return "cannot host one worker: each needs " + pool.workerResources() + ", node total " + node.total();
+    }
+    return null;
+  }
+}

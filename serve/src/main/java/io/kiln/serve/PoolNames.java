@@ -1,0 +1,84 @@
+package io.kiln.serve;
+
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Names of a deployment's actors, as the architecture fixes them: the pool manager of a node is
+ * {@code kiln/pool/<name>@<version>/<nodeId>} and its workers {@code kiln/pool/<name>@<version>/<nodeId>/worker-<i>}
+ * (0-based). The version is part of every name so a new version never adopts an old version's detached
+ * actors. Node ids must not contain '/'. Pure functions; thread-safe.
+ */
+public final class PoolNames {
+
+  public static final String PREFIX = "kiln/pool/";
+  public static final String WORKER_PREFIX = "worker-";
+
+  private static final Pattern NAME = Pattern.compile(
+      Pattern.quote(PREFIX) + "([^/@]+)@([^/]+)/([^/]+)(?:/" + WORKER_PREFIX + "(0|[1-9][0-9]{0,8}))?");
+
+  private PoolNames() {
+  }
+
+  /** {@code name@version}. */
+  public static String deployment(String name, String version) {
+    return Objects.requireNonNull(name, "name") + "@" + Objects.requireNonNull(version, "version");
+  }
+
+  /** {@code kiln/pool/name@version/}: every actor of one deployment version starts with it. */
+  public static String prefix(String name, String version) {
+    return PREFIX + deployment(name, version) + "/";
+  }
+
+  public static String poolManager(String name, String version, String nodeId) {
+    return prefix(name, version) + checkNode(nodeId);
+  }
+
+  public static String poolManager(DeploymentSpec spec, String nodeId) {
+    return poolManager(spec.name(), spec.version(), nodeId);
+  }
+
+  public static String worker(String name, String version, String nodeId, int index) {
+    if (index < 0) {
+      throw new IllegalArgumentException("worker index must be >= 0, got " + index);
+    }
+    return poolManager(name, version, nodeId) + "/" + WORKER_PREFIX + index;
+  }
+
+  public static String worker(DeploymentSpec spec, String nodeId, int index) {
+    return worker(spec.name(), spec.version(), nodeId, index);
+  }
+
+  /** The parts of a pool actor's name, or empty if {@code actorName} is not one. */
+  public static Optional<Parsed> parse(String actorName) {
+    Matcher m = NAME.matcher(actorName);
+    if (!m.matches()) {
+      return Optional.empty();
+    }
+    OptionalInt worker = m.group(4) == null ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(m.group(4)));
+    return Optional.of(new Parsed(m.group(1), m.group(2), m.group(3), worker));
+  }
+
+  private static String checkNode(String nodeId) {
+    Objects.requireNonNull(nodeId, "nodeId");
+    if (nodeId.isEmpty() || nodeId.indexOf('/') >= 0) {
+      throw new IllegalArgumentException("node id must be non-empty and free of '/': '" + nodeId + "'");
+    }
+    return nodeId;
+  }
+
+  /**
+   * A parsed pool actor name.
+   *
+   * @param workerIndex the worker's index, or empty for the pool manager
+   */
+  public record Parsed(String name, String version, String nodeId, OptionalInt workerIndex) {
+
+    public boolean isManager() {
+      return workerIndex.isEmpty();
+    }
+  }
+}

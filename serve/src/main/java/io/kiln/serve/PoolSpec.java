@@ -1,0 +1,90 @@
+package io.kiln.serve;
+
+import io.kiln.runtime.Resources;
+import io.kiln.serve.impl.Rules;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The per-node pool of a deployment: how many workers each selected node runs, what each worker reserves,
+ * which nodes qualify and how often a worker that dies is restarted. Immutable; rules are checked on
+ * construction ({@link IllegalArgumentException} naming the field).
+ *
+ * @param workers workers per selected node, fixed ({@link PerNode}) or by the node's GPUs ({@link PerGpu});
+ *     with autoscaling it is the most a node runs
+ * @param workerResources what every worker reserves on its node (e.g. {@code {CPU: 1}} or {@code {GPU: 1}});
+ *     may be empty
+ * @param nodeSelector labels a node must carry (all of them, exact values) to be selected; empty selects
+ *     every node that can host a worker
+ * @param maxRestarts restarts of a dead worker before it is given up (-1: unlimited)
+ */
+public record PoolSpec(WorkerCount workers, Resources workerResources, Map<String, String> nodeSelector,
+                       int maxRestarts) {
+
+  public static final Resources DEFAULT_WORKER_RESOURCES = Resources.cpu(1);
+  public static final int DEFAULT_MAX_RESTARTS = 3;
+  /** Upper bound of a per-node (or per-GPU) worker count. */
+  public static final int MAX_WORKERS = 1024;
+
+  public PoolSpec {
+    Objects.requireNonNull(workers, "workers");
+    Objects.requireNonNull(workerResources, "workerResources");
+    nodeSelector = Map.copyOf(new TreeMap<>(nodeSelector));
+    nodeSelector.forEach((k, v) -> Rules.require("node_selector", Rules.notBlank(k)));
+    Rules.require("max_restarts", Rules.atLeast(maxRestarts, -1));
+    if (workers instanceof PerGpu g) {
+      Rules.require("worker_resources",
+          Rules.perGpuResources(g.count(), workerResources.unitsOf(Resources.GPU), Resources.SCALE));
+    }
+  }
+
+  /** How many workers a selected node runs. */
+  public sealed interface WorkerCount {
+
+    /** Workers for a node with {@code total} resources (0 when a per-GPU pool meets a node without GPUs). */
+    int on(Resources total);
+
+    /** The YAML/JSON field this count is written as. */
+    String field();
+
+    /** The number written in that field. */
+    int count();
+  }
+
+  /** {@code workers_per_node: count} on every selected node. */
+  public record PerNode(int count) implements WorkerCount {
+    public PerNode {
+      Rules.require("workers_per_node", Rules.atLeast(count, 1));
+      Rules.require("workers_per_node", Rules.atMost(count, MAX_WORKERS));
+    }
+
+    @Override
+    public int on(Resources total) {
+      return count;
+    }
+
+    @Override
+    public String field() {
+      return "workers_per_node";
+    }
+  }
+
+  /** {@code per_gpu: count} workers for each whole GPU of the node. */
+  public record PerGpu(int count) implements WorkerCount {
+    public PerGpu {
+      Rules.require("per_gpu", Rules.atLeast(count, 1));
+      Rules.require("per_gpu", Rules.atMost(count, MAX_WORKERS));
+    }
+
+    @Override
+    public int on(Resources total) {
+      return (int) Math.min(MAX_WORKERS, count * (total.unitsOf(Resources.GPU) / Resources.SCALE));
+    }
+
+    @Override
+    public String field() {
+      return "per_gpu";
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package io.kiln.serve.impl;
+
+import io.kiln.runtime.Resources;
+import io.kiln.serve.AutoscalingSpec;
+import io.kiln.serve.PoolSpec;
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/** Reads a deployment's {@code pool} section: worker count, worker resources, node selector, restarts. */
+final class PoolReader {
+
+  private static final List<String> WELL_KNOWN = List.of(Resources.CPU, Resources.GPU, Resources.MEMORY);
+
+  private final Reading reading;
+  private final Problems problems;
+
+  PoolReader(Reading reading) {
+    this.reading = reading;
+    this.problems = reading.problems();
+  }
+
+  /**
+   * The pool, or null if anything in it is wrong (reported).
+   *
+   * @param autoscaling the deployment's autoscaling: present, empty (none), or null (present but wrong)
+   */
+  PoolSpec read(MappingReader p, Optional<AutoscalingSpec> autoscaling) {
+    int before = problems.count();
+    boolean perNodeGiven = p.has("workers_per_node");
+    boolean perGpuGiven = p.has("per_gpu");
+    Integer perNode = p.integer("workers_per_node", null, 1, PoolSpec.MAX_WORKERS);
+    Integer perGpu = p.integer("per_gpu", null, 1, PoolSpec.MAX_WORKERS);
+    if (perNodeGiven && perGpuGiven) {
+      problems.at(p.keyAt("per_gpu"), p.path("per_gpu"), "set either workers_per_node or per_gpu, not both");
+    } else if (!perNodeGiven && !perGpuGiven && p.valid() && autoscaling != null && autoscaling.isEmpty()) {
+      problems.at(p.node(), p.path("workers_per_node"),
+          "one of workers_per_node or per_gpu is required (or an autoscaling section)");
+    }
+    MappingReader resourceSection = p.section("worker_resources");
+    Resources resources = resources(resourceSection);
+    Map<String, String> selector = selector(p.section("node_selector"));
+    Integer maxRestarts = p.integer("max_restarts", PoolSpec.DEFAULT_MAX_RESTARTS, -1, 1_000_000);
+    p.finish();
+
+    if (perGpu != null && resources != null) {
+      String message = Rules.perGpuResources(perGpu, resources.unitsOf(Resources.GPU), Resources.SCALE);
+      if (message != null) {
+        MappingReader r = resourceSection;
+        Node at = r.present() ? (r.has(Resources.GPU) ? r.at(Resources.GPU) : r.node()) : p.keyAt("per_gpu");
+        problems.at(at, p.path("worker_resources"), message);
+      }
+    }
+    if (problems.count() > before || autoscaling == null || !p.valid()) {
+      return null;
+    }
+    PoolSpec.WorkerCount workers;
+    if (perGpu != null) {
+      workers = new PoolSpec.PerGpu(perGpu);
+    } else if (perNode != null) {
+      workers = new PoolSpec.PerNode(perNode);
+    } else {
+      // Autoscaled without a count: the autoscaling bounds alone decide.
+      workers = new PoolSpec.PerNode(autoscaling.orElseThrow().maxWorkers());
+    }
+    return new PoolSpec(workers, resources, selector, maxRestarts);
+  }
+
+  private Resources resources(MappingReader r) {
+    if (!r.present()) {
+      return PoolSpec.DEFAULT_WORKER_RESOURCES;
+    }
+    Resources resources = Resources.NONE;
+    boolean ok = true;
+    for (NodeTuple t : r.entries()) {
+      String key = ((ScalarNode) t.getKeyNode()).getValue();
+      String path = r.path(key);
+      String wellKnown = WELL_KNOWN.stream().filter(k -> k.equalsIgnoreCase(key) && !k.equals(key))
+          .findFirst().orElse(null);
+      if (wellKnown != null) {
+        problems.at(t.getKeyNode(), path, "unknown resource '" + key + "'; did you mean '" + wellKnown
+            + "'? (resource names are case-sensitive)");
+        ok = false;
+        continue;
+      }
+      BigDecimal amount = reading.decimal(t.getValueNode(), path, Long.MIN_VALUE, Long.MAX_VALUE);
+      if (amount == null) {
+        ok = false;
+        continue;
+      }
+      try {
+        // Resources' own rules (non-negative, 1e-4 resolution, whole GPUs above 1) and their words.
+        resources = resources.with(key, amount.doubleValue());
+      } catch (IllegalArgumentException e) {
+        problems.at(t.getValueNode(), path, e.getMessage());
+        ok = false;
+      }
+    }
+    return ok ? resources : null;
+  }
+
+  private Map<String, String> selector(MappingReader s) {
+    Map<String, String> labels = new TreeMap<>();
+    if (!s.present()) {
+      return labels;
+    }
+    boolean ok = true;
+    for (NodeTuple t : s.entries()) {
+      String key = ((ScalarNode) t.getKeyNode()).getValue();
+      Node v = t.getValueNode();
+      String value;
+      // Labels are strings; `gpu: true` means the label text "true", as `--labels gpu=true` sets it.
+      if (v instanceof ScalarNode sv && Reading.isTag(sv, Tag.BOOL)) {
+        value = sv.getValue();
+      } else {
+        value = reading.text(v, s.path(key));
+      }
+      if (key.isBlank()) {
+        problems.at(t.getKeyNode(), s.path(key), "label names must not be empty");
+        ok = false;
+      } else if (value == null) {
+        ok = false;
+      } else {
+        labels.put(key, value);
+      }
+    }
+    return ok ? labels : null;
+  }
+}

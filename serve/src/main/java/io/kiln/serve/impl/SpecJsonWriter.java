@@ -1,0 +1,135 @@
+package io.kiln.serve.impl;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.pools.TensorSpec;
+import io.kiln.runtime.Resources;
+import io.kiln.serve.AutoscalingSpec;
+import io.kiln.serve.BatchingSpec;
+import io.kiln.serve.DeploymentSpec;
+import io.kiln.serve.HealthSpec;
+import io.kiln.serve.ModelConfig;
+import io.kiln.serve.PoolSpec;
+import io.kiln.serve.QueueSpec;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes specs as JSON trees in the YAML schema's own field names, every default filled in, so the JSON
+ * of a spec is also a valid deployment document for {@link SpecReader}. Stateless; thread-safe.
+ */
+public final class SpecJsonWriter {
+
+  private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+
+  private SpecJsonWriter() {
+  }
+
+  public static ObjectNode file(List<DeploymentSpec> specs) {
+    ObjectNode root = JSON.objectNode();
+    ArrayNode list = root.putArray("deployments");
+    specs.forEach(s -> list.add(deployment(s)));
+    return root;
+  }
+
+  public static ObjectNode deployment(DeploymentSpec s) {
+    ObjectNode o = JSON.objectNode();
+    o.put("name", s.name());
+    o.put("version", s.version());
+    o.set("model", model(s.model()));
+    o.set("pool", pool(s.pool()));
+    BatchingSpec b = s.batching();
+    ObjectNode batching = o.putObject("batching");
+    batching.put("max_batch_size", b.maxBatchSize());
+    putMillis(batching, "max_batch_delay_ms", b.maxBatchDelay());
+    QueueSpec q = s.queue();
+    ObjectNode queue = o.putObject("queue");
+    queue.put("max_queued", q.maxQueued());
+    putMillis(queue, "timeout_ms", q.timeout());
+    if (s.autoscaling().isPresent()) {
+      AutoscalingSpec a = s.autoscaling().get();
+      ObjectNode auto = o.putObject("autoscaling");
+      auto.put("min_workers", a.minWorkers());
+      auto.put("max_workers", a.maxWorkers());
+      auto.put("target_ongoing_per_worker", a.targetOngoingPerWorker());
+      putMillis(auto, "upscale_delay_ms", a.upscaleDelay());
+      putMillis(auto, "downscale_delay_ms", a.downscaleDelay());
+    }
+    HealthSpec h = s.health();
+    ObjectNode health = o.putObject("health");
+    putMillis(health, "period_ms", h.period());
+    putMillis(health, "timeout_ms", h.timeout());
+    return o;
+  }
+
+  private static ObjectNode model(ModelConfig m) {
+    ObjectNode o = JSON.objectNode();
+    o.put("uri", m.uri());
+    o.put("engine", m.engine().spelling());
+    m.format().ifPresent(f -> o.put("format", f.spelling()));
+    m.architecture().ifPresent(a -> o.put("architecture", a));
+    o.set("inputs", tensors(m.inputs()));
+    o.set("outputs", tensors(m.outputs()));
+    ArrayNode sizes = o.putObject("warmup").putArray("batch_sizes");
+    m.warmup().batchSizes().forEach(sizes::add);
+    m.threads().ifPresent(t -> {
+      ObjectNode threads = o.putObject("threads");
+      threads.put("intra_op", t.intraOp());
+      threads.put("inter_op", t.interOp());
+    });
+    return o;
+  }
+
+  private static ArrayNode tensors(List<TensorSpec> tensors) {
+    ArrayNode a = JSON.arrayNode();
+    for (TensorSpec t : tensors) {
+      ObjectNode o = a.addObject();
+      o.put("name", t.name());
+      o.put("datatype", t.datatype().name());
+      ArrayNode shape = o.putArray("shape");
+      for (long d : t.shape()) {
+        shape.add(d);
+      }
+    }
+    return a;
+  }
+
+  private static ObjectNode pool(PoolSpec p) {
+    ObjectNode o = JSON.objectNode();
+    o.put(p.workers().field(), p.workers().count());
+    o.set("worker_resources", resources(p.workerResources()));
+    ObjectNode selector = o.putObject("node_selector");
+    p.nodeSelector().entrySet().stream().sorted(Map.Entry.comparingByKey())
+        .forEach(e -> selector.put(e.getKey(), e.getValue()));
+    o.put("max_restarts", p.maxRestarts());
+    return o;
+  }
+
+  /** Resources as numbers: whole amounts as integers, fractions as plain decimals (never 1E-4). */
+  public static ObjectNode resources(Resources r) {
+    ObjectNode o = JSON.objectNode();
+    r.units().forEach((k, units) -> putUnits(o, k, units));
+    return o;
+  }
+
+  /** Puts a fixed-point quantity ({@link Resources#SCALE} units per whole) as a number. */
+  public static void putUnits(ObjectNode o, String key, long units) {
+    if (units % Resources.SCALE == 0) {
+      o.put(key, units / Resources.SCALE);
+    } else {
+      o.put(key, BigDecimal.valueOf(units, 4).stripTrailingZeros());
+    }
+  }
+
+  private static void putMillis(ObjectNode o, String key, Duration d) {
+    BigDecimal ms = Durations.toMillis(d);
+    if (ms.scale() == 0) {
+      o.put(key, ms.longValueExact());
+    } else {
+      o.put(key, ms);
+    }
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * Implementation of deployment loading and planning: composing YAML (SnakeYAML) and JSON (Jackson) into
+ * one positioned node tree ({@link io.kiln.serve.impl.YamlDocuments}, {@link io.kiln.serve.impl.JsonDocuments}),
+ * the typed reader that walks it collecting problems ({@link io.kiln.serve.impl.Reading},
+ * {@link io.kiln.serve.impl.MappingReader}, {@link io.kiln.serve.impl.SpecReader} and its section readers),
+ * the value rules shared with the records ({@link io.kiln.serve.impl.Rules}), and the renderers of specs and
+ * plans. Not an API: other modules use {@code io.kiln.serve}.
+ */
+package io.kiln.serve.impl;
