@@ -1,5 +1,6 @@
 package io.kiln.serve;
 
+import io.kiln.pools.PoolNames;
 import io.kiln.serve.impl.Rules;
 import java.util.Objects;
 import java.util.Optional;

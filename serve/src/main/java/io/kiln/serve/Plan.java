@@ -1,5 +1,6 @@
 package io.kiln.serve;
 
+import io.kiln.pools.PoolNames;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.impl.PlanJson;

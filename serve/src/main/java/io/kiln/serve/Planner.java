@@ -1,5 +1,7 @@
 package io.kiln.serve;
 
+import io.kiln.pools.PoolNames;
+
 import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.NodeView;
 import io.kiln.runtime.Resources;
@@ -120,11 +122,11 @@ public final class Planner {
       }
       List<String> names = new ArrayList<>();
       for (int i = 0; i < workers; i++) {
-        names.add(PoolNames.worker(spec, node.nodeId(), i));
+        names.add(PoolNames.worker(spec.name(), spec.version(), node.nodeId(), i));
       }
       placements.add(new Plan.Placement(node.nodeId(), node.address(), workers, maxWorkers, fitsTotal, fitsAvailable,
           perWorker, Quantities.asDoubles(need), Quantities.asDoubles(avail),
-          PoolNames.poolManager(spec, node.nodeId()), names));
+          PoolNames.poolManager(spec.name(), spec.version(), node.nodeId()), names));
       remaining.put(node.nodeId(), Quantities.minusClamped(avail, need));
     }
     if (placements.isEmpty()) {

@@ -1,4 +1,4 @@
-package io.kiln.serve;
+package io.kiln.pools;
 
 import java.util.Objects;
 import java.util.Optional;
@@ -37,9 +37,6 @@ public final class PoolNames {
     return prefix(name, version) + checkNode(nodeId);
   }
 
-  public static String poolManager(DeploymentSpec spec, String nodeId) {
-    return poolManager(spec.name(), spec.version(), nodeId);
-  }
 
   public static String worker(String name, String version, String nodeId, int index) {
     if (index < 0) {
@@ -48,9 +45,6 @@ public final class PoolNames {
     return poolManager(name, version, nodeId) + "/" + WORKER_PREFIX + index;
   }
 
-  public static String worker(DeploymentSpec spec, String nodeId, int index) {
-    return worker(spec.name(), spec.version(), nodeId, index);
-  }
 
   /** The parts of a pool actor's name, or empty if {@code actorName} is not one. */
   public static Optional<Parsed> parse(String actorName) {

@@ -1,4 +1,4 @@
-package io.kiln.serve;
+package io.kiln.pools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,9 +14,8 @@ class PoolNamesTest {
     assertThat(PoolNames.prefix("mlp", "1")).isEqualTo("kiln/pool/mlp@1/");
     assertThat(PoolNames.poolManager("mlp", "1", "node-a")).isEqualTo("kiln/pool/mlp@1/node-a");
     assertThat(PoolNames.worker("mlp", "1", "node-a", 3)).isEqualTo("kiln/pool/mlp@1/node-a/worker-3");
-    DeploymentSpec spec = Specs.single(Specs.MINIMAL);
-    assertThat(PoolNames.poolManager(spec, "n")).isEqualTo("kiln/pool/mlp@1/n");
-    assertThat(PoolNames.worker(spec, "n", 0)).isEqualTo("kiln/pool/mlp@1/n/worker-0");
+    assertThat(PoolNames.poolManager("mlp", "1", "n")).isEqualTo("kiln/pool/mlp@1/n");
+    assertThat(PoolNames.worker("mlp", "1", "n", 0)).isEqualTo("kiln/pool/mlp@1/n/worker-0");
   }
 
   @Test
