@@ -70,7 +70,7 @@ class HttpEndpointsTest extends GatewayTestBase {
     HttpResponse<Buffer> endpoint = get("/v3/whatever");
     assertThat(endpoint.statusCode()).isEqualTo(404);
     assertThat(endpoint.bodyAsJsonObject().getString("error")).contains("/v3/whatever");
-    HttpResponse<Buffer> method = await(http.delete(gateway.httpPort(), HOST, "/v2/models/mlp").send());
+    HttpResponse<Buffer> method = join(http.delete(gateway.httpPort(), HOST, "/v2/models/mlp").send());
     assertThat(method.statusCode()).isEqualTo(405);
     assertThat(method.bodyAsJsonObject().getString("error")).contains("DELETE");
   }

@@ -74,7 +74,11 @@ final class GrpcApi {
     long start = gw.metrics().start();
     Exchange ex = new Exchange(req.response(), start);
     tooLarge(req, ex);
+    // A client cancel arrives as a gRPC error (RST_STREAM CANCELLED) on the request; a broken connection may
+    // surface as an exception on either side. clientGone() is idempotent, so listen to all three.
+    req.errorHandler(err -> ex.clientGone());
     req.exceptionHandler(err -> ex.clientGone());
+    req.response().exceptionHandler(err -> ex.clientGone());
     req.handler(msg -> {
       ex.model = gw.models().label(msg.getModelName());
       ModelInfo model;

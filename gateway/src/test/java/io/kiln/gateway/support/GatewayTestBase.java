@@ -62,7 +62,7 @@ public abstract class GatewayTestBase {
         .registry(registry)
         .build();
     gateway = new KilnGateway(options, cluster, cluster, cluster);
-    await(gateway.start(vertx));
+    join(gateway.start(vertx));
     http = WebClient.create(vertx);
     grpcClient = GrpcClient.client(vertx);
     grpc = GRPCInferenceServiceGrpcClient.create(grpcClient, SocketAddress.inetSocketAddress(gateway.grpcPort(), HOST));
@@ -76,13 +76,13 @@ public abstract class GatewayTestBase {
   @AfterAll
   void stopGateway() {
     if (vertx != null) {
-      await(gateway.close());
-      await(vertx.close());
+      join(gateway.close());
+      join(vertx.close());
     }
   }
 
   /** Waits for a future from a test thread (never an event loop). */
-  public static <T> T await(Future<T> f) {
+  public static <T> T join(Future<T> f) {
     try {
       return f.toCompletionStage().toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -91,7 +91,7 @@ public abstract class GatewayTestBase {
   }
 
   protected HttpResponse<Buffer> get(String path) {
-    return await(http.get(gateway.httpPort(), HOST, path).send());
+    return join(http.get(gateway.httpPort(), HOST, path).send());
   }
 
   protected HttpResponse<Buffer> postJson(String path, String json) {
@@ -102,17 +102,17 @@ public abstract class GatewayTestBase {
     MultiMap h = MultiMap.caseInsensitiveMultiMap();
     h.set("Content-Type", headers.containsKey("Inference-Header-Content-Length") ? "application/octet-stream" : "application/json");
     h.addAll(headers);
-    return await(http.post(gateway.httpPort(), HOST, path).putHeaders(h).sendBuffer(body));
+    return join(http.post(gateway.httpPort(), HOST, path).putHeaders(h).sendBuffer(body));
   }
 
-  /** The outcome of one gRPC call, error or not. */
+  /** The outcome of one gRPC call, error or not; {@code trailers} holds all response metadata. */
   public record GrpcResult<T>(GrpcStatus status, String message, T body, MultiMap trailers) {
   }
 
   /** A unary gRPC call through the raw client API, so status, message and trailers can be checked. */
   protected <Q, R> GrpcResult<R> call(ServiceMethod<R, Q> method, Q request, Map<String, String> metadata,
                                       long timeoutMillis) {
-    return await(grpcClient.request(SocketAddress.inetSocketAddress(gateway.grpcPort(), HOST), method).compose(req -> {
+    return join(grpcClient.request(SocketAddress.inetSocketAddress(gateway.grpcPort(), HOST), method).compose(req -> {
       metadata.forEach((k, v) -> req.headers().set(k, v));
       if (timeoutMillis > 0) {
         req.timeout(timeoutMillis, TimeUnit.MILLISECONDS);
@@ -121,8 +121,12 @@ public abstract class GatewayTestBase {
       return req.response().compose(resp -> {
         List<R> messages = new ArrayList<>();
         resp.handler(messages::add);
-        return resp.end().transform(ar -> Future.succeededFuture(new GrpcResult<>(resp.status(), resp.statusMessage(),
-            messages.isEmpty() ? null : messages.get(0), resp.trailers())));
+        return resp.end().transform(ar -> {
+          // An error without messages is a trailers-only response: its trailers arrive as headers.
+          MultiMap all = MultiMap.caseInsensitiveMultiMap().addAll(resp.headers()).addAll(resp.trailers());
+          return Future.succeededFuture(new GrpcResult<>(resp.status(), resp.statusMessage(),
+              messages.isEmpty() ? null : messages.get(0), all));
+        });
       });
     }));
   }
