@@ -15,6 +15,14 @@ import java.util.Objects;
  * on the HTTP port. Requests are validated against the {@link ModelDirectory}, routed by locality and load
  * over the {@link PoolDirectory}, and shed with 503 + Retry-After when no pool can take them.
  *
+ * <p>Readiness: the server is ready ({@code /v2/health/ready}, gRPC ServerReady) once started and while the
+ * serving version of every model in the directory is ready; a model is ready as its {@link ModelInfo} says.
+ * Locality hints: header (gRPC metadata) {@code kiln-node}, else parameter {@code node_id}, else parameter
+ * {@code data_key} resolved by the {@link DataLocator}; a hint is hard. Deadlines: the default timeout,
+ * shortened by header {@code kiln-timeout-ms}, parameter {@code timeout_ms} or the gRPC deadline.
+ *
+ * <p>A gateway is started once; after {@link #close} (or a failed start) make a new one.
+ *
  * <p>Threading: {@link #start} and {@link #close} may be called from any thread and return at once; all
  * request handling runs on Vert.x event loops and never blocks (large bodies are decoded on worker threads).
  * The SPI implementations must not block either.

@@ -251,10 +251,10 @@ class GrpcServiceTest extends GatewayTestBase {
 
     // A grpc-timeout shortens the deadline the pool sees too.
     cluster.node("node-a").hold = false;
-    assertThat(call(GRPCInferenceServiceGrpcClient.ModelInfer, mlpTyped(1, 2, 3, 4), Map.of(), 1500).status())
+    assertThat(call(GRPCInferenceServiceGrpcClient.ModelInfer, mlpTyped(1, 2, 3, 4), Map.of(), 5000).status())
         .isEqualTo(GrpcStatus.OK);
     Sent s = cluster.last();
-    assertThat(s.deadlineNanos() - s.sentAtNanos()).isLessThanOrEqualTo(Duration.ofMillis(1500).toNanos());
+    assertThat(s.deadlineNanos() - s.sentAtNanos()).isLessThanOrEqualTo(Duration.ofMillis(5000).toNanos());
   }
 
   @Test
