@@ -1,0 +1,158 @@
+package io.kiln.gateway;
+
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link KilnGateway} listens and what it admits. Immutable; build with {@link #builder()}, which
+ * validates each setting as it is set.
+ *
+ * @param host the interface both servers bind to (explicit; default loopback)
+ * @param httpPort the OIP HTTP/REST port; 0 picks a free port
+ * @param grpcPort the OIP gRPC port, a separate server; 0 picks a free port
+ * @param maxBodyBytes the largest HTTP body or gRPC message accepted (413 / RESOURCE_EXHAUSTED beyond)
+ * @param defaultTimeout the deadline of every inference request; a request may shorten it, never extend it
+ * @param retryAfterSeconds the {@code Retry-After} sent with 503 when the pool does not suggest one
+ * @param serverVersion the version reported by server metadata
+ * @param registry where the gateway registers its meters and what {@code /metrics} exposes; pass the
+ *     node's registry so pool meters appear too, or {@code null} for a registry of the gateway's own
+ * @param bindJvmMetrics whether to register JVM meters (memory, GC, threads, classes, CPU, uptime)
+ */
+public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
+                             int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
+                             boolean bindJvmMetrics) {
+
+  public static final String DEFAULT_HOST = "127.0.0.1";
+  public static final int DEFAULT_HTTP_PORT = 8000;
+  public static final int DEFAULT_GRPC_PORT = 8001;
+  public static final long DEFAULT_MAX_BODY_BYTES = 64L * 1024 * 1024;
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+  public static final int DEFAULT_RETRY_AFTER_SECONDS = 1;
+  public static final String DEFAULT_SERVER_VERSION = "0.1.0";
+
+  /** The largest body accepted: one byte under 2 GiB, the most a Vert.x buffer holds. */
+  public static final long MAX_BODY_BYTES_LIMIT = Integer.MAX_VALUE - 1;
+
+  public GatewayOptions {
+    Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(defaultTimeout, "defaultTimeout");
+    Objects.requireNonNull(serverVersion, "serverVersion");
+    checkPort("httpPort", httpPort);
+    checkPort("grpcPort", grpcPort);
+    if (httpPort != 0 && httpPort == grpcPort) {
+      throw new IllegalArgumentException("httpPort and grpcPort must differ, both are " + httpPort);
+    }
+    if (maxBodyBytes < 1 || maxBodyBytes > MAX_BODY_BYTES_LIMIT) {
+      throw new IllegalArgumentException("maxBodyBytes must be in [1, " + MAX_BODY_BYTES_LIMIT + "], got " + maxBodyBytes);
+    }
+    if (defaultTimeout.isNegative() || defaultTimeout.isZero() || defaultTimeout.toMillis() < 1) {
+      throw new IllegalArgumentException("defaultTimeout must be at least 1 ms, got " + defaultTimeout);
+    }
+    if (retryAfterSeconds < 0) {
+      throw new IllegalArgumentException("retryAfterSeconds must be >= 0, got " + retryAfterSeconds);
+    }
+  }
+
+  public static GatewayOptions defaults() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder starting from these options. */
+  public Builder toBuilder() {
+    return new Builder().host(host).httpPort(httpPort).grpcPort(grpcPort).maxBodyBytes(maxBodyBytes)
+        .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
+        .registry(registry).bindJvmMetrics(bindJvmMetrics);
+  }
+
+  private static void checkPort(String what, int port) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException(what + " must be in [0, 65535], got " + port);
+    }
+  }
+
+  /** Validating builder; each setter throws {@link IllegalArgumentException} on a bad value. */
+  public static final class Builder {
+    private String host = DEFAULT_HOST;
+    private int httpPort = DEFAULT_HTTP_PORT;
+    private int grpcPort = DEFAULT_GRPC_PORT;
+    private long maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+    private Duration defaultTimeout = DEFAULT_TIMEOUT;
+    private int retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS;
+    private String serverVersion = DEFAULT_SERVER_VERSION;
+    private PrometheusMeterRegistry registry;
+    private boolean bindJvmMetrics = true;
+
+    private Builder() {
+    }
+
+    public Builder host(String value) {
+      if (value == null || value.isBlank()) {
+        throw new IllegalArgumentException("host must be an explicit interface address, got '" + value + "'");
+      }
+      host = value;
+      return this;
+    }
+
+    public Builder httpPort(int value) {
+      checkPort("httpPort", value);
+      httpPort = value;
+      return this;
+    }
+
+    public Builder grpcPort(int value) {
+      checkPort("grpcPort", value);
+      grpcPort = value;
+      return this;
+    }
+
+    public Builder maxBodyBytes(long value) {
+      if (value < 1 || value > MAX_BODY_BYTES_LIMIT) {
+        throw new IllegalArgumentException("maxBodyBytes must be in [1, " + MAX_BODY_BYTES_LIMIT + "], got " + value);
+      }
+      maxBodyBytes = value;
+      return this;
+    }
+
+    public Builder defaultTimeout(Duration value) {
+      if (value == null || value.toMillis() < 1) {
+        throw new IllegalArgumentException("defaultTimeout must be at least 1 ms, got " + value);
+      }
+      defaultTimeout = value;
+      return this;
+    }
+
+    public Builder retryAfterSeconds(int value) {
+      if (value < 0) {
+        throw new IllegalArgumentException("retryAfterSeconds must be >= 0, got " + value);
+      }
+      retryAfterSeconds = value;
+      return this;
+    }
+
+    public Builder serverVersion(String value) {
+      serverVersion = Objects.requireNonNull(value, "serverVersion");
+      return this;
+    }
+
+    /** The registry to use and expose; {@code null} for one of the gateway's own. */
+    public Builder registry(PrometheusMeterRegistry value) {
+      registry = value;
+      return this;
+    }
+
+    public Builder bindJvmMetrics(boolean value) {
+      bindJvmMetrics = value;
+      return this;
+    }
+
+    public GatewayOptions build() {
+      return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
+          serverVersion, registry, bindJvmMetrics);
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package io.kiln.gateway;
+
+import io.kiln.gateway.impl.GatewayServers;
+import io.kiln.gateway.spi.DataLocator;
+import io.kiln.gateway.spi.ModelDirectory;
+import io.kiln.gateway.spi.PoolDirectory;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.Objects;
+
+/**
+ * Kiln's front door: the Open Inference Protocol v2 over HTTP/REST (JSON and the binary tensor extension) and
+ * over gRPC ({@code inference.GRPCInferenceService}), each on its own port, plus Prometheus {@code /metrics}
+ * on the HTTP port. Requests are validated against the {@link ModelDirectory}, routed by locality and load
+ * over the {@link PoolDirectory}, and shed with 503 + Retry-After when no pool can take them.
+ *
+ * <p>Readiness: the server is ready ({@code /v2/health/ready}, gRPC ServerReady) once started and while the
+ * serving version of every model in the directory is ready; a model is ready as its {@link ModelInfo} says.
+ * Locality hints: header (gRPC metadata) {@code kiln-node}, else parameter {@code node_id}, else parameter
+ * {@code data_key} resolved by the {@link DataLocator}; a hint is hard. Deadlines: the default timeout,
+ * shortened by header {@code kiln-timeout-ms}, parameter {@code timeout_ms} or the gRPC deadline.
+ *
+ * <p>A gateway is started once; after {@link #close} (or a failed start) make a new one.
+ *
+ * <p>Threading: {@link #start} and {@link #close} may be called from any thread and return at once; all
+ * request handling runs on Vert.x event loops and never blocks (large bodies are decoded on worker threads).
+ * The SPI implementations must not block either.
+ *
+ * <p>Errors clients see: {@code {"error": "..."}} with 400 (bad input, naming the field), 404 (unknown model
+ * or version), 413 (body over {@link GatewayOptions#maxBodyBytes()}), 503 (not ready, no pool, over capacity;
+ * with Retry-After), 504 (deadline passed) and 500 only for bugs; gRPC INVALID_ARGUMENT, NOT_FOUND,
+ * RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL likewise.
+ */
+public final class KilnGateway {
+
+  private final GatewayServers servers;
+
+  /**
+   * @param locator maps {@code data_key} parameters to nodes; {@link DataLocator#NONE} if there is none yet
+   */
+  public KilnGateway(GatewayOptions options, ModelDirectory models, PoolDirectory pools, DataLocator locator) {
+    this.servers = new GatewayServers(Objects.requireNonNull(options, "options"), Objects.requireNonNull(models, "models"),
+        Objects.requireNonNull(pools, "pools"), Objects.requireNonNull(locator, "locator"), System::nanoTime);
+  }
+
+  /**
+   * Binds the HTTP and gRPC servers. Fails if a port is taken; on failure nothing stays bound.
+   *
+   * @throws IllegalStateException if already started
+   */
+  public Future<Void> start(Vertx vertx) {
+    return servers.start(Objects.requireNonNull(vertx, "vertx"));
+  }
+
+  /** Unbinds both servers and removes the gateway's meters from the registry; idempotent. */
+  public Future<Void> close() {
+    return servers.close();
+  }
+
+  /** The bound HTTP port (the real one when the options said 0). */
+  public int httpPort() {
+    return servers.httpPort();
+  }
+
+  /** The bound gRPC port (the real one when the options said 0). */
+  public int grpcPort() {
+    return servers.grpcPort();
+  }
+
+  /** The registry the gateway records into and {@code /metrics} exposes. */
+  public PrometheusMeterRegistry registry() {
+    return servers.registry();
+  }
+}

@@ -1,0 +1,12 @@
+package io.kiln.gateway.impl;
+
+import io.kiln.gateway.GatewayOptions;
+import io.kiln.gateway.spi.DataLocator;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.function.BooleanSupplier;
+
+/** The parts the HTTP and gRPC front ends share; all thread-safe. */
+record GatewayContext(GatewayOptions options, ModelLookup models, DataLocator locator, Dispatcher dispatcher,
+                      HttpInferDecoder httpDecoder, JsonResponseEncoder encoder, ErrorMapper errors,
+                      GatewayMetrics metrics, PrometheusMeterRegistry registry, BooleanSupplier started) {
+}

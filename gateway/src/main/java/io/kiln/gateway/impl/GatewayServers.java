@@ -1,0 +1,125 @@
+package io.kiln.gateway.impl;
+
+import io.kiln.gateway.GatewayOptions;
+import io.kiln.gateway.spi.DataLocator;
+import io.kiln.gateway.spi.ModelDirectory;
+import io.kiln.gateway.spi.PoolDirectory;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * Wires the gateway's parts and owns its two servers (HTTP/REST and gRPC, separate ports). Start and close
+ * are asynchronous and safe from any thread.
+ */
+public final class GatewayServers {
+
+  private final GatewayOptions options;
+  private final ModelDirectory models;
+  private final PoolDirectory pools;
+  private final DataLocator locator;
+  private final LongSupplier nanoClock;
+  private final PrometheusMeterRegistry registry;
+  private final boolean ownRegistry;
+
+  private volatile boolean started;
+  private volatile boolean closed;
+  private GatewayMetrics metrics;
+  private HttpServer http;
+  private HttpServer grpc;
+
+  public GatewayServers(GatewayOptions options, ModelDirectory models, PoolDirectory pools, DataLocator locator,
+                        LongSupplier nanoClock) {
+    this.options = options;
+    this.models = models;
+    this.pools = pools;
+    this.locator = locator;
+    this.nanoClock = nanoClock;
+    this.ownRegistry = options.registry() == null;
+    this.registry = ownRegistry ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT) : options.registry();
+  }
+
+  public synchronized Future<Void> start(Vertx vertx) {
+    if (metrics != null) {
+      throw new IllegalStateException("gateway already started");
+    }
+    metrics = new GatewayMetrics(registry, options.bindJvmMetrics(), nanoClock);
+    Router router = new Router(new SharedRandom(), Duration.ofSeconds(options.retryAfterSeconds()));
+    Dispatcher dispatcher = new Dispatcher(vertx, pools, router, metrics, options.defaultTimeout().toMillis(), nanoClock);
+    JsonRequestDecoder json = new JsonRequestDecoder(options.maxBodyBytes());
+    GatewayContext gw = new GatewayContext(options, new ModelLookup(models), locator, dispatcher,
+        new HttpInferDecoder(json), new JsonResponseEncoder(json.factory()), new ErrorMapper(options.retryAfterSeconds()),
+        metrics, registry, () -> started && !closed);
+
+    HttpServerOptions httpOptions = new HttpServerOptions().setHost(options.host()).setPort(options.httpPort());
+    HttpServerOptions grpcOptions = new HttpServerOptions().setHost(options.host()).setPort(options.grpcPort());
+    http = vertx.createHttpServer(httpOptions).requestHandler(new HttpApi(vertx, gw).router());
+    grpc = vertx.createHttpServer(grpcOptions).requestHandler(new GrpcApi(vertx, gw).server());
+    return http.listen()
+        .compose(h -> grpc.listen())
+        .<Void>mapEmpty()
+        .onSuccess(v -> started = true)
+        .recover(err -> close().transform(ignored -> Future.failedFuture(err)));
+  }
+
+  public synchronized Future<Void> close() {
+    if (closed) {
+      return Future.succeededFuture();
+    }
+    closed = true;
+    Future<Void> h = http != null ? http.close() : Future.succeededFuture();
+    Future<Void> g = grpc != null ? grpc.close() : Future.succeededFuture();
+    GatewayMetrics m = metrics;
+    return Future.join(h, g).<Void>mapEmpty().onComplete(ar -> {
+      if (m != null) {
+        m.close();
+      }
+      if (ownRegistry) {
+        registry.close();
+      }
+    });
+  }
+
+  public int httpPort() {
+    HttpServer s = http;
+    if (s == null || !started) {
+      throw new IllegalStateException("gateway not started");
+    }
+    return s.actualPort();
+  }
+
+  public int grpcPort() {
+    HttpServer s = grpc;
+    if (s == null || !started) {
+      throw new IllegalStateException("gateway not started");
+    }
+    return s.actualPort();
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /**
+   * Each call uses the calling thread's generator, so one router can serve every event loop; the SPI's
+   * randomness needs no seeding across threads.
+   */
+  private static final class SharedRandom implements RandomGenerator {
+    @Override
+    public long nextLong() {
+      return ThreadLocalRandom.current().nextLong();
+    }
+
+    @Override
+    public int nextInt(int bound) {
+      return ThreadLocalRandom.current().nextInt(bound);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package io.kiln.gateway.impl;
+
+import io.kiln.gateway.ModelInfo;
+import io.kiln.gateway.impl.RequestHeader.InputHeader;
+import io.kiln.gateway.impl.RequestHeader.OutputHeader;
+import io.kiln.gateway.impl.RequestValidator.InputPlan;
+import io.kiln.pools.DataType;
+import io.kiln.pools.InferenceException;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Decodes an OIP HTTP infer body, JSON or JSON + binary tensor extension, into a validated request. Every size
+ * the body declares is checked against the body itself before tensor memory is allocated, so a small body
+ * cannot make the gateway allocate a large tensor. Thread-safe; CPU-bound (run big bodies off the event loop).
+ */
+final class HttpInferDecoder {
+
+  static final String HEADER_LENGTH = "Inference-Header-Content-Length";
+
+  private final JsonRequestDecoder json;
+  private final JsonTensorReader reader;
+
+  HttpInferDecoder(JsonRequestDecoder json) {
+    this.json = json;
+    this.reader = new JsonTensorReader(json.factory());
+  }
+
+  /**
+   * @param headerLength the {@code Inference-Header-Content-Length} header, or null when the body is all JSON
+   * @throws InferenceException kind INVALID_INPUT naming the field at fault
+   */
+  DecodedRequest decode(ModelInfo model, byte[] body, String headerLength) {
+    int jsonLength = jsonLength(body.length, headerLength);
+    RequestHeader header = json.decode(body, 0, jsonLength);
+    List<InputPlan> plans = RequestValidator.validate(header, model);
+
+    // Sizes first, allocation after: nothing below allocates more than the body already holds.
+    long maxJsonElements = (jsonLength + 1L) / 2;
+    boolean[] inline = new boolean[plans.size()];
+    long[] binaryOffsets = new long[plans.size()];
+    long binaryPos = jsonLength;
+    boolean anyBinary = false;
+    for (InputPlan plan : plans) {
+      InputHeader in = plan.header();
+      String path = plan.path();
+      if (in.hasData() && in.binaryDataSize() >= 0) {
+        throw InferenceException.invalid(path + ": has both data and parameters.binary_data_size");
+      }
+      if (in.hasData()) {
+        if (plan.elementCount() > maxJsonElements) {
+          throw InferenceException.invalid(path + ".shape: " + Arrays.toString(in.shape()) + " declares "
+              + plan.elementCount() + " elements, more than the " + jsonLength + "-byte JSON body can hold");
+        }
+        inline[plan.index()] = true;
+      } else if (in.binaryDataSize() >= 0) {
+        anyBinary = true;
+        long size = in.binaryDataSize();
+        long fixed = plan.fixedByteSize();
+        if (fixed >= 0 && size != fixed) {
+          throw InferenceException.invalid(path + ".parameters.binary_data_size: " + size + " bytes, but "
+              + plan.type() + " shape " + Arrays.toString(in.shape()) + " needs " + fixed);
+        }
+        if (size > body.length - binaryPos) {
+          throw InferenceException.invalid(path + ".parameters.binary_data_size: " + size + " bytes, but only "
+              + (body.length - binaryPos) + " bytes of binary data remain in the body");
+        }
+        binaryOffsets[plan.index()] = binaryPos;
+        binaryPos += size;
+      } else {
+        throw InferenceException.invalid(path + ".data: missing (or send parameters.binary_data_size with binary data)");
+      }
+    }
+    if (binaryPos != body.length) {
+      throw InferenceException.invalid(HEADER_LENGTH + ": " + (body.length - jsonLength)
+          + " bytes follow the JSON header but the inputs' binary_data_size add up to " + (binaryPos - jsonLength));
+    }
+
+    byte[][] data = reader.read(body, 0, jsonLength, plans, inline);
+    List<Tensor> tensors = new ArrayList<>(plans.size());
+    for (InputPlan plan : plans) {
+      InputHeader in = plan.header();
+      byte[] bytes = data[plan.index()];
+      if (bytes == null) {
+        int from = (int) binaryOffsets[plan.index()];
+        bytes = Arrays.copyOfRange(body, from, from + (int) in.binaryDataSize());
+        if (plan.type() == DataType.BYTES) {
+          BinaryTensors.checkBytesElements(bytes, plan.elementCount(), plan.path() + ".parameters.binary_data_size");
+        }
+      }
+      tensors.add(new Tensor(in.name(), plan.type(), in.shape(), bytes));
+    }
+    List<String> outputs = header.outputs().stream().map(OutputHeader::name).toList();
+    InferenceRequest request = new InferenceRequest(header.id(), tensors, outputs, header.parameters());
+    return new DecodedRequest(request, header, anyBinary);
+  }
+
+  private static int jsonLength(int bodyLength, String headerLength) {
+    if (headerLength == null) {
+      return bodyLength;
+    }
+    long n;
+    try {
+      n = Long.parseLong(headerLength.trim());
+    } catch (NumberFormatException e) {
+      throw InferenceException.invalid(HEADER_LENGTH + ": must be a non-negative integer, got '" + headerLength + "'");
+    }
+    if (n < 0 || n > bodyLength) {
+      throw InferenceException.invalid(HEADER_LENGTH + ": " + n + " is outside the " + bodyLength + "-byte body");
+    }
+    return (int) n;
+  }
+}

@@ -1,0 +1,111 @@
+package io.kiln.gateway.impl;
+
+import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.CapacityExceededException;
+import io.kiln.pools.InferenceException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.random.RandomGenerator;
+
+/**
+ * Chooses the pool for one request; a pure function of the pools' reported load, the request's locality
+ * hint and the injected random source.
+ *
+ * <ol>
+ *   <li>A locality hint pins the request to that node, hard: if the node has no ready pool the request fails
+ *       (503) rather than running elsewhere.</li>
+ *   <li>Otherwise the local node's pool, if it is ready and has room.</li>
+ *   <li>Otherwise power-of-two-choices by {@code queueDepth + inFlight} over the ready pools with room: a
+ *       {@link Reason#SPILL} when the local pool was full, {@link Reason#BALANCED} when there was none.</li>
+ * </ol>
+ * No ready pool fails with 503; ready pools that are all full fail with a capacity error (503 +
+ * Retry-After) instead of queueing work that would be refused anyway.
+ *
+ * <p>Not thread-safe if the random source is not; give each event loop its own router or a thread-safe source.
+ */
+public final class Router {
+
+  /** Why a pool was chosen. */
+  public enum Reason { PINNED, LOCAL, SPILL, BALANCED }
+
+  /** The chosen pool and why. */
+  public record Route(PoolEndpoint target, Reason reason) {
+  }
+
+  private final RandomGenerator random;
+  private final Duration retryAfter;
+
+  public Router(RandomGenerator random, Duration retryAfter) {
+    this.random = Objects.requireNonNull(random, "random");
+    this.retryAfter = Objects.requireNonNull(retryAfter, "retryAfter");
+  }
+
+  /**
+   * @param model names the model in error messages
+   * @param pools the model version's pools, one per node
+   * @param pinnedNode the node a locality hint names, or {@code null}
+   * @throws InferenceException kind UNAVAILABLE (possibly a {@link CapacityExceededException}) when no pool can
+   *     take the request
+   */
+  public Route route(String model, List<PoolEndpoint> pools, String pinnedNode) {
+    if (pinnedNode != null) {
+      return pinned(model, pools, pinnedNode);
+    }
+    PoolEndpoint local = null;
+    List<PoolEndpoint> withRoom = new ArrayList<>(pools.size());
+    int ready = 0;
+    for (PoolEndpoint p : pools) {
+      if (!p.ready()) {
+        continue;
+      }
+      ready++;
+      if (p.local()) {
+        local = p;
+      }
+      if (p.hasRoom()) {
+        withRoom.add(p);
+      }
+    }
+    if (local != null && local.hasRoom()) {
+      return new Route(local, Reason.LOCAL);
+    }
+    if (ready == 0) {
+      throw InferenceException.unavailable("no ready pool for model '" + model + "'");
+    }
+    if (withRoom.isEmpty()) {
+      throw new CapacityExceededException("all " + ready + " ready pool(s) of model '" + model + "' are at capacity",
+          retryAfter);
+    }
+    return new Route(twoChoices(withRoom), local != null ? Reason.SPILL : Reason.BALANCED);
+  }
+
+  private Route pinned(String model, List<PoolEndpoint> pools, String node) {
+    for (PoolEndpoint p : pools) {
+      if (p.nodeId().equals(node) && p.ready()) {
+        if (!p.hasRoom()) {
+          throw new CapacityExceededException("the pool of model '" + model + "' on node '" + node + "' is at capacity",
+              retryAfter);
+        }
+        return new Route(p, Reason.PINNED);
+      }
+    }
+    throw InferenceException.unavailable("no ready pool for model '" + model + "' on node '" + node + "'");
+  }
+
+  private PoolEndpoint twoChoices(List<PoolEndpoint> candidates) {
+    int n = candidates.size();
+    if (n == 1) {
+      return candidates.get(0);
+    }
+    int i = random.nextInt(n);
+    int j = random.nextInt(n - 1);
+    if (j >= i) {
+      j++;
+    }
+    PoolEndpoint a = candidates.get(i);
+    PoolEndpoint b = candidates.get(j);
+    return b.load() < a.load() ? b : a;
+  }
+}

@@ -1,0 +1,32 @@
+package io.kiln.gateway.spi;
+
+import io.kiln.gateway.ModelInfo;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The models the gateway serves, as the control plane currently sees them.
+ *
+ * <p>Contract for implementations:
+ * <ol>
+ *   <li>Methods must not block: the gateway calls them on Vert.x event loops for every request. Answer from
+ *       an in-memory snapshot that the control plane replaces as deployments change.</li>
+ *   <li>Methods may be called from any thread, concurrently.</li>
+ *   <li>A model appears here once it is declared, even before any pool is ready; {@link ModelInfo#ready()}
+ *       says whether it can serve now (the gateway answers 503 rather than 404 while it cannot).</li>
+ * </ol>
+ */
+public interface ModelDirectory {
+
+  /** The serving version of every model, in a stable order. */
+  List<ModelInfo> models();
+
+  /**
+   * One version of a model.
+   *
+   * @param name the model name
+   * @param versionOrNull a version, or {@code null} for the serving (latest) version
+   * @return empty if there is no such model or no such version of it
+   */
+  Optional<ModelInfo> model(String name, String versionOrNull);
+}

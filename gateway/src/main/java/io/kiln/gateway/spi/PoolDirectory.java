@@ -1,0 +1,46 @@
+package io.kiln.gateway.spi;
+
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.InferenceResponse;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Where the pools of a model version are and how to send them work.
+ *
+ * <p>Contract for implementations:
+ * <ol>
+ *   <li>Methods must not block: the gateway calls them on Vert.x event loops.</li>
+ *   <li>{@link #pools} lists at most one pool per node, with load figures fresh enough to route by (a
+ *       snapshot refreshed by the pools' own reports is fine).</li>
+ *   <li>{@link #send} returns at once; the future may complete on any thread. It fails with an
+ *       {@link io.kiln.pools.InferenceException} whose kind says what went wrong (a full queue is a
+ *       {@link io.kiln.pools.CapacityExceededException}); any other exception is treated as an internal
+ *       error.</li>
+ *   <li>Cancellation propagates: when the gateway cancels the returned future (the client went away or the
+ *       deadline passed), the implementation drops the request if it is still queued and discards the
+ *       result if it is already running. Cancelling a completed future has no effect.</li>
+ *   <li>The pool does not start work on a request whose {@code deadlineNanos} has passed; it fails it with
+ *       kind {@code DEADLINE_EXCEEDED}.</li>
+ * </ol>
+ */
+public interface PoolDirectory {
+
+  /**
+   * The pools hosting a model version, one per node; empty if none.
+   *
+   * @param model the model name
+   * @param version the resolved version (never null)
+   */
+  List<PoolEndpoint> pools(String model, String version);
+
+  /**
+   * Sends one request to one pool.
+   *
+   * @param target one of the endpoints {@link #pools} returned
+   * @param deadlineNanos the deadline on the {@link System#nanoTime()} clock of this JVM
+   * @return the response; cancel it to withdraw the request (see the class contract)
+   */
+  CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
+                                            InferenceRequest request, long deadlineNanos);
+}

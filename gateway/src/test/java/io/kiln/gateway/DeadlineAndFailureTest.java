@@ -1,0 +1,116 @@
+package io.kiln.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kiln.gateway.support.FakeCluster.Sent;
+import io.kiln.gateway.support.GatewayTestBase;
+import io.kiln.pools.CapacityExceededException;
+import io.kiln.pools.InferenceException;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.ext.web.client.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Deadlines, client disconnects and the status codes of failures reported by pools. */
+class DeadlineAndFailureTest extends GatewayTestBase {
+
+  private static final String BODY = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}";
+
+  private HttpResponse<Buffer> infer(Map<String, String> headers) {
+    return post("/v2/models/mlp/infer", Buffer.buffer(BODY), headers);
+  }
+
+  @Test
+  void aRequestThatOutlivesItsDeadlineIs504AndIsWithdrawnFromThePool() {
+    cluster.node("node-a").hold = true;
+    HttpResponse<Buffer> r = infer(Map.of("kiln-timeout-ms", "300"));
+    assertThat(r.statusCode()).isEqualTo(504);
+    assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("deadline of 300 ms passed");
+    assertThat(cluster.last().future().isCancelled()).isTrue();
+  }
+
+  @Test
+  void aTimeoutParameterWorksLikeTheHeader() {
+    cluster.node("node-a").hold = true;
+    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", Buffer.buffer(BODY.replace("{\"inputs\"",
+        "{\"parameters\":{\"timeout_ms\":250},\"inputs\"")), Map.of());
+    assertThat(r.statusCode()).isEqualTo(504);
+    assertThat(r.bodyAsJsonObject().getString("error")).contains("250 ms");
+  }
+
+  @Test
+  void aRequestMayShortenItsDeadlineButNeverExtendIt() {
+    infer(Map.of("kiln-timeout-ms", "1000"));
+    Sent shortened = cluster.last();
+    assertThat(shortened.deadlineNanos() - shortened.sentAtNanos()).isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1000));
+
+    infer(Map.of("kiln-timeout-ms", Long.toString(TimeUnit.DAYS.toMillis(1))));
+    Sent capped = cluster.last();
+    assertThat(capped.deadlineNanos() - capped.sentAtNanos()).isLessThanOrEqualTo(DEFAULT_TIMEOUT.toNanos());
+    // ... and still has a sane deadline: well beyond the shortened one.
+    assertThat(capped.deadlineNanos() - capped.sentAtNanos()).isGreaterThan(TimeUnit.SECONDS.toNanos(2));
+  }
+
+  @Test
+  void aClientThatDisconnectsCancelsItsQueuedRequest() {
+    cluster.node("node-a").hold = true;
+    HttpClient client = vertx.createHttpClient();
+    try {
+      HttpClientRequest req = join(client.request(new RequestOptions().setMethod(HttpMethod.POST)
+          .setHost(HOST).setPort(gateway.httpPort()).setURI("/v2/models/mlp/infer")));
+      req.putHeader("Content-Type", "application/json").end(BODY);
+      await().atMost(Duration.ofSeconds(20)).until(() -> !cluster.sent.isEmpty());
+      Sent queued = cluster.last();
+      assertThat(queued.future().isDone()).isFalse();
+      join(req.connection().close());
+      await().atMost(Duration.ofSeconds(20)).until(() -> queued.future().isCancelled());
+    } finally {
+      join(client.close());
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> get("/metrics").bodyAsString()
+        .contains("kiln_gateway_requests_total{code=\"499\",model=\"mlp\",outcome=\"cancelled\",protocol=\"http\"}"));
+    assertThat(get("/metrics").bodyAsString()).contains("kiln_gateway_requests_in_flight 0");
+  }
+
+  @Test
+  void aFullPoolQueueIs503WithThePoolsRetryAfter() {
+    cluster.node("node-a").failWith = new CapacityExceededException("queue of mlp@2 on node-a is full (512)", Duration.ofSeconds(7));
+    HttpResponse<Buffer> r = infer(Map.of());
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.getHeader("Retry-After")).isEqualTo("7");
+    assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("queue of mlp@2 on node-a is full (512)");
+  }
+
+  @Test
+  void aDeadlineMissedInThePoolIs504() {
+    cluster.node("node-a").failWith = InferenceException.deadlineExceeded("deadline passed while queued");
+    HttpResponse<Buffer> r = infer(Map.of());
+    assertThat(r.statusCode()).isEqualTo(504);
+    assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("deadline passed while queued");
+  }
+
+  @Test
+  void aModelThatIsNotReadyIs503() {
+    cluster.setNotReady("mlp");
+    HttpResponse<Buffer> r = infer(Map.of());
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.getHeader("Retry-After")).isEqualTo("2");
+    assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("model 'mlp' version '2' is not ready");
+  }
+
+  @Test
+  void aBugInAPoolIs500WithoutInternals() {
+    cluster.node("node-a").failWith = new IllegalStateException("secret internal detail");
+    HttpResponse<Buffer> r = infer(Map.of());
+    assertThat(r.statusCode()).isEqualTo(500);
+    assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("internal error");
+    assertThat(r.bodyAsString()).doesNotContain("secret");
+  }
+}

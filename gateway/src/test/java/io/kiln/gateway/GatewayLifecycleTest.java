@@ -1,0 +1,98 @@
+package io.kiln.gateway;
+
+import static io.kiln.gateway.support.GatewayTestBase.join;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kiln.gateway.spi.DataLocator;
+import io.kiln.gateway.support.FakeCluster;
+import io.kiln.gateway.support.TestModels;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.client.WebClient;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Options validation and the start/close lifecycle. */
+class GatewayLifecycleTest {
+
+  private Vertx vertx;
+  private FakeCluster cluster;
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+    cluster = new FakeCluster(TestModels.all());
+    cluster.addNode("node-a", true);
+  }
+
+  @AfterEach
+  void tearDown() {
+    join(vertx.close());
+  }
+
+  private static GatewayOptions.Builder loopback() {
+    return GatewayOptions.builder().httpPort(0).grpcPort(0).bindJvmMetrics(false);
+  }
+
+  @Test
+  void defaultsAreTheDocumentedOnes() {
+    GatewayOptions o = GatewayOptions.defaults();
+    assertThat(o.host()).isEqualTo("127.0.0.1");
+    assertThat(o.httpPort()).isEqualTo(8000);
+    assertThat(o.grpcPort()).isEqualTo(8001);
+    assertThat(o.maxBodyBytes()).isEqualTo(64L * 1024 * 1024);
+    assertThat(o.defaultTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(o.registry()).isNull();
+    assertThat(o.toBuilder().build()).isEqualTo(o);
+  }
+
+  @Test
+  void badOptionsAreRefusedWhenSet() {
+    assertThatThrownBy(() -> GatewayOptions.builder().host(" ")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> GatewayOptions.builder().httpPort(70000)).hasMessageContaining("httpPort");
+    assertThatThrownBy(() -> GatewayOptions.builder().grpcPort(-1)).hasMessageContaining("grpcPort");
+    assertThatThrownBy(() -> GatewayOptions.builder().maxBodyBytes(0)).hasMessageContaining("maxBodyBytes");
+    assertThatThrownBy(() -> GatewayOptions.builder().maxBodyBytes(1L << 40)).hasMessageContaining("maxBodyBytes");
+    assertThatThrownBy(() -> GatewayOptions.builder().defaultTimeout(Duration.ZERO)).hasMessageContaining("defaultTimeout");
+    assertThatThrownBy(() -> GatewayOptions.builder().retryAfterSeconds(-1)).hasMessageContaining("retryAfterSeconds");
+    assertThatThrownBy(() -> GatewayOptions.builder().httpPort(9000).grpcPort(9000).build()).hasMessageContaining("differ");
+  }
+
+  @Test
+  void startCloseAndMetersLeaveASharedRegistry() {
+    PrometheusMeterRegistry shared = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    KilnGateway gw = new KilnGateway(loopback().registry(shared).build(), cluster, cluster, DataLocator.NONE);
+    assertThatThrownBy(gw::httpPort).isInstanceOf(IllegalStateException.class);
+    join(gw.start(vertx));
+    assertThat(gw.httpPort()).isPositive();
+    assertThat(gw.grpcPort()).isPositive().isNotEqualTo(gw.httpPort());
+    assertThat(gw.registry()).isSameAs(shared);
+    assertThat(shared.find("kiln.gateway.requests.in.flight").gauge()).isNotNull();
+    assertThatThrownBy(() -> gw.start(vertx)).isInstanceOf(IllegalStateException.class);
+
+    WebClient client = WebClient.create(vertx);
+    assertThat(join(client.get(gw.httpPort(), "127.0.0.1", "/v2/health/live").send()).statusCode()).isEqualTo(200);
+
+    join(gw.close());
+    join(gw.close());
+    assertThat(shared.find("kiln.gateway.requests.in.flight").gauge()).isNull();
+  }
+
+  @Test
+  void aTakenPortFailsStartAndLeavesNothingBound() {
+    KilnGateway first = new KilnGateway(loopback().build(), cluster, cluster, DataLocator.NONE);
+    join(first.start(vertx));
+    KilnGateway second = new KilnGateway(loopback().grpcPort(first.httpPort()).build(), cluster, cluster, DataLocator.NONE);
+    assertThat(second.start(vertx).toCompletionStage().toCompletableFuture())
+        .failsWithin(Duration.ofSeconds(30));
+    assertThatThrownBy(second::httpPort).isInstanceOf(IllegalStateException.class);
+    // The first keeps serving.
+    WebClient client = WebClient.create(vertx);
+    assertThat(join(client.get(first.httpPort(), "127.0.0.1", "/v2").send()).statusCode()).isEqualTo(200);
+    join(first.close());
+  }
+}

@@ -1,0 +1,155 @@
+package io.kiln.gateway.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kiln.gateway.impl.Router.Reason;
+import io.kiln.gateway.impl.Router.Route;
+import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.CapacityExceededException;
+import io.kiln.pools.InferenceException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.Test;
+
+class RouterTest {
+
+  private static final Duration RETRY = Duration.ofSeconds(3);
+
+  /** Plays back fixed draws so each choice of power-of-two-choices is known. */
+  private static final class Scripted implements RandomGenerator {
+    private final Deque<Integer> draws = new ArrayDeque<>();
+
+    Scripted(int... values) {
+      for (int v : values) {
+        draws.add(v);
+      }
+    }
+
+    @Override
+    public int nextInt(int bound) {
+      int v = draws.remove();
+      assertThat(v).isBetween(0, bound - 1);
+      return v;
+    }
+
+    @Override
+    public long nextLong() {
+      throw new AssertionError("the router should only draw bounded ints");
+    }
+  }
+
+  private static PoolEndpoint pool(String node, boolean local, int queue, int inFlight) {
+    return new PoolEndpoint(node, local, true, queue, inFlight, 10);
+  }
+
+  private static Router router(int... draws) {
+    return new Router(new Scripted(draws), RETRY);
+  }
+
+  @Test
+  void localPoolWithRoomWins() {
+    List<PoolEndpoint> pools = List.of(pool("b", false, 0, 0), pool("a", true, 9, 5));
+    Route r = router().route("m", pools, null);
+    assertThat(r.target().nodeId()).isEqualTo("a");
+    assertThat(r.reason()).isEqualTo(Reason.LOCAL);
+  }
+
+  @Test
+  void fullLocalPoolSpillsToARemoteOne() {
+    List<PoolEndpoint> pools = List.of(pool("a", true, 10, 0), pool("b", false, 3, 0));
+    Route r = router().route("m", pools, null);
+    assertThat(r.target().nodeId()).isEqualTo("b");
+    assertThat(r.reason()).isEqualTo(Reason.SPILL);
+  }
+
+  @Test
+  void withoutALocalPoolTwoChoicesPicksTheLessLoadedOfTheTwoDrawn() {
+    List<PoolEndpoint> pools = List.of(pool("x", false, 5, 0), pool("y", false, 1, 1), pool("z", false, 0, 0));
+    // Draws 0 then 0 → candidates x and y (the second draw skips the first index): y has load 2 < 5.
+    Route r = router(0, 0).route("m", pools, null);
+    assertThat(r.target().nodeId()).isEqualTo("y");
+    assertThat(r.reason()).isEqualTo(Reason.BALANCED);
+    // Draws 2 then 0 → z and x: z is idle.
+    assertThat(router(2, 0).route("m", pools, null).target().nodeId()).isEqualTo("z");
+    // Ties go to the first drawn.
+    List<PoolEndpoint> even = List.of(pool("p", false, 1, 0), pool("q", false, 0, 1));
+    assertThat(router(1, 0).route("m", even, null).target().nodeId()).isEqualTo("q");
+  }
+
+  @Test
+  void twoChoicesNeverPicksTheMostLoadedOfThree() {
+    List<PoolEndpoint> pools = List.of(pool("busy", false, 9, 9), pool("b", false, 1, 0), pool("c", false, 2, 0));
+    Router router = new Router(new SplittableRandom(42), RETRY);
+    Map<String, Integer> counts = new HashMap<>();
+    for (int i = 0; i < 3000; i++) {
+      counts.merge(router.route("m", pools, null).target().nodeId(), 1, Integer::sum);
+    }
+    assertThat(counts).doesNotContainKey("busy").containsKeys("b", "c");
+    assertThat(counts.get("b")).isGreaterThan(counts.get("c"));
+  }
+
+  @Test
+  void notReadyAndFullPoolsAreNeverChosen() {
+    List<PoolEndpoint> pools = List.of(new PoolEndpoint("down", false, false, 0, 0, 10), pool("full", false, 10, 0),
+        pool("ok", false, 8, 8));
+    for (int i = 0; i < 50; i++) {
+      assertThat(new Router(new SplittableRandom(i), RETRY).route("m", pools, null).target().nodeId()).isEqualTo("ok");
+    }
+  }
+
+  @Test
+  void aHintPinsTheNodeEvenWhenTheLocalPoolHasRoom() {
+    List<PoolEndpoint> pools = List.of(pool("a", true, 0, 0), pool("b", false, 7, 2));
+    Route r = router().route("m", pools, "b");
+    assertThat(r.target().nodeId()).isEqualTo("b");
+    assertThat(r.reason()).isEqualTo(Reason.PINNED);
+  }
+
+  @Test
+  void aHintIsHardWhenThePinnedNodeHasNoReadyPool() {
+    List<PoolEndpoint> pools = List.of(pool("a", true, 0, 0), new PoolEndpoint("b", false, false, 0, 0, 10));
+    assertThatThrownBy(() -> router().route("m", pools, "b"))
+        .isInstanceOfSatisfying(InferenceException.class, e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE))
+        .hasMessageContaining("node 'b'");
+    assertThatThrownBy(() -> router().route("m", pools, "nowhere")).hasMessageContaining("node 'nowhere'");
+  }
+
+  @Test
+  void aFullPinnedPoolIsACapacityError() {
+    List<PoolEndpoint> pools = List.of(pool("a", true, 0, 0), pool("b", false, 10, 0));
+    assertThatThrownBy(() -> router().route("m", pools, "b"))
+        .isInstanceOfSatisfying(CapacityExceededException.class, e -> assertThat(e.retryAfter()).isEqualTo(RETRY))
+        .hasMessageContaining("node 'b'");
+  }
+
+  @Test
+  void noReadyPoolIsUnavailable() {
+    assertThatThrownBy(() -> router().route("m", List.of(), null))
+        .isInstanceOfSatisfying(InferenceException.class, e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE))
+        .isNotInstanceOf(CapacityExceededException.class)
+        .hasMessageContaining("no ready pool for model 'm'");
+    List<PoolEndpoint> down = List.of(new PoolEndpoint("a", true, false, 0, 0, 10));
+    assertThatThrownBy(() -> router().route("m", down, null)).hasMessageContaining("no ready pool");
+  }
+
+  @Test
+  void allReadyPoolsFullIsACapacityErrorWithRetryAfter() {
+    List<PoolEndpoint> pools = List.of(pool("a", true, 10, 0), pool("b", false, 10, 3));
+    assertThatThrownBy(() -> router().route("m", pools, null))
+        .isInstanceOfSatisfying(CapacityExceededException.class, e -> assertThat(e.retryAfter()).isEqualTo(RETRY))
+        .hasMessageContaining("at capacity");
+  }
+
+  @Test
+  void aSingleCandidateNeedsNoDraw() {
+    // The scripted source has no draws: any call to it would fail the test.
+    assertThat(router().route("m", List.of(pool("only", false, 0, 0)), null).target().nodeId()).isEqualTo("only");
+  }
+}

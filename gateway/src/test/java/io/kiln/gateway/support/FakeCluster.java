@@ -1,0 +1,161 @@
+package io.kiln.gateway.support;
+
+import io.kiln.gateway.ModelInfo;
+import io.kiln.gateway.spi.DataLocator;
+import io.kiln.gateway.spi.ModelDirectory;
+import io.kiln.gateway.spi.PoolDirectory;
+import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.InferenceResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * An in-memory stand-in for the control plane and the pools: simulated nodes, each hosting every model
+ * except {@link TestModels#ORPHAN}, answering with {@link TestModels#compute} at once unless told to hold
+ * or fail. Records every request sent. Thread-safe.
+ */
+public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLocator {
+
+  /** One request a pool received. */
+  public record Sent(String node, String model, String version, InferenceRequest request, long sentAtNanos,
+                     long deadlineNanos, CompletableFuture<InferenceResponse> future) {
+  }
+
+  /** A simulated node; its fields are what its pools report and how they behave. */
+  public static final class Node {
+    public final String id;
+    public final boolean local;
+    public volatile boolean ready = true;
+    public volatile int queueDepth;
+    public volatile int inFlight;
+    public volatile int capacity = 16;
+    /** Leave requests unanswered (they stay queued until cancelled). */
+    public volatile boolean hold;
+    /** Fail every request with this. */
+    public volatile RuntimeException failWith;
+
+    Node(String id, boolean local) {
+      this.id = id;
+      this.local = local;
+    }
+
+    void reset() {
+      ready = true;
+      queueDepth = 0;
+      inFlight = 0;
+      capacity = 16;
+      hold = false;
+      failWith = null;
+    }
+  }
+
+  private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+  private final List<String> nodeOrder = new CopyOnWriteArrayList<>();
+  private final Map<String, String> dataKeys = new ConcurrentHashMap<>();
+  private final List<ModelInfo> models = new CopyOnWriteArrayList<>();
+  private final List<ModelInfo> notReady = new CopyOnWriteArrayList<>();
+  public final List<Sent> sent = new CopyOnWriteArrayList<>();
+
+  public FakeCluster(List<ModelInfo> models) {
+    this.models.addAll(models);
+  }
+
+  public Node addNode(String id, boolean local) {
+    Node n = new Node(id, local);
+    nodes.put(id, n);
+    nodeOrder.add(id);
+    return n;
+  }
+
+  public Node node(String id) {
+    return nodes.get(id);
+  }
+
+  public void mapDataKey(String key, String node) {
+    dataKeys.put(key, node);
+  }
+
+  /** Marks a model (all versions) not ready until {@link #reset()}. */
+  public void setNotReady(String model) {
+    models.stream().filter(m -> m.name().equals(model)).forEach(notReady::add);
+  }
+
+  /** Back to the initial state: all nodes idle and answering, nothing recorded. */
+  public void reset() {
+    nodes.values().forEach(Node::reset);
+    notReady.clear();
+    sent.forEach(s -> s.future().cancel(false));
+    sent.clear();
+  }
+
+  @Override
+  public List<ModelInfo> models() {
+    List<ModelInfo> serving = new ArrayList<>();
+    for (ModelInfo m : models) {
+      if (serving.stream().noneMatch(s -> s.name().equals(m.name()))) {
+        serving.add(model(m.name(), null).orElseThrow());
+      }
+    }
+    return serving;
+  }
+
+  @Override
+  public Optional<ModelInfo> model(String name, String versionOrNull) {
+    ModelInfo found = null;
+    for (ModelInfo m : models) {
+      if (m.name().equals(name) && (versionOrNull == null || m.version().equals(versionOrNull))) {
+        found = m;
+      }
+    }
+    if (found != null && notReady.contains(found)) {
+      found = found.withReady(false);
+    }
+    return Optional.ofNullable(found);
+  }
+
+  @Override
+  public List<PoolEndpoint> pools(String model, String version) {
+    if (model.equals(TestModels.ORPHAN)) {
+      return List.of();
+    }
+    List<PoolEndpoint> out = new ArrayList<>();
+    for (String id : nodeOrder) {
+      Node n = nodes.get(id);
+      out.add(new PoolEndpoint(n.id, n.local, n.ready, n.queueDepth, n.inFlight, n.capacity));
+    }
+    return out;
+  }
+
+  @Override
+  public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
+                                                   InferenceRequest request, long deadlineNanos) {
+    Node n = nodes.get(target.nodeId());
+    CompletableFuture<InferenceResponse> f = new CompletableFuture<>();
+    sent.add(new Sent(n.id, model, version, request, System.nanoTime(), deadlineNanos, f));
+    if (n.failWith != null) {
+      f.completeExceptionally(n.failWith);
+    } else if (!n.hold) {
+      f.complete(TestModels.compute(model(model, version).orElseThrow(), request, n.id));
+    }
+    return f;
+  }
+
+  @Override
+  public Optional<String> nodeFor(String dataKey) {
+    return Optional.ofNullable(dataKeys.get(dataKey));
+  }
+
+  /** The last request sent, or fails if none was. */
+  public Sent last() {
+    if (sent.isEmpty()) {
+      throw new AssertionError("no request reached a pool");
+    }
+    return sent.get(sent.size() - 1);
+  }
+}
