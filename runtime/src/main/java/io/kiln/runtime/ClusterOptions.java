@@ -1,0 +1,79 @@
+package io.kiln.runtime;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How a node joins a Kiln cluster (Hazelcast membership and the clustered Vert.x event bus).
+ *
+ * @param clusterName members only join a cluster with the same name; with a {@code secret}, the name
+ *     members compare is derived from both, so a member that does not know the secret cannot join
+ * @param host the interface to bind and advertise, explicitly (never a wildcard)
+ * @param port the membership port ({@code --cluster-port}, 5701 by default; 0 picks a free one)
+ * @param members {@code host:port} of members to join through (TCP/IP only, never multicast); empty to
+ *     start a new cluster (the head)
+ * @param heartbeatInterval how often members heartbeat
+ * @param failureTimeout a member silent this long is declared dead and its actors are repaired
+ * @param secret optional shared secret, see {@code clusterName}; null for none
+ */
+public record ClusterOptions(String clusterName, String host, int port, List<String> members,
+                             Duration heartbeatInterval, Duration failureTimeout, String secret) {
+
+  public static final String DEFAULT_CLUSTER_NAME = "kiln";
+  public static final int DEFAULT_PORT = 5701;
+  public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(1);
+  public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofSeconds(5);
+
+  public ClusterOptions {
+    Objects.requireNonNull(clusterName, "clusterName");
+    Objects.requireNonNull(host, "host");
+    members = members == null ? List.of() : List.copyOf(members);
+    Objects.requireNonNull(heartbeatInterval, "heartbeatInterval");
+    Objects.requireNonNull(failureTimeout, "failureTimeout");
+    if (host.equals("0.0.0.0") || host.equals("::")) {
+      throw new IllegalArgumentException("bind the cluster to an explicit interface, not " + host);
+    }
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port must be 0..65535, got " + port);
+    }
+    if (failureTimeout.compareTo(heartbeatInterval.multipliedBy(2)) < 0) {
+      throw new IllegalArgumentException("failureTimeout must be at least two heartbeat intervals");
+    }
+    for (String m : members) {
+      if (!m.matches("[^:\\s]+:\\d{1,5}")) {
+        throw new IllegalArgumentException("member address must be host:port, got '" + m + "'");
+      }
+    }
+  }
+
+  /** A new cluster (the head) on {@code host:port}. */
+  public static ClusterOptions head(String host, int port) {
+    return new ClusterOptions(DEFAULT_CLUSTER_NAME, host, port, List.of(), DEFAULT_HEARTBEAT,
+        DEFAULT_FAILURE_TIMEOUT, null);
+  }
+
+  /** Joining the cluster that {@code address} ({@code host:port}) is a member of. */
+  public static ClusterOptions join(String host, int port, String address) {
+    return new ClusterOptions(DEFAULT_CLUSTER_NAME, host, port, List.of(address), DEFAULT_HEARTBEAT,
+        DEFAULT_FAILURE_TIMEOUT, null);
+  }
+
+  public ClusterOptions withClusterName(String name) {
+    return new ClusterOptions(name, host, port, members, heartbeatInterval, failureTimeout, secret);
+  }
+
+  public ClusterOptions withSecret(String s) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, s);
+  }
+
+  public ClusterOptions withFailureDetection(Duration heartbeat, Duration timeout) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeat, timeout, secret);
+  }
+
+  @Override
+  public String toString() {
+    return "ClusterOptions[" + clusterName + " on " + host + ":" + port + ", members=" + members
+        + (secret == null ? "" : ", secret=***") + "]";
+  }
+}

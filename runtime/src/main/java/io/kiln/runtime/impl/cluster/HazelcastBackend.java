@@ -1,0 +1,267 @@
+package io.kiln.runtime.impl.cluster;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.core.EntryEvent;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryAddedListener;
+import com.hazelcast.map.listener.EntryEvictedListener;
+import com.hazelcast.map.listener.EntryExpiredListener;
+import com.hazelcast.map.listener.EntryRemovedListener;
+import com.hazelcast.map.listener.EntryUpdatedListener;
+import io.kiln.runtime.spi.cluster.ClusterBackend;
+import io.kiln.runtime.spi.cluster.SharedMap;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster SPI on an embedded Hazelcast member (the same member the clustered Vert.x event bus uses).
+ * Membership is read in Kiln node ids (a member attribute); the leader is the oldest member, which
+ * Hazelcast lists first; shared maps are {@link IMap}s of strings, whose conditional operations are
+ * atomic per key. Hazelcast's map calls block, so they run on a small pool of this backend's own and
+ * never on the caller's (event-loop) thread.
+ */
+public final class HazelcastBackend implements ClusterBackend {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HazelcastBackend.class);
+
+  private final HazelcastInstance hz;
+  private final String nodeId;
+  private final ExecutorService io;
+  private final ExecutorService events;
+  private final List<io.kiln.runtime.spi.cluster.MembershipListener> listeners = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean wasLeader = new AtomicBoolean();
+  private volatile List<String> members = List.of();
+
+  public HazelcastBackend(HazelcastInstance hz, String nodeId) {
+    this.hz = hz;
+    this.nodeId = nodeId;
+    this.io = Executors.newFixedThreadPool(4, daemon("kiln-hz-io"));
+    this.events = Executors.newSingleThreadExecutor(daemon("kiln-hz-events"));
+    hz.getCluster().addMembershipListener(new MembershipListener() {
+      @Override
+      public void memberAdded(MembershipEvent e) {
+        events.execute(() -> membershipChanged(nodeOf(e.getMember()), true));
+      }
+
+      @Override
+      public void memberRemoved(MembershipEvent e) {
+        events.execute(() -> membershipChanged(nodeOf(e.getMember()), false));
+      }
+    });
+    refreshMembers();
+    wasLeader.set(isLeader());
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  private static String nodeOf(Member m) {
+    String id = m.getAttribute(HazelcastConfigs.NODE_ATTRIBUTE);
+    return id != null ? id : m.getUuid().toString();
+  }
+
+  private void refreshMembers() {
+    List<String> ids = new ArrayList<>();
+    for (Member m : hz.getCluster().getMembers()) {
+      ids.add(nodeOf(m));
+    }
+    members = List.copyOf(ids);
+  }
+
+  private void membershipChanged(String member, boolean joined) {
+    refreshMembers();
+    for (var l : listeners) {
+      try {
+        if (joined) {
+          l.memberJoined(member);
+        } else {
+          l.memberLeft(member);
+        }
+      } catch (RuntimeException ex) {
+        LOG.warn("membership listener failed", ex);
+      }
+    }
+    boolean leader = isLeader();
+    if (leader != wasLeader.getAndSet(leader)) {
+      listeners.forEach(l -> l.leaderChanged(leader));
+    }
+  }
+
+  public HazelcastInstance hazelcast() {
+    return hz;
+  }
+
+  @Override
+  public String localMemberId() {
+    return nodeId;
+  }
+
+  @Override
+  public List<String> members() {
+    return members;
+  }
+
+  @Override
+  public boolean isLeader() {
+    List<String> m = members;
+    return !m.isEmpty() && m.get(0).equals(nodeId);
+  }
+
+  @Override
+  public SharedMap map(String name) {
+    return new HzMap(hz.getMap(name));
+  }
+
+  @Override
+  public void addMembershipListener(io.kiln.runtime.spi.cluster.MembershipListener listener) {
+    listeners.add(listener);
+  }
+
+  @Override
+  public CompletionStage<Void> leave() {
+    return CompletableFuture.runAsync(() -> {
+      events.shutdownNow();
+      io.shutdown();
+    });
+  }
+
+  private <T> CompletionStage<T> async(Supplier<T> op) {
+    try {
+      return CompletableFuture.supplyAsync(op, io);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(new IllegalStateException("node " + nodeId + " has left the cluster"));
+    }
+  }
+
+  private final class HzMap implements SharedMap {
+    private final IMap<String, String> map;
+
+    HzMap(IMap<String, String> map) {
+      this.map = map;
+    }
+
+    @Override
+    public String name() {
+      return map.getName();
+    }
+
+    @Override
+    public CompletionStage<Optional<String>> get(String key) {
+      return async(() -> Optional.ofNullable(map.get(key)));
+    }
+
+    @Override
+    public CompletionStage<Void> put(String key, String value) {
+      return async(() -> {
+        map.set(key, value);
+        return null;
+      });
+    }
+
+    @Override
+    public CompletionStage<Optional<String>> putIfAbsent(String key, String value) {
+      return async(() -> Optional.ofNullable(map.putIfAbsent(key, value)));
+    }
+
+    @Override
+    public CompletionStage<Boolean> replace(String key, String expected, String update) {
+      return async(() -> map.replace(key, expected, update));
+    }
+
+    @Override
+    public CompletionStage<Void> remove(String key) {
+      return async(() -> {
+        map.delete(key);
+        return null;
+      });
+    }
+
+    @Override
+    public CompletionStage<Boolean> remove(String key, String expected) {
+      return async(() -> map.remove(key, expected));
+    }
+
+    @Override
+    public CompletionStage<Map<String, String>> entries() {
+      return async(() -> new HashMap<>(map));
+    }
+
+    @Override
+    public String addListener(EntryListener listener) {
+      UUID id = map.addEntryListener(new Forwarder(listener), true);
+      return id.toString();
+    }
+
+    @Override
+    public void removeListener(String registrationId) {
+      map.removeEntryListener(UUID.fromString(registrationId));
+    }
+  }
+
+  /** Hazelcast entry events, forwarded in order on this backend's event thread. */
+  private final class Forwarder implements EntryAddedListener<String, String>, EntryUpdatedListener<String, String>,
+      EntryRemovedListener<String, String>, EntryEvictedListener<String, String>,
+      EntryExpiredListener<String, String> {
+    private final SharedMap.EntryListener target;
+
+    Forwarder(SharedMap.EntryListener target) {
+      this.target = target;
+    }
+
+    private void forward(String key, String value) {
+      try {
+        events.execute(() -> target.changed(key, value));
+      } catch (java.util.concurrent.RejectedExecutionException ignored) {
+        // left the cluster
+      }
+    }
+
+    @Override
+    public void entryAdded(EntryEvent<String, String> e) {
+      forward(e.getKey(), e.getValue());
+    }
+
+    @Override
+    public void entryUpdated(EntryEvent<String, String> e) {
+      forward(e.getKey(), e.getValue());
+    }
+
+    @Override
+    public void entryRemoved(EntryEvent<String, String> e) {
+      forward(e.getKey(), null);
+    }
+
+    @Override
+    public void entryEvicted(EntryEvent<String, String> e) {
+      forward(e.getKey(), null);
+    }
+
+    @Override
+    public void entryExpired(EntryEvent<String, String> e) {
+      forward(e.getKey(), null);
+    }
+  }
+}

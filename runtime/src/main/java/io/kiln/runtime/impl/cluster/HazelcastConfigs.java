@@ -1,0 +1,85 @@
+package io.kiln.runtime.impl.cluster;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.MultiMapConfig;
+import com.hazelcast.config.NetworkConfig;
+import io.kiln.runtime.ClusterOptions;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The Hazelcast member configuration of a Kiln node: TCP/IP join only (multicast off), one explicit
+ * interface, phone-home off, seconds-scale failure detection, and the maps Vert.x's cluster manager needs.
+ */
+public final class HazelcastConfigs {
+
+  /** Member attribute holding the Kiln node id, so membership speaks in node ids, not member UUIDs. */
+  public static final String NODE_ATTRIBUTE = "kiln.node";
+
+  private HazelcastConfigs() {
+  }
+
+  public static Config memberConfig(String nodeId, ClusterOptions o) {
+    Config c = new Config();
+    c.setClusterName(effectiveClusterName(o));
+    c.setInstanceName("kiln-" + nodeId);
+    c.getMemberAttributeConfig().setAttribute(NODE_ATTRIBUTE, nodeId);
+
+    c.setProperty("hazelcast.phone.home.enabled", "false");
+    c.setProperty("hazelcast.logging.type", "slf4j");
+    c.setProperty("hazelcast.shutdownhook.enabled", "false");
+    c.setProperty("hazelcast.socket.bind.any", "false");
+    c.setProperty("hazelcast.wait.seconds.before.join", "0");
+    c.setProperty("hazelcast.max.wait.seconds.before.join", "0");
+    c.setProperty("hazelcast.heartbeat.interval.seconds", Long.toString(Math.max(1, o.heartbeatInterval().toSeconds())));
+    c.setProperty("hazelcast.max.no.heartbeat.seconds", Long.toString(Math.max(2, o.failureTimeout().toSeconds())));
+    c.setProperty("hazelcast.heartbeat.failuredetector.type", "deadline");
+    c.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
+    c.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
+    c.setProperty("hazelcast.operation.call.timeout.millis", "15000");
+    c.setProperty("hazelcast.invocation.max.retry.count", "20");
+    c.setProperty("hazelcast.partition.count", "71");
+    c.setProperty("hazelcast.jmx", "false");
+
+    NetworkConfig net = c.getNetworkConfig();
+    net.setPort(o.port() == 0 ? 5701 : o.port());
+    net.setPortAutoIncrement(o.port() == 0);
+    net.setPortCount(o.port() == 0 ? 1000 : 1);
+    net.getInterfaces().setEnabled(true).addInterface(o.host());
+    JoinConfig join = net.getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    join.getAutoDetectionConfig().setEnabled(false);
+    join.getTcpIpConfig().setEnabled(true);
+    for (String m : o.members()) {
+      join.getTcpIpConfig().addMember(m);
+    }
+
+    c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
+        .setValueCollectionType(MultiMapConfig.ValueCollectionType.SET));
+    c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
+    c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
+    c.addMapConfig(new MapConfig("kiln.*").setBackupCount(1).setReadBackupData(false));
+    return c;
+  }
+
+  /**
+   * Hazelcast's open-source edition has no member authentication; a shared secret is folded into the
+   * cluster name members must present, so members that do not know it are refused at join.
+   */
+  static String effectiveClusterName(ClusterOptions o) {
+    if (o.secret() == null || o.secret().isEmpty()) {
+      return o.clusterName();
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256")
+          .digest((o.clusterName() + "\0" + o.secret()).getBytes(StandardCharsets.UTF_8));
+      return o.clusterName() + "-" + HexFormat.of().formatHex(digest, 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
