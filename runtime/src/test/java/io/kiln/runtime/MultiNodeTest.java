@@ -89,11 +89,38 @@ class MultiNodeTest {
     cluster.crash("c");
 
     Throwable t = failure(inFlight, Duration.ofSeconds(10));
-    assertThat(t).isInstanceOf(NodeDiedException.class).hasMessageContaining("node c");
+    assertThat(t).isInstanceOf(ActorDiedException.class).hasMessageContaining("node c");
     assertThat(failure(o.call(Overlap::hold))).isInstanceOf(ActorDiedException.class).hasMessageContaining("node c");
     await().untilAsserted(() -> assertThat(failure(b.getActor("default", "victim", Overlap.class)))
         .isInstanceOf(ActorNotFoundException.class));
     probe.gate.countDown();
+  }
+
+  @Test
+  void detachedSoftAffinityActorWithRestartsIsRecreatedOnALiveNodeAndHandlesFollow() {
+    ActorHandle<Counter> h = result(b.actor(Counter::new, "mover").name("mover").detached().maxRestarts(2)
+        .strategy(SchedulingStrategy.nodeAffinity("c", true)).remote());
+    assertThat(h.nodeId()).isEqualTo("c");
+    result(h.call(Counter::add, 5));
+
+    cluster.crash("c");
+
+    // The same handle reaches the re-created actor (fresh state, one restart counted).
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(result(h.call(Counter::get))).isZero());
+    assertThat(h.nodeId()).isIn("a", "b");
+    assertThat(result(h.call(Counter::restarts))).isEqualTo(1);
+    ActorHandle<Counter> found = result(a.getActor("default", "mover", Counter.class));
+    assertThat(found.actorId()).isEqualTo(h.actorId());
+  }
+
+  @Test
+  void hardAffinityActorsDieWithTheirNodeEvenWithRestartsLeft() {
+    ActorHandle<Counter> h = result(b.actor(Counter::new, "pinned").name("pinned").detached().maxRestarts(5)
+        .strategy(SchedulingStrategy.onNode("c")).remote());
+    cluster.crash("c");
+    await().untilAsserted(() -> assertThat(failure(a.getActor("default", "pinned", Counter.class)))
+        .isInstanceOf(ActorNotFoundException.class));
+    assertThat(failure(h.call(Counter::get))).isInstanceOf(ActorDiedException.class);
   }
 
   @Test

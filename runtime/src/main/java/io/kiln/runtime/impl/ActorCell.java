@@ -128,7 +128,8 @@ final class ActorCell extends VerticleBase {
   }
 
   ActorCell(NodeAgent agent, String actorId, ActorOptions options, Allocation allocation, MethodRef ctor,
-            Object ctorFn, Object[] ctorArgs, String ownerNodeId, String ownerActorId) {
+            Object ctorFn, Object[] ctorArgs, String ownerNodeId, String ownerActorId, int restarts) {
+    this.restarts = restarts;
     this.agent = agent;
     this.actorId = actorId;
     this.options = options;

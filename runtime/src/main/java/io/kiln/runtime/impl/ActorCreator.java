@@ -85,7 +85,7 @@ final class ActorCreator {
     String ownerNode = owner != null ? owner.nodeId() : runtime.nodeId();
     String ownerActor = owner != null ? owner.actorId() : null;
     if (o.name() == null) {
-      return place(RuntimeImpl.newId(), ctor, ctorFn, args, o, ownerNode, ownerActor, null)
+      return place(new AgentRequests.CreateActor(RuntimeImpl.newId(), ctor, ctorFn, args, o, ownerNode, ownerActor, null, 0))
           .thenApply(info -> runtime.handle(info.actorId(), o.namespace(), null, info.nodeId(), type));
     }
     return getOrCreate(ctor, ctorFn, args, o, ownerNode, ownerActor, type, 1);
@@ -96,13 +96,19 @@ final class ActorCreator {
                                                           Class<T> type, int attempt) {
     String actorId = RuntimeImpl.newId();
     boolean hard = o.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
+    AgentRequests.CreateActor req = new AgentRequests.CreateActor(actorId, ctor, ctorFn, args, o, ownerNode,
+        ownerActor, null, 0);
+    // Only a detached actor may outlive its node (an owned one dies with it anyway).
+    String creation = !hard && o.maxRestarts() != 0 && o.lifetime() == io.kiln.runtime.Lifetime.DETACHED
+        ? AgentRequests.armour(req) : null;
     ActorRecord pending = new ActorRecord(actorId, o.namespace(), o.name(), ctor.ownerClass().getName(), null,
-        ActorState.PENDING, o.lifetime(), runtime.nodeId(), ownerNode, ownerActor, 0, null, hard, 0);
+        ActorState.PENDING, o.lifetime(), runtime.nodeId(), ownerNode, ownerActor, 0, null, hard, o.maxRestarts(),
+        creation, 0);
     String json = ActorRegistry.encode(pending);
     String key = pending.key();
     return runtime.registry().putIfAbsent(pending, json).thenCompose(existing -> {
       if (existing.isEmpty()) {
-        CompletionStage<ActorInfo> placed = place(actorId, ctor, ctorFn, args, o, ownerNode, ownerActor, json);
+        CompletionStage<ActorInfo> placed = place(req.relocated(json, 0));
         return placed.handle((info, err) -> {
           if (err != null) {
             runtime.registry().remove(key, json); // free the name we claimed; no-op if the host already did
@@ -132,13 +138,39 @@ final class ActorCreator {
     });
   }
 
-  private CompletionStage<ActorInfo> place(String actorId, MethodRef ctor, Serializable ctorFn, Object[] args,
-                                           ActorOptions o, String ownerNode, String ownerActor, String pendingJson) {
-    String what = "actor " + (o.name() == null ? ctor.ownerClass().getSimpleName() : o.namespace() + "/" + o.name());
+  CompletionStage<ActorInfo> place(AgentRequests.CreateActor req) {
+    ActorOptions o = req.options();
+    String what = "actor " + (o.name() == null ? req.ctor().ownerClass().getSimpleName() : o.namespace() + "/" + o.name());
     DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(CREATE_REPLY_TIMEOUT.toMillis());
-    AgentRequests.CreateActor req = new AgentRequests.CreateActor(actorId, ctor, ctorFn, args, o, ownerNode,
-        ownerActor, pendingJson);
     return runtime.placer().place(o.resources(), o.strategy(), o.placementTimeout(), what,
         node -> runtime.request(node, NodeAgent.address(node), req, ActorInfo.class, delivery));
+  }
+
+  /**
+   * Leader duty after a node died: re-creates a detached, not hard-pinned actor that has restarts left on
+   * another node, under the same id and name, so existing handles follow it.
+   */
+  void relocate(String key, String json, ActorRecord rec) {
+    AgentRequests.CreateActor original;
+    try {
+      original = AgentRequests.unarmour(rec.creation());
+    } catch (RuntimeException e) {
+      runtime.registry().remove(key, json);
+      return;
+    }
+    ActorRecord pending = new ActorRecord(rec.actorId(), rec.namespace(), rec.name(), rec.className(), null,
+        ActorState.PENDING, rec.lifetime(), runtime.nodeId(), rec.ownerNodeId(), rec.ownerActorId(),
+        rec.restarts() + 1, "node " + rec.nodeId() + " died", false, rec.maxRestarts(), rec.creation(),
+        rec.version() + 1);
+    String pendingJson = ActorRegistry.encode(pending);
+    runtime.registry().replace(key, json, pendingJson).thenAccept(ok -> {
+      if (ok) {
+        place(original.relocated(pendingJson, rec.restarts() + 1)).whenComplete((info, err) -> {
+          if (err != null) {
+            runtime.registry().remove(key, pendingJson);
+          }
+        });
+      }
+    });
   }
 }

@@ -25,7 +25,8 @@ final class ActorHandleImpl<T> implements ActorHandle<T> {
   final String actorId;
   private final String namespace;
   private final String name;
-  final String nodeId;
+  /** Where the actor lives; moves when the leader re-creates the actor after its node died. */
+  volatile String nodeId;
   private final Class<T> type;
   final Duration timeout;
   final DeliveryOptions delivery;
@@ -65,6 +66,10 @@ final class ActorHandleImpl<T> implements ActorHandle<T> {
   @Override
   public Class<T> type() {
     return type;
+  }
+
+  void moveTo(String newNodeId) {
+    nodeId = newNodeId;
   }
 
   @Override

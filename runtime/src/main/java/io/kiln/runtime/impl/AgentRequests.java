@@ -23,7 +23,28 @@ final class AgentRequests {
    * @param pendingRecordJson the registry entry the creator wrote for a named actor, or null
    */
   record CreateActor(String actorId, MethodRef ctor, Object ctorFn, Object[] args, ActorOptions options,
-                     String ownerNodeId, String ownerActorId, String pendingRecordJson) {
+                     String ownerNodeId, String ownerActorId, String pendingRecordJson, int restarts) {
+
+    CreateActor relocated(String pendingJson, int newRestarts) {
+      return new CreateActor(actorId, ctor, ctorFn, args, options, ownerNodeId, ownerActorId, pendingJson, newRestarts);
+    }
+  }
+
+  /** A creation request as text for the registry (so the leader can re-create the actor), or null if its
+   *  arguments cannot be encoded. */
+  static String armour(CreateActor req) {
+    try {
+      io.vertx.core.buffer.Buffer buf = io.vertx.core.buffer.Buffer.buffer();
+      new CreateActorCodec().encodeToWire(buf, req.relocated(null, 0));
+      return java.util.Base64.getEncoder().encodeToString(buf.getBytes());
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  static CreateActor unarmour(String text) {
+    io.vertx.core.buffer.Buffer buf = io.vertx.core.buffer.Buffer.buffer(java.util.Base64.getDecoder().decode(text));
+    return new CreateActorCodec().decodeFromWire(0, buf);
   }
 
   /** Reserve resources and run a task here. */
@@ -45,6 +66,7 @@ final class AgentRequests {
       gen.writeString(m.ownerNodeId());
       gen.writeString(m.ownerActorId());
       gen.writeString(m.pendingRecordJson());
+      gen.writeNumber(m.restarts());
       gen.writeEndArray();
     }
 
@@ -59,7 +81,8 @@ final class AgentRequests {
       String ownerNode = nextString(p);
       String ownerActor = nextString(p);
       String pending = nextString(p);
-      return new CreateActor(actorId, ctor, null, args, options, ownerNode, ownerActor, pending);
+      int restarts = nextInt(p);
+      return new CreateActor(actorId, ctor, null, args, options, ownerNode, ownerActor, pending, restarts);
     }
   }
 

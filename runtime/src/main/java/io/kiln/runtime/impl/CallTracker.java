@@ -14,27 +14,31 @@ import java.util.function.Function;
 final class CallTracker {
 
   private final String localNodeId;
-  private final Map<String, Set<CompletableFuture<?>>> byNode = new ConcurrentHashMap<>();
+  private final Map<String, Set<Tracked>> byNode = new ConcurrentHashMap<>();
+
+  private record Tracked(CompletableFuture<?> future, Function<String, Throwable> cause) {
+  }
 
   CallTracker(String localNodeId) {
     this.localNodeId = localNodeId;
   }
 
-  <T> void track(String nodeId, CompletableFuture<T> future) {
+  /** Tracks {@code future} until it completes; if {@code nodeId} dies first it fails with {@code cause}. */
+  <T> void track(String nodeId, CompletableFuture<T> future, Function<String, Throwable> cause) {
     if (nodeId == null || nodeId.equals(localNodeId)) {
       return;
     }
-    Set<CompletableFuture<?>> set = byNode.computeIfAbsent(nodeId, n -> ConcurrentHashMap.newKeySet());
-    set.add(future);
-    future.whenComplete((v, e) -> set.remove(future));
+    Set<Tracked> set = byNode.computeIfAbsent(nodeId, n -> ConcurrentHashMap.newKeySet());
+    Tracked t = new Tracked(future, cause);
+    set.add(t);
+    future.whenComplete((v, e) -> set.remove(t));
   }
 
-  /** Fails every outstanding request to {@code nodeId} with the error {@code cause} builds. */
-  void nodeDied(String nodeId, Function<String, Throwable> cause) {
-    Set<CompletableFuture<?>> set = byNode.remove(nodeId);
+  /** Fails every outstanding request to {@code nodeId}. */
+  void nodeDied(String nodeId) {
+    Set<Tracked> set = byNode.remove(nodeId);
     if (set != null) {
-      Throwable t = cause.apply(nodeId);
-      set.forEach(f -> f.completeExceptionally(t));
+      set.forEach(t -> t.future().completeExceptionally(t.cause().apply(nodeId)));
     }
   }
 }

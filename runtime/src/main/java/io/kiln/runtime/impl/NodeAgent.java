@@ -122,7 +122,7 @@ final class NodeAgent {
     }
     publishRow();
     ActorCell cell = new ActorCell(this, req.actorId(), req.options(), allocation.get(), req.ctor(), req.ctorFn(),
-        req.args(), req.ownerNodeId(), req.ownerActorId());
+        req.args(), req.ownerNodeId(), req.ownerActorId(), req.restarts());
     cells.put(req.actorId(), cell);
     if (req.pendingRecordJson() != null) {
       registryJson.put(req.actorId(), req.pendingRecordJson());
@@ -217,12 +217,13 @@ final class NodeAgent {
   }
 
   private ActorRecord record(ActorCell cell, String previousJson) {
-    long version = previousJson == null ? 0 : ActorRegistry.decode(previousJson).version() + 1;
+    ActorRecord previous = previousJson == null ? null : ActorRegistry.decode(previousJson);
+    long version = previous == null ? 0 : previous.version() + 1;
     boolean hard = cell.options.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
     ActorInfo i = cell.info();
     return new ActorRecord(cell.actorId, cell.options.namespace(), cell.options.name(), cell.className(), nodeId(),
         i.state(), cell.options.lifetime(), runtime.nodeId(), cell.ownerNodeId, cell.ownerActorId, i.restarts(),
-        i.deathCause(), hard, version);
+        i.deathCause(), hard, cell.options.maxRestarts(), previous == null ? null : previous.creation(), version);
   }
 
   /** Frees what a dead actor held: resources, its name, its verticle; tells owners' children to die. */

@@ -309,14 +309,29 @@ public final class RuntimeImpl implements KilnRuntime {
     MethodRef method = Lambdas.resolve(fn);
     CallMessage msg = new CallMessage(method, fn, args);
     CompletableFuture<R> result = new CompletableFuture<>();
-    if (!h.nodeId.equals(node.nodeId())) {
-      if (!backend.members().contains(h.nodeId)) {
-        result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + h.nodeId
-            + " has left the cluster"));
-        return result;
-      }
-      calls.track(h.nodeId, result);
+    String target = h.nodeId;
+    if (target.equals(node.nodeId()) || backend.members().contains(target)) {
+      send(h, target, method, msg, result);
+    } else if (h.name() != null) {
+      follow(h).whenComplete((moved, err) -> {
+        if (moved != null) {
+          send(h, moved, method, msg, result);
+        } else {
+          result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + target
+              + " has left the cluster"));
+        }
+      });
+    } else {
+      result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + target
+          + " has left the cluster"));
     }
+    return result;
+  }
+
+  private <R> void send(ActorHandleImpl<?> h, String target, MethodRef method, CallMessage msg,
+                        CompletableFuture<R> result) {
+    calls.track(target, result, n -> new ActorDiedException(h.actorId, "actor " + h + " died with its node: node "
+        + n + " left the cluster"));
     vertx.eventBus().<ReplyMessage>request(ActorCell.address(h.actorId), msg, h.delivery).onComplete(ar -> {
       if (ar.succeeded()) {
         complete(result, ar.result().body(), method.resultType());
@@ -324,7 +339,26 @@ public final class RuntimeImpl implements KilnRuntime {
         callFailed(result, ar.cause(), h);
       }
     });
-    return result;
+  }
+
+  /**
+   * A named actor whose node left may have been re-created elsewhere by the leader under the same id:
+   * wait (up to the handle's timeout) for it to be ALIVE on a live node, and point the handle there.
+   * Completes with null when it is gone for good.
+   */
+  private CompletionStage<String> follow(ActorHandleImpl<?> h) {
+    String key = ActorRecord.key(h.namespace(), h.name());
+    return registry.await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
+            && r.nodeId() != null && backend.members().contains(r.nodeId())))
+        .toCompletableFuture()
+        .completeOnTimeout(Optional.empty(), h.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .thenApply(rec -> {
+          if (rec.isPresent() && rec.get().actorId().equals(h.actorId)) {
+            h.moveTo(rec.get().nodeId());
+            return rec.get().nodeId();
+          }
+          return null;
+        });
   }
 
   @SuppressWarnings("unchecked")
@@ -382,7 +416,7 @@ public final class RuntimeImpl implements KilnRuntime {
       f.completeExceptionally(new NodeDiedException("node " + nodeId + " is not a cluster member"));
       return f;
     }
-    calls.track(nodeId, f);
+    calls.track(nodeId, f, n -> new NodeDiedException("node " + n + " left the cluster"));
     vertx.eventBus().<ReplyMessage>request(address, body, opts).onComplete(ar -> {
       if (ar.succeeded()) {
         complete(f, ar.result().body(), resultType);
@@ -399,7 +433,7 @@ public final class RuntimeImpl implements KilnRuntime {
     @Override
     public void memberLeft(String memberId) {
       LOG.info("node {} left the cluster", memberId);
-      calls.nodeDied(memberId, n -> new NodeDiedException("node " + n + " left the cluster"));
+      calls.nodeDied(memberId);
       agent.nodeDied(memberId);
       placer.resourcesChanged();
       if (backend.isLeader()) {
@@ -427,8 +461,13 @@ public final class RuntimeImpl implements KilnRuntime {
       ActorRecord rec = ActorRegistry.decode(json);
       String home = rec.nodeId() != null ? rec.nodeId() : rec.creatorNodeId();
       if (home != null && !members.contains(home)) {
-        LOG.info("freeing name {} of actor {}: node {} is gone", key, rec.actorId(), home);
-        registry.remove(key, json);
+        if (rec.nodeId() != null && rec.relocatable()) {
+          LOG.info("re-creating actor {} ({}) elsewhere: node {} is gone", key, rec.actorId(), home);
+          creator.relocate(key, json, rec);
+        } else {
+          LOG.info("freeing name {} of actor {}: node {} is gone", key, rec.actorId(), home);
+          registry.remove(key, json);
+        }
       }
     }));
   }
