@@ -98,12 +98,13 @@ class WireCodecTest {
         .resources(Resources.gpu(0.5).withCpu(1).with("slot", 2)).strategy(SchedulingStrategy.nodeAffinity("n2", true))
         .maxConcurrency(4).maxRestarts(-1).maxTaskRetries(2).placementTimeout(Duration.ofSeconds(7)).build();
     var sent = new AgentRequests.CreateActor("id1", Lambdas.resolve(ctor), ctor, new Object[] {Map.of("k", 1)}, options,
-        "n1", "owner", "{\"x\":1}");
+        "n1", "owner", "{\"x\":1}", 2);
     var got = roundTrip(new AgentRequests.CreateActorCodec(), sent);
     assertThat(got.options()).isEqualTo(options);
     assertThat(got.args()).containsExactly(Map.of("k", 1));
     assertThat(got.ownerActorId()).isEqualTo("owner");
     assertThat(got.pendingRecordJson()).isEqualTo("{\"x\":1}");
+    assertThat(got.restarts()).isEqualTo(2);
   }
 
   @Test
