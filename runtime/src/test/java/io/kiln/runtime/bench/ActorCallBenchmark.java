@@ -31,6 +31,10 @@ public final class ActorCallBenchmark {
 
   public static void main(String[] args) throws Exception {
     int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+    if (args.length > 1 && args[1].equals("cluster")) {
+      crossNode(seconds);
+      return;
+    }
     KilnRuntime rt = LocalCluster.singleNode(new NodeOptions("bench", "127.0.0.1", Resources.cpu(2), Map.of()))
         .toCompletableFuture().get();
     try {
@@ -57,6 +61,44 @@ public final class ActorCallBenchmark {
       }
     } finally {
       rt.close();
+    }
+  }
+
+  /**
+   * Two clustered nodes (each its own Hazelcast member and clustered Vert.x, talking over loopback TCP) in
+   * this JVM: the caller on one, the actor on the other, so every call is encoded, sent and decoded.
+   */
+  private static void crossNode(int seconds) throws Exception {
+    String name = "bench-" + java.util.UUID.randomUUID();
+    io.kiln.runtime.ClusterOptions head = new io.kiln.runtime.ClusterOptions(name, "127.0.0.1", 0,
+        java.util.List.of(), java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(5), null);
+    KilnRuntime a = io.kiln.runtime.KilnCluster.join(new NodeOptions("caller", "127.0.0.1", Resources.NONE, Map.of()),
+        head).toCompletableFuture().get();
+    io.kiln.runtime.ClusterOptions joiner = new io.kiln.runtime.ClusterOptions(name, "127.0.0.1", 0,
+        java.util.List.of("127.0.0.1:" + io.kiln.runtime.KilnCluster.clusterPort(a)), java.time.Duration.ofSeconds(1),
+        java.time.Duration.ofSeconds(5), null);
+    KilnRuntime b = io.kiln.runtime.KilnCluster.join(new NodeOptions("host", "127.0.0.1", Resources.cpu(2), Map.of()),
+        joiner).toCompletableFuture().get();
+    try {
+      ActorHandle<Echo> worker = a.actor(Echo::new).strategy(io.kiln.runtime.SchedulingStrategy.onNode("host"))
+          .remote().toCompletableFuture().get();
+      ActorHandle<Echo> loop = a.actor(Echo::new).mode(ExecutionMode.EVENT_LOOP)
+          .strategy(io.kiln.runtime.SchedulingStrategy.onNode("host")).remote().toCompletableFuture().get();
+      System.out.printf("%-34s %10s %10s %10s %12s%n", "cross-node scenario", "p50 us", "p99 us", "p99.9 us", "calls/s");
+      for (int round = 0; round < 2; round++) {
+        boolean print = round == 1;
+        report(print, "remote EVENT_LOOP, 1 in flight", latency(seconds, x -> loop.call(Echo::inc, x).toCompletableFuture()));
+        report(print, "remote WORKER, 1 in flight", latency(seconds, x -> worker.call(Echo::inc, x).toCompletableFuture()));
+        for (int inflight : new int[] {16, 64}) {
+          report(print, "remote EVENT_LOOP, " + inflight + " in flight", throughput(seconds, inflight,
+              x -> loop.call(Echo::inc, x).toCompletableFuture()));
+          report(print, "remote WORKER, " + inflight + " in flight", throughput(seconds, inflight,
+              x -> worker.call(Echo::inc, x).toCompletableFuture()));
+        }
+      }
+    } finally {
+      b.close();
+      a.close();
     }
   }
 
