@@ -45,6 +45,16 @@ public final class KilnGateway {
   }
 
   /**
+   * Adds routes to the HTTP server (the management API under {@code /api/v1/} is mounted this way).
+   *
+   * @throws IllegalStateException once started
+   */
+  public KilnGateway addRoutes(java.util.function.Consumer<io.vertx.ext.web.Router> routes) {
+    servers.addRoutes(Objects.requireNonNull(routes, "routes"));
+    return this;
+  }
+
+  /**
    * Binds the HTTP and gRPC servers. Fails if a port is taken; on failure nothing stays bound.
    *
    * @throws IllegalStateException if already started

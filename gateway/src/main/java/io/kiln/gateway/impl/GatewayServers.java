@@ -29,6 +29,8 @@ public final class GatewayServers {
   private final PrometheusMeterRegistry registry;
   private final boolean ownRegistry;
 
+  private final java.util.List<java.util.function.Consumer<io.vertx.ext.web.Router>> extraRoutes =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile boolean started;
   private volatile boolean closed;
   private GatewayMetrics metrics;
@@ -46,6 +48,14 @@ public final class GatewayServers {
     this.registry = ownRegistry ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT) : options.registry();
   }
 
+  /** Adds routes (e.g. the management API) to the HTTP server; only before {@link #start}. */
+  public synchronized void addRoutes(java.util.function.Consumer<io.vertx.ext.web.Router> routes) {
+    if (metrics != null) {
+      throw new IllegalStateException("routes must be added before the gateway starts");
+    }
+    extraRoutes.add(routes);
+  }
+
   public synchronized Future<Void> start(Vertx vertx) {
     if (metrics != null) {
       throw new IllegalStateException("gateway already started");
@@ -60,7 +70,9 @@ public final class GatewayServers {
 
     HttpServerOptions httpOptions = new HttpServerOptions().setHost(options.host()).setPort(options.httpPort());
     HttpServerOptions grpcOptions = new HttpServerOptions().setHost(options.host()).setPort(options.grpcPort());
-    http = vertx.createHttpServer(httpOptions).requestHandler(new HttpApi(vertx, gw).router());
+    io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw).router();
+    extraRoutes.forEach(r -> r.accept(httpRouter));
+    http = vertx.createHttpServer(httpOptions).requestHandler(httpRouter);
     grpc = vertx.createHttpServer(grpcOptions).requestHandler(new GrpcApi(vertx, gw).server());
     return http.listen()
         .compose(h -> grpc.listen())
