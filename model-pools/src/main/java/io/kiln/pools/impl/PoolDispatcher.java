@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * draining), otherwise when the head has waited {@code maxBatchDelay}. See {@link BatchFormer}. Idle
  * workers are taken LIFO: the most recently used one stays warm (caches, clocks, JIT) while surplus
  * workers stay fully idle, so {@code idleWorkers} is an honest scale-down signal; round-robin would keep
- * every worker lukewarm and hide the surplus.
+ * every worker lukewarm and hide the surplus. Requests re-queued after a worker failed go first, each
+ * alone, so that a poison request fails by itself instead of spending its batch-mates' retries.
  *
  * <p><b>Errors</b> the returned futures fail with, all {@link InferenceException}s:
  * {@link CapacityExceededException} (queue full; {@code retryAfter} is the queue depth divided by the
