@@ -1,5 +1,7 @@
 package io.kiln.runtime;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
@@ -17,6 +19,8 @@ import java.util.TreeMap;
  * <pre>{@code Resources.gpu(1).withCpu(0.5).with("step_a_slot", 1)}</pre>
  *
  * <p>(Java forbids a static {@code cpu(double)} beside an instance one, hence {@code with*} for chaining.)
+ *
+ * <p>With Jackson it reads and writes as the map of {@link #asMap()}, e.g. {@code {"CPU": 1.0, "GPU": 0.5}}.
  */
 public final class Resources {
 
@@ -52,6 +56,7 @@ public final class Resources {
   }
 
   /** Builds resources from a map such as {@code {"CPU": 1, "step_a_slot": 4}} (YAML, JSON, CLI). */
+  @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
   public static Resources of(Map<String, ? extends Number> amounts) {
     Resources r = NONE;
     for (Map.Entry<String, ? extends Number> e : amounts.entrySet()) {
@@ -124,6 +129,7 @@ public final class Resources {
   }
 
   /** Quantities as doubles, for display and JSON. */
+  @JsonValue
   public Map<String, Double> asMap() {
     TreeMap<String, Double> m = new TreeMap<>();
     units.forEach((k, v) -> m.put(k, v / (double) SCALE));

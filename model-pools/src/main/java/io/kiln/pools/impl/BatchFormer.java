@@ -8,7 +8,11 @@ import java.util.List;
  * with it. A batch is the head plus the following requests that share its {@link BatchKey}, in FIFO
  * order, up to {@code maxBatchSize} rows; requests of other shapes keep their places for later batches.
  * Filling stops at the first compatible request that would overflow the batch rather than skipping it,
- * so that small requests cannot starve a large one behind them. Not thread-safe.
+ * so that small requests cannot starve a large one behind them.
+ *
+ * <p>A request that was re-queued after its worker failed goes alone, at once: inference is idempotent,
+ * but a batch-mate may have been what broke the worker (a poison input), and batched again it would take
+ * everyone down a second time, spending their last re-queue. Alone, only the culprit fails. Not thread-safe.
  */
 final class BatchFormer {
 
@@ -39,7 +43,8 @@ final class BatchFormer {
    * it, there is no delay, the caller will not wait (draining), or the head has waited the full delay.
    */
   boolean isReady(RequestQueue queue, PendingRequest head, long nowNanos, boolean noWait) {
-    return noWait || delayNanos == 0 || queue.rowsFor(head.key) >= maxRows || nowNanos - dueAt(head) >= 0;
+    return noWait || delayNanos == 0 || head.requeues > 0 || queue.rowsFor(head.key) >= maxRows
+        || nowNanos - dueAt(head) >= 0;
   }
 
   /** When the batch headed by {@code head} goes if it does not fill up first. */
@@ -49,9 +54,14 @@ final class BatchFormer {
 
   /**
    * Unlinks and returns the batch headed by the live {@code head}; dead requests met on the way are
-   * unlinked into {@code dead}. The batch holds at least the head, even if it alone exceeds the maximum.
+   * unlinked into {@code dead}. The batch holds at least the head, even if it alone exceeds the maximum;
+   * re-queued requests are never batched with others (see the class comment).
    */
   List<PendingRequest> take(RequestQueue queue, PendingRequest head, long nowNanos, List<PendingRequest> dead) {
+    if (head.requeues > 0) {
+      queue.remove(head);
+      return List.of(head);
+    }
     List<PendingRequest> batch = new ArrayList<>();
     long rows = 0;
     // Stop scanning once every queued request of this shape was seen: others may fill a long queue.
@@ -64,12 +74,13 @@ final class BatchFormer {
         if (p.isDead(nowNanos)) {
           queue.remove(p);
           dead.add(p);
-        } else if (batch.isEmpty() || rows + p.rows <= maxRows) {
+        } else if (p.requeues == 0) { // re-queued ones go alone, later
+          if (!batch.isEmpty() && rows + p.rows > maxRows) {
+            break;
+          }
           queue.remove(p);
           batch.add(p);
           rows += p.rows;
-        } else {
-          break;
         }
       }
       p = next;

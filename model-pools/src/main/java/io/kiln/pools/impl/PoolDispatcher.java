@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * draining), otherwise when the head has waited {@code maxBatchDelay}. See {@link BatchFormer}. Idle
  * workers are taken LIFO: the most recently used one stays warm (caches, clocks, JIT) while surplus
  * workers stay fully idle, so {@code idleWorkers} is an honest scale-down signal; round-robin would keep
- * every worker lukewarm and hide the surplus.
+ * every worker lukewarm and hide the surplus. Requests re-queued after a worker failed go first, each
+ * alone, so that a poison request fails by itself instead of spending its batch-mates' retries.
  *
  * <p><b>Errors</b> the returned futures fail with, all {@link InferenceException}s:
  * {@link CapacityExceededException} (queue full; {@code retryAfter} is the queue depth divided by the
@@ -59,6 +61,7 @@ public final class PoolDispatcher implements AutoCloseable {
   private final Timers timers;
   private final Executor executor;
   private final WorkerFailureListener listener;
+  private final Consumer<InferenceRequest> validator;
   private final PoolMetrics metrics;
   private final BatchFormer former;
   private final Throughput throughput;
@@ -80,6 +83,18 @@ public final class PoolDispatcher implements AutoCloseable {
    */
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags) {
+    this(config, nanoClock, timers, executor, listener, registry, tags, request -> { });
+  }
+
+  /**
+   * @param validator checks each request on its own at submit (e.g. against the model's spec) and throws
+   *     an {@link InferenceException} of kind INVALID_INPUT to refuse it, so that a bad request fails alone
+   *     instead of failing the batch it would have joined at the worker; runs on the dispatcher's thread
+   */
+  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
+                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
+                        Consumer<InferenceRequest> validator) {
+    this.validator = Objects.requireNonNull(validator, "validator");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.timers = Objects.requireNonNull(timers, "timers");
@@ -117,6 +132,7 @@ public final class PoolDispatcher implements AutoCloseable {
     BatchKey key;
     try {
       key = BatchKey.of(request);
+      validator.accept(request);
     } catch (InferenceException e) {
       return refuse(Outcome.INVALID, e);
     }

@@ -32,7 +32,7 @@ class PoolDispatcherFailureTest {
   }
 
   @Test
-  void aFailedWorkersBatchIsRequeuedOnceOntoAnotherWorkerThenFails() {
+  void aFailedWorkersBatchIsRequeuedOnceEachRequestAloneThenFails() {
     TestWorker w1 = h.addWorker("w1");
     TestWorker w2 = h.addWorker("w2");
     CompletableFuture<List<Tensor>> a = h.submit("a", 1);
@@ -42,18 +42,50 @@ class PoolDispatcherFailureTest {
     RuntimeException boom = new RuntimeException("CUDA error: device lost");
     w2.lastCall().fail(new CompletionException(boom));
     assertThat(h.failures).containsExactly(Map.entry("w2", boom));
-    assertThat(w1.lastCall().ids()).as("re-queued at once onto the other worker").containsExactly("a", "b");
-    assertThat(h.stats()).extracting("requeued", "busyWorkers", "idleWorkers", "totalWorkers", "failedWorkers")
-        .containsExactly(2L, 1, 0, 2, 1);
+    assertThat(w1.lastCall().ids()).as("re-queued at once, alone, onto the other worker").containsExactly("a");
+    assertThat(h.stats()).extracting("requeued", "queueDepth", "busyWorkers", "idleWorkers", "totalWorkers",
+        "failedWorkers").containsExactly(2L, 1, 1, 0, 2, 1);
     assertThat(a).isNotDone();
 
     w1.lastCall().fail(new IllegalStateException("out of memory"));
     failure(a, Kind.UNAVAILABLE).extracting(Throwable::getMessage).isEqualTo("worker w1 failed: out of memory");
-    failure(b, Kind.UNAVAILABLE);
+    assertThat(b).as("still queued for its one retry").isNotDone();
     assertThat(h.failures).extracting(Map.Entry::getKey).containsExactly("w2", "w1");
     assertThat(w2.calls()).as("never back to the failed worker").hasSize(1);
-    assertThat(h.stats()).extracting("failed", "requeued", "failedWorkers").containsExactly(2L, 2L, 2);
+
+    TestWorker w3 = h.addWorker("w3");
+    assertThat(w3.lastCall().ids()).containsExactly("b");
+    w3.lastCall().fail(new RuntimeException("died"));
+    failure(b, Kind.UNAVAILABLE).extracting(Throwable::getMessage).isEqualTo("worker w3 failed: died");
+    assertThat(h.stats()).extracting("failed", "requeued", "failedWorkers").containsExactly(2L, 2L, 3);
     assertThat(h.outcomes("failed")).isEqualTo(2);
+  }
+
+  @Test
+  void aPoisonRequestFailsAloneOnItsRetryAndItsBatchMatesAreAnswered() {
+    List<TestWorker> restarted = new ArrayList<>();
+    h.onFailure = (id, cause) -> restarted.add(h.addWorker(id));
+    TestWorker w = h.addWorker("w1");
+    CompletableFuture<List<Tensor>> a = h.submit("a", 1);
+    CompletableFuture<List<Tensor>> poison = h.submit("poison", 1);
+    CompletableFuture<List<Tensor>> c = h.submit("c", 1);
+    assertThat(w.lastCall().ids()).containsExactly("a", "poison");
+
+    w.lastCall().fail(new RuntimeException("crashed on NaN"));
+    TestWorker second = restarted.get(0);
+    assertThat(second.lastCall().ids()).containsExactly("a");
+    second.lastCall().succeed();
+    assertThat(second.lastCall().ids()).as("the retry goes before newer requests, and alone").containsExactly("poison");
+    second.lastCall().fail(new RuntimeException("crashed on NaN"));
+    failure(poison, Kind.UNAVAILABLE);
+
+    TestWorker third = restarted.get(1);
+    h.clock.advance(DELAY);
+    assertThat(third.lastCall().ids()).containsExactly("c");
+    third.lastCall().succeed();
+    assertThat(a).isCompleted();
+    assertThat(c).isCompleted();
+    assertThat(h.stats()).extracting("completed", "failed", "requeued").containsExactly(2L, 1L, 2L);
   }
 
   @Test
@@ -65,7 +97,9 @@ class PoolDispatcherFailureTest {
     w.lastCall().fail(new RuntimeException("died"));
     h.dispatcher.removeWorker("w1");
     TestWorker w2 = h.addWorker("w2");
-    assertThat(w2.lastCall().ids()).containsExactly("a", "b");
+    assertThat(w2.lastCall().ids()).containsExactly("a");
+    w2.lastCall().succeed();
+    assertThat(w2.lastCall().ids()).containsExactly("b");
     w2.lastCall().succeed();
     h.clock.advance(DELAY);
     assertThat(w2.lastCall().ids()).containsExactly("c");

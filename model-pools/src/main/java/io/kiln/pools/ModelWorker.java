@@ -1,0 +1,87 @@
+package io.kiln.pools;
+
+import io.kiln.runtime.ActorContext;
+import io.kiln.runtime.ActorOptions;
+import io.kiln.runtime.ExecutionMode;
+import io.kiln.runtime.SchedulingStrategy;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executor of a pool: an actor holding one warm model. Its constructor loads the model onto the
+ * worker's GPU (or the CPU) and warms it, once; afterwards every {@link #infer} call runs a batch on it.
+ * Created by its {@link PoolManager} as a named, detached actor pinned to the manager's node, so it
+ * outlives a manager restart and the next manager adopts it without reloading.
+ *
+ * <p><b>Threading:</b> an actor in {@link ExecutionMode#WORKER} mode with {@code max_concurrency} 1 (see
+ * {@link #options}): methods run one at a time on the actor's own thread and block it for the duration of
+ * the work. Never call them directly; call them through an {@code ActorHandle}.
+ *
+ * <p><b>Errors:</b> the constructor fails with {@link ModelLoadException} when the model cannot be loaded
+ * or warmed (the runtime restarts the worker while restarts remain). {@link #infer} fails with an
+ * {@link InferenceException} INVALID_INPUT for bad requests (the worker is fine), or with a
+ * {@link ModelExecutionException} when the model failed: a failure of that call, which the manager treats
+ * as a failed worker and answers by restarting it (reloading its model).
+ *
+ * <p>Each load increments the counter {@code kiln.pool.worker.loads} (tags deployment, version, node) of
+ * the node's {@link MeterRegistry} local service, when the node has one.
+ */
+public final class ModelWorker implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ModelWorker.class);
+
+  private final ModelRunner runner;
+
+  /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
+  public ModelWorker(WorkerSpec spec) {
+    ActorContext ctx = ActorContext.current();
+    this.runner = ModelRunners.load(spec.model(), ctx.gpuIndices());
+    ctx.runtime().localService(MeterRegistry.class).ifPresent(registry -> Counter.builder("kiln.pool.worker.loads")
+        .description("Models loaded by pool workers (first loads and restarts)")
+        .tags("deployment", spec.deployment(), "version", spec.version(), "node", spec.node())
+        .register(registry).increment());
+    LOG.info("worker {} ready on {} (restart {})", spec.actorName(), runner.loadInfo().device(), ctx.restartCount());
+  }
+
+  /**
+   * The options a pool creates worker {@code index} with: named {@link PoolNames#worker}, in namespace
+   * {@value PoolManager#NAMESPACE}, detached, get-if-exists, hard affinity to the pool's node, the pool's
+   * worker resources and restart budget, serial on a thread of its own.
+   */
+  public static ActorOptions options(PoolSpec spec, int index) {
+    return ActorOptions.builder()
+        .name(PoolNames.worker(spec.deployment(), spec.version(), spec.nodeId(), index))
+        .namespace(PoolManager.NAMESPACE)
+        .detached()
+        .getIfExists(true)
+        .resources(spec.workerResources())
+        .strategy(SchedulingStrategy.onNode(spec.nodeId()))
+        .maxRestarts(spec.workerMaxRestarts())
+        .mode(ExecutionMode.WORKER)
+        .maxConcurrency(1)
+        .build();
+  }
+
+  /**
+   * Runs one batch; see {@link ModelRunner#infer}.
+   *
+   * @return one output list per request, in request order
+   */
+  public List<List<Tensor>> infer(List<InferenceRequest> batch) {
+    return runner.infer(batch);
+  }
+
+  /** How the model was loaded and warmed. */
+  public ModelLoadInfo loadInfo() {
+    return runner.loadInfo();
+  }
+
+  /** Releases the model (the runtime calls it when the worker dies or restarts). */
+  @Override
+  public void close() {
+    runner.close();
+  }
+}

@@ -1,0 +1,220 @@
+package io.kiln.pools;
+
+import io.kiln.runtime.ActorDiedException;
+import io.kiln.runtime.ActorHandle;
+import io.kiln.runtime.ActorNotFoundException;
+import io.kiln.runtime.ActorUnavailableException;
+import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.NodeDiedException;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * How the gateway and the controller talk to the pool of a deployment version on any node: finds its
+ * {@link PoolManager} by name (and caches the handle, dropping it once the manager died), sends requests,
+ * and withdraws them when the caller cancels.
+ *
+ * <p><b>Threading:</b> thread-safe and non-blocking; returned futures complete on Vert.x threads.
+ *
+ * <p><b>Errors:</b> every failure of {@link #infer} is an {@link InferenceException}: the pool's own
+ * (INVALID_INPUT, {@link CapacityExceededException}, UNAVAILABLE, DEADLINE_EXCEEDED), UNAVAILABLE when no
+ * live manager has the name or its node is gone, DEADLINE_EXCEEDED when the timeout passed before the
+ * pool answered. A request whose manager died under it is re-sent once to a re-created manager, if the
+ * lookup finds one in time (inference is idempotent).
+ *
+ * <p><b>Cancellation:</b> cancelling the future {@link #infer} returns sends {@link PoolManager#cancel}
+ * with the request's ticket: a queued request is unqueued (never runs), a running one's result is dropped.
+ */
+public final class PoolClient {
+
+  /** The call timeout exceeds the request's by this much, so the pool's own deadline answer arrives first. */
+  private static final Duration GRACE = Duration.ofSeconds(5);
+
+  private final KilnRuntime runtime;
+  private final String clientId;
+  private final AtomicLong sequence = new AtomicLong();
+  private final ConcurrentHashMap<String, CompletableFuture<ActorHandle<PoolManager>>> managers =
+      new ConcurrentHashMap<>();
+
+  public PoolClient(KilnRuntime runtime) {
+    this.runtime = runtime;
+    this.clientId = runtime.nodeId() + "/" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /**
+   * Sends {@code request} to the pool on {@code nodeId}.
+   *
+   * @param timeout how long the pool may take, from now; the pool fails it DEADLINE_EXCEEDED after that
+   * @return the response; cancel it to withdraw the request
+   */
+  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
+                                                   InferenceRequest request, Duration timeout) {
+    CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
+    if (timeout.isNegative() || timeout.isZero()) {
+      result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
+      return result;
+    }
+    String name = PoolNames.poolManager(deployment, version, nodeId);
+    Call call = new Call(name, request, System.nanoTime() + timeout.toNanos(),
+        clientId + "/" + sequence.incrementAndGet(), result);
+    result.whenComplete((r, e) -> {
+      if (result.isCancelled()) {
+        call.cancelRemote();
+      }
+    });
+    call.send(true);
+    return result;
+  }
+
+  /** The pool's counts. */
+  public CompletionStage<PoolStats> stats(String deployment, String version, String nodeId) {
+    return callManager(deployment, version, nodeId, h -> h.call(PoolManager::stats));
+  }
+
+  /** The pool's full status (workers one by one). */
+  public CompletionStage<PoolStatus> status(String deployment, String version, String nodeId) {
+    return callManager(deployment, version, nodeId, h -> h.call(PoolManager::status));
+  }
+
+  /** Scales the pool; see {@link PoolManager#scale}. */
+  public CompletionStage<Integer> scale(String deployment, String version, String nodeId, int workers) {
+    return callManager(deployment, version, nodeId,
+        h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::scale, workers));
+  }
+
+  /** Drains the pool; see {@link PoolManager#drain}. */
+  public CompletionStage<Void> drain(String deployment, String version, String nodeId) {
+    return callManager(deployment, version, nodeId,
+        h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::drain));
+  }
+
+  private <R> CompletionStage<R> callManager(String deployment, String version, String nodeId,
+                                             Function<ActorHandle<PoolManager>, CompletionStage<R>> op) {
+    String name = PoolNames.poolManager(deployment, version, nodeId);
+    CompletableFuture<ActorHandle<PoolManager>> lookup = manager(name);
+    return lookup.thenCompose(op).handle((r, e) -> {
+      if (e != null) {
+        Throwable t = unwrap(e);
+        if (isGone(t)) {
+          managers.remove(name, lookup);
+        }
+        throw new CompletionException(translate(name, t));
+      }
+      return r;
+    });
+  }
+
+  private CompletableFuture<ActorHandle<PoolManager>> manager(String name) {
+    CompletableFuture<ActorHandle<PoolManager>> f = managers.computeIfAbsent(name,
+        n -> runtime.getActor(PoolManager.NAMESPACE, n, PoolManager.class).toCompletableFuture());
+    if (f.isCompletedExceptionally()) {
+      managers.remove(name, f); // a failed lookup is not cached: the next call looks again
+    }
+    return f;
+  }
+
+  /** One request in flight, with where it was sent so that a cancel can follow it. */
+  private final class Call {
+    final String name;
+    final InferenceRequest request;
+    final long deadlineNanos;
+    final String ticket;
+    final CompletableFuture<InferenceResponse> result;
+    volatile ActorHandle<PoolManager> sentTo;
+
+    Call(String name, InferenceRequest request, long deadlineNanos, String ticket,
+         CompletableFuture<InferenceResponse> result) {
+      this.name = name;
+      this.request = request;
+      this.deadlineNanos = deadlineNanos;
+      this.ticket = ticket;
+      this.result = result;
+    }
+
+    void send(boolean mayRetry) {
+      CompletableFuture<ActorHandle<PoolManager>> lookup = manager(name);
+      lookup.whenComplete((h, err) -> {
+        if (result.isDone()) {
+          return;
+        }
+        if (err != null) {
+          managers.remove(name, lookup);
+          result.completeExceptionally(translate(name, unwrap(err)));
+          return;
+        }
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+          result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
+          return;
+        }
+        long timeoutMs = Math.max(1, left / 1_000_000);
+        sentTo = h;
+        h.withTimeout(Duration.ofMillis(timeoutMs).plus(GRACE))
+            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket))
+            .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
+        if (result.isCancelled()) {
+          cancelRemote(); // cancelled while we were sending: the listener may have seen no target yet
+        }
+      });
+    }
+
+    private void answered(CompletableFuture<ActorHandle<PoolManager>> lookup, InferenceResponse response,
+                          Throwable e, boolean mayRetry) {
+      if (e == null) {
+        result.complete(response);
+        return;
+      }
+      Throwable t = unwrap(e);
+      if (isGone(t)) {
+        managers.remove(name, lookup);
+        if (mayRetry && t instanceof ActorDiedException && !result.isDone()) {
+          send(false);
+          return;
+        }
+      }
+      result.completeExceptionally(translate(name, t));
+    }
+
+    void cancelRemote() {
+      ActorHandle<PoolManager> h = sentTo;
+      if (h != null) {
+        h.call(PoolManager::cancel, ticket);
+      }
+    }
+  }
+
+  private static boolean isGone(Throwable t) {
+    return t instanceof ActorDiedException || t instanceof ActorNotFoundException || t instanceof NodeDiedException;
+  }
+
+  private static Throwable translate(String name, Throwable t) {
+    if (t instanceof InferenceException) {
+      return t;
+    }
+    if (t instanceof CallTimeoutException) {
+      return new InferenceException(InferenceException.Kind.DEADLINE_EXCEEDED, "pool " + name + " did not answer in time", t);
+    }
+    if (t instanceof ActorNotFoundException) {
+      return new InferenceException(InferenceException.Kind.UNAVAILABLE, "no pool " + name, t);
+    }
+    if (isGone(t) || t instanceof ActorUnavailableException) {
+      return new InferenceException(InferenceException.Kind.UNAVAILABLE, "pool " + name + " is unavailable: "
+          + t.getMessage(), t);
+    }
+    return t;
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

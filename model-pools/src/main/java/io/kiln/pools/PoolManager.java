@@ -1,0 +1,253 @@
+package io.kiln.pools;
+
+import io.kiln.pools.impl.DispatchTimes;
+import io.kiln.pools.impl.LoadReporter;
+import io.kiln.pools.impl.PoolDispatcher;
+import io.kiln.pools.impl.PoolWorkers;
+import io.kiln.pools.impl.SpecValidator;
+import io.kiln.pools.impl.VertxTimers;
+import io.kiln.runtime.ActorContext;
+import io.kiln.runtime.ActorHandle;
+import io.kiln.runtime.ActorOptions;
+import io.kiln.runtime.ExecutionMode;
+import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.Resources;
+import io.kiln.runtime.SchedulingStrategy;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.Context;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The scheduler of one deployment version's pool on one node: a zero-resource actor named
+ * {@code kiln/pool/<deployment>@<version>/<node>} in namespace {@value #NAMESPACE}, pinned to its node,
+ * that queues requests, forms dynamic batches and dispatches them to its {@link ModelWorker}s. Create it
+ * with {@link #getOrCreate} (or {@link #options}); reach it from any node with {@link PoolClient}.
+ *
+ * <p><b>Threading:</b> runs in {@link ExecutionMode#EVENT_LOOP} mode with a high {@code max_concurrency}:
+ * every method runs on the actor's event loop and returns at once (slow work completes the returned
+ * stage later). Never call the methods directly; call them through an {@code ActorHandle}.
+ *
+ * <p><b>Workers:</b> the constructor get-or-creates the named, detached workers, so a manager that is
+ * restarted, or re-created after it died, adopts the live workers of its predecessor without reloading
+ * their models. A worker that fails under a batch (its model threw, it died, or it hung past the call
+ * timeout) leaves the rotation; its requests are re-queued once, each alone; it is restarted, reloading
+ * its model, and rejoins once it answers, or with no restarts left it is dropped and listed DEAD in
+ * {@link #status()}.
+ *
+ * <p><b>Errors</b> of {@link #infer}/{@link #submit}: {@link InferenceException} INVALID_INPUT (checked
+ * against the model spec at once, alone), {@link CapacityExceededException} (queue full),
+ * UNAVAILABLE (draining, closed, a worker failed twice under it), DEADLINE_EXCEEDED (it never runs once
+ * its deadline passed). See {@link io.kiln.pools.impl.PoolDispatcher}.
+ *
+ * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
+ */
+public final class PoolManager implements AutoCloseable {
+
+  /** Namespace of the pools' actors. */
+  public static final String NAMESPACE = "kiln";
+  /** Requests one manager may hold in progress (queued or executing) before its mailbox pushes back. */
+  public static final int MAX_CONCURRENCY = 100_000;
+
+  private final PoolSpec spec;
+  private final String managerId;
+  private final Context context;
+  private final PoolDispatcher dispatcher;
+  private final PoolWorkers workers;
+  private final LoadReporter reporter;
+  private final DispatchTimes times = new DispatchTimes();
+  private final Map<String, CompletableFuture<List<Tensor>>> tickets = new HashMap<>();
+  private CompletionStage<Void> drained;
+  private boolean draining;
+  private boolean closed;
+
+  /** Starts the pool: a non-blocking constructor; workers are created or adopted in the background. */
+  public PoolManager(PoolSpec spec) {
+    ActorContext ctx = ActorContext.current();
+    KilnRuntime runtime = ctx.runtime();
+    this.spec = spec;
+    this.managerId = ctx.actorId();
+    this.context = ctx.vertxContext();
+    MeterRegistry registry = runtime.localService(MeterRegistry.class).orElseGet(SimpleMeterRegistry::new);
+    this.dispatcher = new PoolDispatcher(spec.config(), System::nanoTime, new VertxTimers(context),
+        r -> context.runOnContext(v -> r.run()), this::workerFailed, registry,
+        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), new SpecValidator(spec.model()));
+    Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
+    this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
+        this::workersChanged);
+    this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready, () -> draining);
+    reporter.start();
+    workers.start();
+  }
+
+  /**
+   * The options the manager of {@code spec} is created with: named, namespace {@value #NAMESPACE},
+   * detached, get-if-exists, hard affinity to its node, no resources, event-loop mode,
+   * {@value #MAX_CONCURRENCY} concurrent calls, restarted without limit (its constructor only adopts).
+   */
+  public static ActorOptions options(PoolSpec spec) {
+    return ActorOptions.builder().name(spec.managerName()).namespace(NAMESPACE).detached().getIfExists(true)
+        .resources(Resources.NONE).strategy(SchedulingStrategy.onNode(spec.nodeId()))
+        .mode(ExecutionMode.EVENT_LOOP).maxConcurrency(MAX_CONCURRENCY).maxPendingCalls(MAX_CONCURRENCY)
+        .maxRestarts(-1).build();
+  }
+
+  /** Gets the live manager of {@code spec}'s pool or creates it on {@code spec.nodeId()}; see {@link #options}. */
+  public static CompletionStage<ActorHandle<PoolManager>> getOrCreate(KilnRuntime runtime, PoolSpec spec) {
+    return runtime.actor(PoolManager::new, spec).options(options(spec)).remote();
+  }
+
+  /** {@link #submit} without a ticket: not cancellable. {@code timeoutMs <= 0} means the pool's default. */
+  public CompletionStage<InferenceResponse> infer(InferenceRequest request, long timeoutMs) {
+    return submit(new PoolRequest(request, timeoutMs, null));
+  }
+
+  /**
+   * Queues a request and completes with its response: the deployment's name and version, the request's
+   * id, its outputs, and parameters {@code kiln_node}, {@code kiln_queue_ms} and {@code kiln_compute_ms}
+   * (the last two once a worker ran it). The deadline counts from the request's arrival here;
+   * {@code timeoutMs <= 0} means the pool's default timeout. Errors: see the class comment.
+   */
+  public CompletionStage<InferenceResponse> submit(PoolRequest call) {
+    long arrived = System.nanoTime();
+    long timeoutMs = call.timeoutMs() > 0 ? Math.min(call.timeoutMs(), PoolConfig.MAX_TIMEOUT.toMillis())
+        : spec.config().defaultTimeout().toMillis();
+    InferenceRequest request = call.request();
+    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000);
+    String ticket = call.ticket();
+    if (ticket != null && !outputs.isDone()) {
+      tickets.put(ticket, outputs);
+    }
+    reporter.changed();
+    CompletableFuture<InferenceResponse> response = new CompletableFuture<>();
+    // Completes on this context: the dispatcher settles on it, and cancel() runs on it.
+    outputs.whenComplete((out, err) -> {
+      if (ticket != null) {
+        tickets.remove(ticket, outputs);
+      }
+      DispatchTimes.Stamp stamp = times.take(request);
+      if (err != null) {
+        response.completeExceptionally(err instanceof CancellationException
+            ? InferenceException.unavailable("cancelled by the client") : unwrap(err));
+      } else {
+        response.complete(new InferenceResponse(request.id(), spec.deployment(), spec.version(), out,
+            parameters(arrived, stamp)));
+      }
+      reporter.changed();
+    });
+    return response;
+  }
+
+  private Map<String, Object> parameters(long arrived, DispatchTimes.Stamp stamp) {
+    Map<String, Object> p = new LinkedHashMap<>();
+    p.put("kiln_node", spec.nodeId());
+    if (stamp != null && stamp.doneNanos() != 0) {
+      p.put("kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived));
+      p.put("kiln_compute_ms", millis(stamp.doneNanos() - stamp.dispatchedNanos()));
+    }
+    return p;
+  }
+
+  /**
+   * Withdraws the request submitted with {@code ticket}: unqueued if it is still waiting (its response
+   * fails UNAVAILABLE "cancelled"), its result discarded if a worker is running it.
+   *
+   * @return whether a pending request had that ticket
+   */
+  public boolean cancel(String ticket) {
+    CompletableFuture<List<Tensor>> f = tickets.remove(ticket);
+    return f != null && f.cancel(false);
+  }
+
+  /** The dispatcher's counts now. */
+  public PoolStats stats() {
+    return dispatcher.stats();
+  }
+
+  /** Load, workers one by one, configuration. */
+  public PoolStatus status() {
+    return new PoolStatus(spec.deployment(), spec.version(), spec.nodeId(), managerId, ready(), draining,
+        workers.liveCount(), spec.config(), dispatcher.stats(), workers.status());
+  }
+
+  /**
+   * Scales the pool towards {@code workers} live workers, adding only as many as the node's unreserved
+   * resources hold now; completes with the live count once added workers are warm (or failed) and removed
+   * ones finished their batch and were killed. Fails with {@link IllegalStateException} once draining.
+   */
+  public CompletionStage<Integer> scale(int workers) {
+    if (draining || closed) {
+      return CompletableFuture.failedFuture(new IllegalStateException("pool " + spec.managerName() + " is "
+          + (closed ? "closed" : "draining")));
+    }
+    return this.workers.scale(workers);
+  }
+
+  /**
+   * Retires the pool: refuses new requests (UNAVAILABLE "pool is draining"), dispatches what is queued
+   * without waiting for fuller batches, waits for what executes, then kills the workers. Completes once
+   * they are gone; the manager itself stays until killed. Idempotent.
+   */
+  public CompletionStage<Void> drain() {
+    if (drained == null) {
+      draining = true;
+      reporter.publish();
+      drained = dispatcher.drain().thenCompose(v -> workers.retireAll());
+    }
+    return drained;
+  }
+
+  /**
+   * Stops this manager: fails what is queued or executing with UNAVAILABLE "pool is closed" and stops
+   * reporting load, but leaves the workers alive, so that a restarted or re-created manager adopts them
+   * (use {@link #drain()} first to retire the pool). The runtime calls it when the actor dies or restarts.
+   * Idempotent.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    workers.close();
+    reporter.stop();
+    dispatcher.close();
+    tickets.clear();
+    times.clear();
+  }
+
+  private boolean ready() {
+    return !closed && !draining && workers.ready();
+  }
+
+  private void workerFailed(String id, Throwable cause) {
+    workers.workerFailed(id, cause);
+  }
+
+  private void workersChanged() {
+    reporter.changed();
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private static double millis(long nanos) {
+    return Math.round(nanos / 1e3) / 1e3;
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+}

@@ -1,0 +1,19 @@
+package io.kiln.pools;
+
+import java.util.Objects;
+
+/**
+ * One inference request on its way to a {@link PoolManager}, with what the manager needs besides the
+ * tensors: how long it may take and a ticket that {@link PoolManager#cancel} can name it by.
+ *
+ * @param request the request
+ * @param timeoutMs time left until its deadline, counted from its arrival at the manager; positive
+ * @param ticket unique per caller and request (e.g. {@code <node>/<client>/<sequence>}), or null when the
+ *     caller will never cancel
+ */
+public record PoolRequest(InferenceRequest request, long timeoutMs, String ticket) {
+
+  public PoolRequest {
+    Objects.requireNonNull(request, "request");
+  }
+}

@@ -1,0 +1,117 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.PoolLoad;
+import io.kiln.pools.PoolSpec;
+import io.kiln.pools.PoolStats;
+import io.vertx.core.Context;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Publishes one pool manager's load on the event bus ({@link #ADDRESS}; the clustered bus reaches every
+ * node) as a small JSON object: every {@link #PERIOD_MS} ms, at once when the queue moved by a large step
+ * or readiness flipped, and a last {@code gone} report when the manager closes. Lives on the manager's
+ * context: every method must be called there.
+ */
+public final class LoadReporter {
+
+  /** Event-bus address of load reports. */
+  public static final String ADDRESS = "kiln.pool-load";
+  public static final long PERIOD_MS = 100;
+
+  private final Context context;
+  private final PoolSpec spec;
+  private final String managerId;
+  private final Supplier<PoolStats> stats;
+  private final BooleanSupplier ready;
+  private final BooleanSupplier draining;
+  private final int step;
+  private long timer = -1;
+  private long seq;
+  private int lastQueue;
+  private boolean lastReady;
+  private boolean stopped;
+
+  public LoadReporter(Context context, PoolSpec spec, String managerId, Supplier<PoolStats> stats,
+                      BooleanSupplier ready, BooleanSupplier draining) {
+    this.context = context;
+    this.spec = spec;
+    this.managerId = managerId;
+    this.stats = stats;
+    this.ready = ready;
+    this.draining = draining;
+    // Routers compare queue depths with capacity: a move of 1/16 of it (at least 8) is worth a report now.
+    this.step = Math.max(8, spec.config().maxQueued() / 16);
+  }
+
+  public void start() {
+    publish();
+    timer = context.owner().setPeriodic(PERIOD_MS, id -> publish());
+  }
+
+  /** Publishes now if the load changed a lot since the last report. */
+  public void changed() {
+    if (stopped) {
+      return;
+    }
+    int q = stats.get().queueDepth();
+    if (Math.abs(q - lastQueue) >= step || ready.getAsBoolean() != lastReady) {
+      publish();
+    }
+  }
+
+  public void publish() {
+    if (stopped) {
+      return;
+    }
+    PoolStats s = stats.get();
+    lastQueue = s.queueDepth();
+    lastReady = ready.getAsBoolean();
+    context.owner().eventBus().publish(ADDRESS, encode(s, lastReady, draining.getAsBoolean(), false));
+  }
+
+  /** Stops reporting and tells the board this manager is gone. Idempotent. */
+  public void stop() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    if (timer >= 0) {
+      context.owner().cancelTimer(timer);
+    }
+    context.owner().eventBus().publish(ADDRESS, encode(stats.get(), false, draining.getAsBoolean(), true));
+  }
+
+  private JsonObject encode(PoolStats s, boolean isReady, boolean isDraining, boolean gone) {
+    return new JsonObject()
+        .put("deployment", spec.deployment()).put("version", spec.version()).put("node", spec.nodeId())
+        .put("manager", managerId).put("seq", ++seq).put("gone", gone)
+        .put("ready", isReady).put("draining", isDraining)
+        .put("queueDepth", s.queueDepth()).put("inFlight", s.inFlightRequests())
+        .put("capacity", spec.config().maxQueued())
+        .put("idle", s.idleWorkers()).put("busy", s.busyWorkers()).put("workers", s.totalWorkers());
+  }
+
+  /**
+   * Reads a report; null if it is malformed (reports come from other nodes: never trust them to parse).
+   *
+   * @param age how long ago it arrived
+   */
+  public static PoolLoad decode(JsonObject m, Duration age) {
+    try {
+      return new PoolLoad(m.getString("deployment"), m.getString("version"), m.getString("node"),
+          m.getString("manager"), m.getBoolean("ready", false), m.getBoolean("draining", false),
+          m.getInteger("queueDepth", 0), m.getInteger("inFlight", 0), m.getInteger("capacity", 0),
+          m.getInteger("idle", 0), m.getInteger("busy", 0), m.getInteger("workers", 0), age);
+    } catch (ClassCastException e) {
+      return null;
+    }
+  }
+
+  /** Whether a report says its manager closed. */
+  public static boolean isGone(JsonObject m) {
+    return Boolean.TRUE.equals(m.getValue("gone"));
+  }
+}
