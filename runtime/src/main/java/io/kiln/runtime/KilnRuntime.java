@@ -77,6 +77,17 @@ public interface KilnRuntime extends AutoCloseable {
   /** A node-local service registered with {@link #registerLocalService}. */
   <S> java.util.Optional<S> localService(Class<S> type);
 
+  /**
+   * The cluster this node belongs to: membership, leadership and the shared maps that components above
+   * the runtime (the serve controller's desired state) keep their cluster-wide state in.
+   */
+  io.kiln.runtime.spi.cluster.ClusterBackend cluster();
+
+  /** Whether this node is the cluster's leader (the oldest member), which runs cluster-wide duties. */
+  default boolean isLeader() {
+    return cluster().isLeader();
+  }
+
   /** The node table as this node sees it now. */
   ClusterView clusterView();
 

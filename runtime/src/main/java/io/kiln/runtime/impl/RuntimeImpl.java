@@ -141,7 +141,7 @@ public final class RuntimeImpl implements KilnRuntime {
     return out;
   }
 
-  /** The cluster SPI this node runs on (serve stores desired state in its maps). */
+  @Override
   public ClusterBackend cluster() {
     return backend;
   }
