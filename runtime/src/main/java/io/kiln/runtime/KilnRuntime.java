@@ -88,6 +88,12 @@ public interface KilnRuntime extends AutoCloseable {
     return cluster().isLeader();
   }
 
+  /**
+   * Publishes a service of this node in its node-table row (the gateway advertises {@code http} and
+   * {@code grpc} ports), so other nodes and {@code kiln status} can find it.
+   */
+  void advertise(String service, String value);
+
   /** The node table as this node sees it now. */
   ClusterView clusterView();
 

@@ -129,7 +129,7 @@ public final class RuntimeImpl implements KilnRuntime {
     return backend;
   }
 
-  /** Advertises a service of this node (e.g. the gateway's {@code http} port) in the node table. */
+  @Override
   public void advertise(String service, String value) {
     agent.setService(service, value);
   }

@@ -1,0 +1,180 @@
+package io.kiln.deploy;
+
+import io.kiln.runtime.ClusterOptions;
+import io.kiln.runtime.KilnCluster;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kiln start --head | --address HOST:PORT}: starts a cluster node in the background (log in
+ * {@code .kiln/logs/<node>.log}) and returns once it has joined and serves; {@code --foreground} keeps it
+ * in this process.
+ */
+@Command(name = "start", description = "Start a cluster node: --head starts a cluster, --address HOST:PORT joins one.")
+final class StartCommand implements Callable<Integer> {
+
+  static final class Role {
+    @Option(names = "--head", required = true, description = "start a new cluster with this node as its head")
+    boolean head;
+
+    @Option(names = "--address", required = true, paramLabel = "HOST:PORT",
+        description = "join the cluster that HOST:PORT (a member's cluster port) belongs to")
+    String address;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Role role;
+
+  @Mixin
+  NodeCommandOptions opts = new NodeCommandOptions();
+
+  @Option(names = "--cluster-port", description = "membership port (default ${DEFAULT-VALUE})", defaultValue = "5701")
+  int clusterPort;
+
+  @Option(names = "--cluster-name", description = "cluster name (default ${DEFAULT-VALUE})",
+      defaultValue = ClusterOptions.DEFAULT_CLUSTER_NAME)
+  String clusterName;
+
+  @Option(names = "--cluster-secret", description = "shared secret members must know (default: $KILN_CLUSTER_SECRET)")
+  String secret;
+
+  @Option(names = "--foreground", description = "run in this process instead of the background")
+  boolean foreground;
+
+  @Option(names = "--start-timeout", description = "seconds to wait for the node (default ${DEFAULT-VALUE})",
+      defaultValue = "180")
+  int startTimeoutSeconds;
+
+  @Override
+  public Integer call() throws Exception {
+    var node = opts.node();
+    if (opts.nodeId == null) {
+      opts.nodeId = node.nodeId(); // fixed now, so the background child and this process agree
+    }
+    return foreground ? runHere() : runInBackground(opts.nodeId);
+  }
+
+  private ClusterOptions cluster() {
+    String s = secret != null ? secret : System.getenv("KILN_CLUSTER_SECRET");
+    try {
+      ClusterOptions c = role.head ? ClusterOptions.head(opts.host, clusterPort)
+          : ClusterOptions.join(opts.host, clusterPort, role.address);
+      return c.withClusterName(clusterName).withSecret(s);
+    } catch (IllegalArgumentException e) {
+      throw new CliException(e.getMessage());
+    }
+  }
+
+  private int runHere() throws Exception {
+    ClusterOptions cluster = cluster();
+    KilnNode node;
+    try {
+      node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
+          opts.requestTimeout())).toCompletableFuture().join();
+    } catch (CompletionException e) {
+      throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
+    }
+    int port = KilnCluster.clusterPort(node.runtime());
+    System.out.println("kiln: node " + opts.nodeId + (role.head ? " (head)" : "") + " joined cluster '" + clusterName
+        + "' at " + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC "
+        + opts.host + ":" + node.grpcPort());
+    NodeProcess.runUntilStopped(node, new LocalNodes.Entry(opts.nodeId, ProcessHandle.current().pid(), opts.host,
+        node.httpPort(), node.grpcPort(), port, role.head));
+    return 0;
+  }
+
+  private int runInBackground(String nodeId) throws IOException, InterruptedException {
+    Files.createDirectories(LocalNodes.logs());
+    Path log = LocalNodes.logs().resolve(nodeId + ".log");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(KilnCli.class.getName());
+    cmd.add("start");
+    cmd.addAll(forwardedArgs());
+    cmd.add("--node-id");
+    cmd.add(nodeId);
+    cmd.add("--foreground");
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+    long end = System.nanoTime() + Duration.ofSeconds(startTimeoutSeconds).toNanos();
+    while (System.nanoTime() < end) {
+      for (LocalNodes.Entry e : LocalNodes.alive()) {
+        if (e.nodeId().equals(nodeId)) {
+          System.out.println("kiln: started node " + nodeId + (e.head() ? " (head)" : "") + " (pid " + e.pid()
+              + "); HTTP " + e.httpAddress() + ", gRPC " + e.host() + ":" + e.grpcPort() + ", cluster "
+              + e.host() + ":" + e.clusterPort());
+          if (e.head()) {
+            System.out.println("  join more nodes with: ./kiln start --address " + e.host() + ":" + e.clusterPort()
+                + " --port <free port> --grpc-port <free port> --cluster-port <free port>");
+          }
+          System.out.println("  log: " + log);
+          return 0;
+        }
+      }
+      if (!p.isAlive()) {
+        throw new CliException("node " + nodeId + " exited with " + p.exitValue() + "; last lines of " + log + ":\n"
+            + tail(log, 20));
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
+    }
+    p.destroy();
+    throw new CliException("node " + nodeId + " did not start within " + startTimeoutSeconds + " s; see " + log);
+  }
+
+  /** This invocation's options, minus the ones the background child gets explicitly. */
+  private List<String> forwardedArgs() {
+    List<String> out = new ArrayList<>();
+    if (role.head) {
+      out.add("--head");
+    } else {
+      out.add("--address");
+      out.add(role.address);
+    }
+    out.addAll(List.of("--host", opts.host, "--port", Integer.toString(opts.httpPort), "--grpc-port",
+        Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
+        "--request-timeout-ms", Long.toString(opts.requestTimeoutMs)));
+    if (opts.gpus != null) {
+      out.addAll(List.of("--gpus", Integer.toString(opts.gpus)));
+    }
+    if (opts.cpus != null) {
+      out.addAll(List.of("--cpus", Double.toString(opts.cpus)));
+    }
+    if (opts.resources != null) {
+      out.addAll(List.of("--resources", opts.resources));
+    }
+    if (!opts.labels.isEmpty()) {
+      out.add("--labels");
+      out.add(String.join(",", opts.labels.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList()));
+    }
+    if (opts.token != null) {
+      out.addAll(List.of("--token", opts.token));
+    }
+    if (secret != null) {
+      out.addAll(List.of("--cluster-secret", secret));
+    }
+    return out;
+  }
+
+  private static String tail(Path log, int lines) {
+    try {
+      List<String> all = Files.readAllLines(log);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+}

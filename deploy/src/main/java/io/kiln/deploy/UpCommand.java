@@ -1,0 +1,113 @@
+package io.kiln.deploy;
+
+import io.kiln.serve.DeploymentStatus;
+import io.kiln.serve.DeploymentValidationException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kiln up}: one process, one node, the quickstart deployment, the gateway on :8000 — and a curl
+ * line that works. Runs until Ctrl-C (or {@code kiln stop}).
+ */
+@Command(name = "up", description = "Run a single-node Kiln with the quickstart deployment (Ctrl-C to stop).")
+final class UpCommand implements Callable<Integer> {
+
+  @Mixin
+  NodeCommandOptions opts = new NodeCommandOptions();
+
+  @Option(names = "--file", description = "deployment YAML to serve (default: deploy/examples/quickstart.yaml)")
+  Path file;
+
+  @Option(names = "--ready-timeout", description = "seconds to wait for the deployment to be ready "
+      + "(default ${DEFAULT-VALUE})", defaultValue = "300")
+  int readyTimeoutSeconds;
+
+  @Override
+  public Integer call() throws Exception {
+    Path yaml = (file != null ? file : LocalNodes.home().resolve("deploy/examples/quickstart.yaml")).toAbsolutePath();
+    if (!Files.isRegularFile(yaml)) {
+      throw new CliException("no such deployment file: " + yaml);
+    }
+    KilnNode node;
+    try {
+      node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
+          opts.requestTimeout())).toCompletableFuture().join();
+    } catch (CompletionException e) {
+      throw new CliException("could not start the node: " + rootMessage(e));
+    }
+    String nodeId = node.runtime().nodeId();
+    System.out.println("kiln: node " + nodeId + " up; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC "
+        + opts.host + ":" + node.grpcPort());
+    try {
+      var applied = node.serve().apply(Files.readString(yaml), yaml, false).toCompletableFuture().join();
+      System.out.print(applied.plan().toText());
+      String name = applied.deployments().get(0).name();
+      DeploymentStatus ready = awaitReady(node, name, Duration.ofSeconds(readyTimeoutSeconds));
+      System.out.println("kiln: deployment " + name + " version " + ready.servingVersion() + " is ready ("
+          + ready.message() + ")");
+      printTry(name, node.httpPort());
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof DeploymentValidationException v) {
+        System.err.println(v.getMessage());
+      } else {
+        System.err.println("kiln: deploying " + yaml + " failed: " + rootMessage(e));
+      }
+      node.close();
+      return 1;
+    }
+    NodeProcess.runUntilStopped(node, new LocalNodes.Entry(nodeId, ProcessHandle.current().pid(), opts.host,
+        node.httpPort(), node.grpcPort(), 0, true));
+    return 0;
+  }
+
+  private void printTry(String name, int port) {
+    Path request = LocalNodes.home().resolve("deploy/examples/mlp-request.json");
+    System.out.println();
+    System.out.println("Try it:");
+    if (name.equals("mlp") && Files.isRegularFile(request)) {
+      System.out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/mlp/infer"
+          + " -H 'Content-Type: application/json' -d @" + request);
+    } else {
+      System.out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/" + name);
+    }
+    System.out.println("  ./kiln status");
+    System.out.println("Stop with Ctrl-C or ./kiln stop.");
+  }
+
+  static DeploymentStatus awaitReady(KilnNode node, String name, Duration timeout) throws InterruptedException {
+    long end = System.nanoTime() + timeout.toNanos();
+    String last = "";
+    while (System.nanoTime() < end) {
+      DeploymentStatus s = node.serve().statuses().get(name);
+      if (s != null) {
+        if (s.phase() == DeploymentStatus.Phase.READY) {
+          return s;
+        }
+        if (s.phase() == DeploymentStatus.Phase.FAILED || s.phase() == DeploymentStatus.Phase.UNSCHEDULABLE) {
+          throw new CompletionException(new CliException(name + " " + s.phase() + ": " + s.message()));
+        }
+        String line = s.phase() + ": " + s.message();
+        if (!line.equals(last)) {
+          System.out.println("kiln: " + name + " " + line);
+          last = line;
+        }
+      }
+      Thread.onSpinWait();
+      java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
+    }
+    throw new CompletionException(new CliException(name + " was not ready within " + timeout.toSeconds() + " s"));
+  }
+
+  static String rootMessage(Throwable t) {
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getMessage() != null ? t.getMessage() : t.toString();
+  }
+}

@@ -1,0 +1,195 @@
+package io.kiln.gateway.management;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.NodeView;
+import io.kiln.runtime.impl.WireCodec;
+import io.kiln.serve.ApplyResult;
+import io.kiln.serve.DeploymentSpec;
+import io.kiln.serve.DeploymentStatus;
+import io.kiln.serve.DeploymentValidationException;
+import io.kiln.serve.Problem;
+import io.kiln.serve.ServeController;
+import io.kiln.serve.SpecJson;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The management REST API under {@code /api/v1/}, mounted on the gateway's HTTP server:
+ * <ul>
+ *   <li>{@code POST /api/v1/deployments[?dry_run=true&source=PATH]} — body: deployment YAML (at most
+ *       {@value #MAX_YAML_BYTES} bytes). 200 with the plan; 400 with {@code problems} (file, line,
+ *       column, path, message) and nothing applied.</li>
+ *   <li>{@code GET /api/v1/deployments} — desired deployments with their status.</li>
+ *   <li>{@code DELETE /api/v1/deployments/{name}} — drain and remove; 404 if unknown.</li>
+ *   <li>{@code GET /api/v1/status} — nodes, leader, deployments, named actors.</li>
+ * </ul>
+ * With a token configured, every call needs {@code Authorization: Bearer <token>} (401 otherwise).
+ * Handlers never block: YAML parsing runs on a worker thread inside the controller.
+ */
+public final class ManagementApi {
+
+  public static final int MAX_YAML_BYTES = 1024 * 1024;
+
+  private static final ObjectMapper JSON = WireCodec.json();
+
+  private final KilnRuntime runtime;
+  private final ServeController serve;
+  private final byte[] token;
+
+  /** @param token required bearer token, or null/empty for none */
+  public ManagementApi(KilnRuntime runtime, ServeController serve, String token) {
+    this.runtime = runtime;
+    this.serve = serve;
+    this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
+  }
+
+  public void mount(Router r) {
+    r.route("/api/v1/*").handler(this::authorize);
+    r.post("/api/v1/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES))
+        .handler(this::apply);
+    r.get("/api/v1/deployments").handler(this::list);
+    r.delete("/api/v1/deployments/:name").handler(this::delete);
+    r.get("/api/v1/status").handler(this::status);
+  }
+
+  private void authorize(RoutingContext ctx) {
+    if (token == null) {
+      ctx.next();
+      return;
+    }
+    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    byte[] given = header != null && header.startsWith("Bearer ")
+        ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
+    if (MessageDigest.isEqual(given, token)) {
+      ctx.next();
+    } else {
+      ctx.response().putHeader("WWW-Authenticate", "Bearer");
+      error(ctx, 401, "management API needs a valid token (Authorization: Bearer ...)");
+    }
+  }
+
+  private void apply(RoutingContext ctx) {
+    String yaml = ctx.body().asString(StandardCharsets.UTF_8.name());
+    if (yaml == null || yaml.isBlank()) {
+      error(ctx, 400, "body must be a deployment YAML document");
+      return;
+    }
+    boolean dryRun = "true".equalsIgnoreCase(ctx.request().getParam("dry_run"));
+    String source = ctx.request().getParam("source");
+    Path sourcePath = source == null || source.isBlank() ? Path.of("request.yaml") : Path.of(source);
+    serve.apply(yaml, sourcePath, dryRun).whenComplete((result, err) -> {
+      if (err != null) {
+        Throwable t = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+            ? err.getCause() : err;
+        if (t instanceof DeploymentValidationException v) {
+          problems(ctx, v.problems());
+        } else if (t instanceof IllegalArgumentException) {
+          error(ctx, 400, t.getMessage());
+        } else {
+          error(ctx, 500, "applying deployments failed: " + t);
+        }
+        return;
+      }
+      send(ctx, 200, applied(result));
+    });
+  }
+
+  private ObjectNode applied(ApplyResult result) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("applied", result.applied());
+    ArrayNode names = o.putArray("deployments");
+    result.deployments().forEach(d -> names.add(d.id()));
+    o.set("plan", result.plan().toTree());
+    o.put("planText", result.plan().toText());
+    return o;
+  }
+
+  private void problems(RoutingContext ctx, List<Problem> problems) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("error", problems.size() + " problem(s) in the deployment file; nothing was applied");
+    ArrayNode list = o.putArray("problems");
+    for (Problem p : problems) {
+      list.addObject().put("file", p.file()).put("line", p.line()).put("column", p.column())
+          .put("path", p.path()).put("message", p.message());
+    }
+    send(ctx, 400, o);
+  }
+
+  private void list(RoutingContext ctx) {
+    ObjectNode o = JSON.createObjectNode();
+    ArrayNode list = o.putArray("deployments");
+    Map<String, DeploymentStatus> statuses = serve.statuses();
+    serve.desired().forEach((name, spec) -> {
+      ObjectNode d = list.addObject();
+      d.set("spec", SpecJson.toTree(spec));
+      d.set("status", JSON.valueToTree(statuses.get(name)));
+    });
+    send(ctx, 200, o);
+  }
+
+  private void delete(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    serve.delete(name).whenComplete((found, err) -> {
+      if (err != null) {
+        error(ctx, 500, "deleting " + name + " failed: " + err);
+      } else if (!found) {
+        error(ctx, 404, "no deployment named " + name);
+      } else {
+        send(ctx, 200, JSON.createObjectNode().put("deleting", name));
+      }
+    });
+  }
+
+  private void status(RoutingContext ctx) {
+    runtime.namedActors().whenComplete((actors, err) -> {
+      ObjectNode o = JSON.createObjectNode();
+      o.put("node", runtime.nodeId());
+      List<String> members = runtime.cluster().members();
+      o.put("leader", members.isEmpty() ? null : members.get(0));
+      ArrayNode nodes = o.putArray("nodes");
+      for (NodeView n : runtime.clusterView().nodes()) {
+        ObjectNode node = nodes.addObject().put("id", n.nodeId()).put("address", n.address()).put("alive", n.alive());
+        node.set("total", JSON.valueToTree(n.total().asMap()));
+        node.set("available", JSON.valueToTree(n.available().asMap()));
+        node.set("labels", JSON.valueToTree(n.labels()));
+      }
+      ArrayNode deployments = o.putArray("deployments");
+      Map<String, DeploymentStatus> statuses = serve.statuses();
+      for (Map.Entry<String, DeploymentSpec> e : serve.desired().entrySet()) {
+        DeploymentStatus s = statuses.get(e.getKey());
+        ObjectNode d = s != null ? JSON.valueToTree(s) : JSON.createObjectNode().put("name", e.getKey())
+            .put("version", e.getValue().version()).put("phase", "PENDING");
+        deployments.add(d);
+      }
+      ArrayNode list = o.putArray("actors");
+      if (actors != null) {
+        actors.stream().sorted((a, b) -> a.displayName().compareTo(b.displayName()))
+            .forEach((ActorInfo a) -> list.add(JSON.valueToTree(a)));
+      }
+      send(ctx, 200, o);
+    });
+  }
+
+  private static void send(RoutingContext ctx, int status, Object body) {
+    if (ctx.response().ended()) {
+      return;
+    }
+    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+        .end(WireCodec.toJson(body));
+  }
+
+  private static void error(RoutingContext ctx, int status, String message) {
+    send(ctx, status, Map.of("error", message));
+  }
+}
