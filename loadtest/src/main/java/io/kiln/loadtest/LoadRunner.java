@@ -93,6 +93,7 @@ public final class LoadRunner implements AutoCloseable {
    */
   public RunResult run(LoadOptions options, ProgressListener progress) {
     Transport transport = Transport.create(vertx, options);
+    prime(transport, options);
     Instant startedAt = Instant.now();
     long t0 = clock.getAsLong();
     long measureStart = t0 + options.warmup().toNanos();
@@ -120,7 +121,7 @@ public final class LoadRunner implements AutoCloseable {
         }
         if (now - nextTick >= 0) {
           boolean warmTick = warmupTicks && nextTick - measureStart <= 0;
-          progress.onProgress((warmTick ? warm : measured).tick(now, m.inFlight()));
+          progress.onProgress((warmTick ? warm : measured).tick(now, m.inFlight(), false));
           nextTick = nextTick - measureStart < 0 ? Math.min(nextTick + TICK_NS, measureStart) : nextTick + TICK_NS;
           continue;
         }
@@ -135,8 +136,26 @@ public final class LoadRunner implements AutoCloseable {
       m.settleOutstanding(clock.getAsLong());
       closeQuietly(transport);
     }
-    progress.onProgress(measured.tick(Math.max(endNs, measureStart), 0));
+    progress.onProgress(measured.tick(Math.max(endNs, measureStart), 0, true));
     return result(options, startedAt, m, measured);
+  }
+
+  /**
+   * Sends one unrecorded request and waits for it (at most the request timeout), so class loading, address
+   * resolution and the first connect of the generator itself are not billed to the target. Without it,
+   * an open-loop run starts with a backlog that is the client's fault.
+   */
+  private void prime(Transport transport, LoadOptions options) {
+    java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+    contexts[0].runOnContext(v -> transport.send(0, outcome -> done.complete(null)));
+    try {
+      done.get(options.requestTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+      // The target did not answer: the run itself will count that honestly.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("load test interrupted", e);
+    }
   }
 
   private static RunResult result(LoadOptions o, Instant startedAt, Measurements m, IntervalSeries measured) {
@@ -149,17 +168,7 @@ public final class LoadRunner implements AutoCloseable {
     return new RunResult(o.name(), o.describe(), startedAt.toString(),
         o.mode() == LoadMode.OPEN ? "intended" : "sent", round(seconds), requests, requests - errors, errors,
         round(requests / seconds), round((requests - errors) / seconds), o.mode() == LoadMode.OPEN ? o.rate() : null,
-        measured.latency(), p.outcomes(), dropEmptyTail(measured), measured.distribution());
-  }
-
-  private static java.util.List<RunResult.Sample> dropEmptyTail(IntervalSeries s) {
-    java.util.List<RunResult.Sample> samples = new java.util.ArrayList<>(s.samples());
-    // The closing tick can be a sliver after the last tick: keep it only if it holds data.
-    if (samples.size() > 1 && samples.get(samples.size() - 1).requests() == 0
-        && samples.get(samples.size() - 1).seconds() < 0.5) {
-      samples.remove(samples.size() - 1);
-    }
-    return java.util.List.copyOf(samples);
+        measured.latency(), p.outcomes(), measured.samples(), measured.distribution());
   }
 
   private static double round(double v) {

@@ -39,9 +39,10 @@ public record RunResult(String name, Map<String, Object> config, String startedA
    * @param t        end of the interval, seconds from the start of measurement
    * @param seconds  length of the interval
    * @param requests requests that ended in it, all outcomes
+   * @param p50      latency percentiles of the requests that ended in it; null when none did
    */
-  public record Sample(double t, double seconds, long requests, double rps, long errors, double p50, double p99,
-      double max) {
+  public record Sample(double t, double seconds, long requests, double rps, long errors, Double p50, Double p99,
+      Double max) {
   }
 
   /** The latency at or below which {@code percentile} percent of requests finished. */

@@ -17,6 +17,7 @@ public final class IntervalSeries {
   private final Histogram total = new Histogram(1, Measurements.HIGHEST_TRACKABLE_US, 3);
   private final List<RunResult.Sample> samples = new ArrayList<>();
   private Histogram interval;
+  private Histogram previous;
   private long lastTickNs;
   private long lastRequests;
   private long lastErrors;
@@ -29,22 +30,45 @@ public final class IntervalSeries {
     this.lastTickNs = originNs;
   }
 
-  /** Closes the interval ending at {@code nowNs} and returns the progress so far. */
-  public Progress tick(long nowNs, int inFlight) {
-    // Counters first: the recorder is then at least as new as them (count() updates latency first).
+  /**
+   * Closes the interval ending at {@code nowNs} and returns the progress so far. A final interval shorter
+   * than half a tick is merged into the previous one, so the series ends without a spurious spike.
+   */
+  public Progress tick(long nowNs, int inFlight, boolean last) {
+    // Counters first: the recorder is then at least as new as them (count() records latency first).
     long requests = phase.completed();
     long errors = phase.errors();
     interval = phase.recorder.getIntervalHistogram(interval);
     total.add(interval);
-    double seconds = Math.max(1e-9, (nowNs - lastTickNs) / 1e9);
-    long dRequests = requests - lastRequests;
+    long fromNs = lastTickNs;
+    long fromRequests = lastRequests;
+    long fromErrors = lastErrors;
+    Histogram h = interval;
+    if (last && !samples.isEmpty() && nowNs - lastTickNs < 500_000_000L && previous != null) {
+      RunResult.Sample prev = samples.remove(samples.size() - 1);
+      fromNs = lastTickNs - Math.round(prev.seconds() * 1e9);
+      fromRequests = lastRequests - prev.requests();
+      fromErrors = lastErrors - prev.errors();
+      previous.add(interval);
+      h = previous;
+    }
+    double seconds = Math.max(1e-9, (nowNs - fromNs) / 1e9);
+    long dRequests = requests - fromRequests;
+    boolean any = h.getTotalCount() > 0;
     samples.add(new RunResult.Sample(round((nowNs - originNs) / 1e9), round(seconds), dRequests,
-        round(dRequests / seconds), errors - lastErrors, ms(interval.getValueAtPercentile(50), interval),
-        ms(interval.getValueAtPercentile(99), interval), ms(interval.getMaxValue(), interval)));
+        round(dRequests / seconds), errors - fromErrors, any ? ms(h.getValueAtPercentile(50), h) : null,
+        any ? ms(h.getValueAtPercentile(99), h) : null, any ? ms(h.getMaxValue(), h) : null));
+    if (previous == null) {
+      previous = interval.copy();
+    } else if (h != previous) {
+      previous.reset();
+      previous.add(interval);
+    }
+    double rps = (requests - lastRequests) / Math.max(1e-9, (nowNs - lastTickNs) / 1e9);
     lastTickNs = nowNs;
     lastRequests = requests;
     lastErrors = errors;
-    return new Progress(phaseName, (nowNs - originNs) / 1e9, dRequests / seconds,
+    return new Progress(phaseName, (nowNs - originNs) / 1e9, rps,
         ms(total.getValueAtPercentile(50), total), ms(total.getValueAtPercentile(99), total), requests, errors, inFlight);
   }
 
