@@ -97,12 +97,18 @@ public final class BareServer implements AutoCloseable {
     AtomicInteger requests = new AtomicInteger();
     Buffer body = Buffer.buffer(options.body());
     try {
-      // The first instance resolves port 0; the others share the port it got.
-      int[] bound = new int[1];
-      await(vertx.deployVerticle(new Instance(options, options.port(), body, requests, bound)));
-      if (options.eventLoops() > 1) {
-        await(vertx.deployVerticle(() -> new Instance(options, bound[0], body, requests, new int[1]),
-            new DeploymentOptions().setInstances(options.eventLoops() - 1)));
+      int[] bound = new int[options.eventLoops()];
+      AtomicInteger index = new AtomicInteger();
+      // Vert.x shares a listening port between instances only if they ask for the same port; with port 0
+      // each would get its own. So pick the free port first (another process could take it meanwhile:
+      // then start fails with a clear bind error).
+      int port = options.port() == 0 && options.eventLoops() > 1 ? freePort(options.host()) : options.port();
+      await(vertx.deployVerticle(() -> new Instance(options, port, body, requests, bound, index.getAndIncrement()),
+          new DeploymentOptions().setInstances(options.eventLoops())));
+      for (int p : bound) {
+        if (p != bound[0]) {
+          throw new IllegalStateException("bare server instances bound different ports: " + java.util.Arrays.toString(bound));
+        }
       }
       return new BareServer(vertx, bound[0], requests);
     } catch (RuntimeException e) {
@@ -117,13 +123,15 @@ public final class BareServer implements AutoCloseable {
     private final Buffer body;
     private final AtomicInteger requests;
     private final int[] bound;
+    private final int index;
 
-    Instance(Options options, int port, Buffer body, AtomicInteger requests, int[] bound) {
+    Instance(Options options, int port, Buffer body, AtomicInteger requests, int[] bound, int index) {
       this.options = options;
       this.port = port;
       this.body = body;
       this.requests = requests;
       this.bound = bound;
+      this.index = index;
     }
 
     @Override
@@ -131,7 +139,11 @@ public final class BareServer implements AutoCloseable {
       return vertx.createHttpServer(new HttpServerOptions().setHost(options.host()).setPort(port).setTcpNoDelay(true))
           .requestHandler(this::handle)
           .listen()
-          .onSuccess(s -> bound[0] = s.actualPort());
+          .onSuccess(s -> {
+            synchronized (bound) {
+              bound[index] = s.actualPort();
+            }
+          });
     }
 
     private void handle(HttpServerRequest req) {
@@ -147,6 +159,14 @@ public final class BareServer implements AutoCloseable {
 
     private void respond(HttpServerRequest req) {
       req.response().putHeader("content-type", options.contentType()).end(body);
+    }
+  }
+
+  private static int freePort(String host) {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(host))) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot find a free port on " + host + ": " + e.getMessage(), e);
     }
   }
 

@@ -19,6 +19,7 @@ public final class LoadGen {
       usage: LoadGen [options]                         one load test
              LoadGen --search --p99-target-ms MS [options]  find the highest rate with p99 under MS
              LoadGen compare --baseline NAME --out FILE.html [--title T] RUN.json...
+             LoadGen wait --url URL [--path /v2/health/ready] [--timeout 120s]   until GET answers 200
 
       target and request
         --url URL               default http://127.0.0.1:8000 (8001 for grpc)
@@ -65,6 +66,9 @@ public final class LoadGen {
       }
       if (!args.positional().isEmpty() && args.positional().get(0).equals("compare")) {
         return compare(args, out);
+      }
+      if (!args.positional().isEmpty() && args.positional().get(0).equals("wait")) {
+        return waitReady(args, err);
       }
       if (!args.positional().isEmpty()) {
         throw new IllegalArgumentException("unexpected argument '" + args.positional().get(0) + "'");
@@ -179,6 +183,38 @@ public final class LoadGen {
     }
     out.println("wrote " + outFile);
     return 0;
+  }
+
+  /** Polls {@code GET url+path} every 250 ms until it answers 200 (exit 0) or the timeout passes (exit 1). */
+  private static int waitReady(CliArgs args, PrintStream err) {
+    URI uri = URI.create(args.string("url", LoadOptions.DEFAULT_HTTP_TARGET.toString()) + args.string("path", "/v2/health/ready"));
+    java.time.Duration timeout = args.duration("timeout", java.time.Duration.ofSeconds(120));
+    args.rejectUnused();
+    if (args.positional().size() != 1) {
+      throw new IllegalArgumentException("wait takes no arguments besides options");
+    }
+    java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+        .connectTimeout(java.time.Duration.ofSeconds(2)).build();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "no answer";
+    while (System.nanoTime() - deadline < 0) {
+      try {
+        int status = client.send(java.net.http.HttpRequest.newBuilder(uri).timeout(java.time.Duration.ofSeconds(2)).GET()
+            .build(), java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+        if (status == 200) {
+          return 0;
+        }
+        last = "HTTP " + status;
+      } catch (IOException e) {
+        last = e.toString();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return 1;
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(250_000_000L);
+    }
+    err.println("not ready after " + timeout.toSeconds() + " s: " + uri + " (" + last + ")");
+    return 1;
   }
 
   static void printSummary(RunResult r, PrintStream out) {

@@ -59,7 +59,7 @@ public final class Reports {
       throw new IOException(file + " is larger than " + MAX_JSON_BYTES + " bytes");
     }
     RunResult r = MAPPER.readValue(file.toFile(), RunResult.class);
-    if (r.name() == null || r.latencyMs() == null || r.distribution() == null || r.series() == null) {
+    if (r.name() == null || r.latencyMs() == null || r.latencyFrom() == null) {
       throw new IOException(file + " is not a load-test run summary");
     }
     return r;

@@ -28,6 +28,14 @@ public record RunResult(String name, Map<String, Object> config, String startedA
     Double offeredRps, Latency latencyMs, Map<String, Long> outcomes, List<Sample> series,
     List<PercentilePoint> distribution) {
 
+  public RunResult {
+    // Immutable and canonical (sorted outcomes), whether built by a run or read back from JSON.
+    config = config == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(config));
+    outcomes = outcomes == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(outcomes));
+    series = series == null ? List.of() : List.copyOf(series);
+    distribution = distribution == null ? List.of() : List.copyOf(distribution);
+  }
+
   /** Latency summary of the measured requests, in milliseconds. */
   public record Latency(long count, double min, double mean, double p50, double p90, double p99, double p999,
       double max) {

@@ -56,6 +56,17 @@ class LatencyAccuracyTest {
   }
 
   @Test
+  void bareServerSharesOnePortAcrossEventLoops() {
+    try (BareServer multi = BareServer.start(BareServer.Options.defaults().withEventLoops(2))) {
+      RunResult r = runner.run(base().target("http://127.0.0.1:" + multi.port()).mode(LoadMode.CLOSED).connections(4)
+          .maxRequests(50).warmup(Duration.ZERO).build(), ProgressListener.NONE);
+
+      assertThat(r.outcomes()).containsExactly(java.util.Map.entry("http:200", 50L));
+      assertThat(multi.requestsReceived()).isGreaterThanOrEqualTo(51);
+    }
+  }
+
+  @Test
   void maxRequestsBoundsTheRun() {
     RunResult r = runner.run(base().name("count").mode(LoadMode.CLOSED).connections(2).maxRequests(10)
         .duration(Duration.ofSeconds(30)).build(), ProgressListener.NONE);

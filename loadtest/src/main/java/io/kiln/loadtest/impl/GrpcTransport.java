@@ -30,8 +30,8 @@ final class GrpcTransport implements Transport {
   private final Buffer[] messages;
   private final long timeoutMs;
 
-  GrpcTransport(Vertx vertx, LoadOptions options, RequestMix mix, int concurrency) {
-    List<RequestMix.Entry> entries = mix.entries();
+  GrpcTransport(Vertx vertx, LoadOptions options, int concurrency) {
+    List<RequestMix.Entry> entries = options.mix().entries();
     messages = new Buffer[entries.size()];
     for (int i = 0; i < messages.length; i++) {
       messages[i] = Buffer.buffer(ModelInferEncoder.encode(options.model(), "", entries.get(i).template().inputs()));
@@ -55,6 +55,8 @@ final class GrpcTransport implements Transport {
           return req.send(message);
         })
         .compose(resp -> {
+          // Content is not inspected: an oversized message must not turn a good answer into an error.
+          resp.invalidMessageHandler(ignored -> { });
           resp.handler(ignored -> { });
           return resp.end().transform(ar -> {
             GrpcStatus status = resp.status();

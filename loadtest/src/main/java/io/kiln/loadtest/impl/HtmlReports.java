@@ -50,7 +50,7 @@ public final class HtmlReports {
     }
     sb.append("</table>\n<h2>Latency by percentile</h2>\n");
     sb.append(Svg.percentileChart("latency-percentiles", "Latency by percentile (" + r.name() + ")",
-        List.of(new Svg.Distribution(r.name(), r.distribution())), null));
+        List.of(new Svg.Distribution(r.name(), r.distribution(), r.latencyMs().count())), null));
     sb.append("<h2>Over time</h2>\n");
     int n = r.series().size();
     double[] t = new double[n];
@@ -103,7 +103,7 @@ public final class HtmlReports {
     sb.append("</table>\n<h2>Latency by percentile</h2>\n");
     List<Svg.Distribution> ds = new ArrayList<>();
     for (RunResult r : runs) {
-      ds.add(new Svg.Distribution(r.name(), r.distribution()));
+      ds.add(new Svg.Distribution(r.name(), r.distribution(), r.latencyMs().count()));
     }
     sb.append(Svg.percentileChart("latency-percentiles", "Latency by percentile", ds, null));
     sb.append("<h2>Throughput over time</h2>\n");
@@ -144,7 +144,7 @@ public final class HtmlReports {
           .append(st.passed() ? "pass" : "fail").append(": ").append(escape(st.reason())).append("</td></tr>\n");
       xs.add(st.rate());
       ys.add(r.latencyMs().p99());
-      ds.add(new Svg.Distribution("#" + st.step() + " " + rate(st.rate()) + "/s", r.distribution()));
+      ds.add(new Svg.Distribution("#" + st.step() + " " + rate(st.rate()) + "/s", r.distribution(), r.latencyMs().count()));
     }
     sb.append("</table>\n<h2>p99 against offered rate</h2>\n");
     sb.append(Svg.lineChart("p99-vs-rate", "p99 latency by offered rate", "offered req/s", "p99 (ms)",

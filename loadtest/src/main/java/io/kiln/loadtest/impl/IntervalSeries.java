@@ -64,7 +64,9 @@ public final class IntervalSeries {
       previous.reset();
       previous.add(interval);
     }
-    double rps = (requests - lastRequests) / Math.max(1e-9, (nowNs - lastTickNs) / 1e9);
+    // The closing progress line reports the whole phase's rate; a sliver of an interval would mislead.
+    double rps = last ? requests / Math.max(1e-9, (nowNs - originNs) / 1e9)
+        : (requests - lastRequests) / Math.max(1e-9, (nowNs - lastTickNs) / 1e9);
     lastTickNs = nowNs;
     lastRequests = requests;
     lastErrors = errors;

@@ -21,8 +21,8 @@ public final class Svg {
   private Svg() {
   }
 
-  /** A named series of percentile points. */
-  public record Distribution(String name, List<RunResult.PercentilePoint> points) {
+  /** A named series of percentile points from {@code count} samples. */
+  public record Distribution(String name, List<RunResult.PercentilePoint> points, long count) {
   }
 
   /** A named line of (x, y) values; {@code dashed} for secondary lines. */
@@ -53,7 +53,9 @@ public final class Svg {
         }
       }
     }
-    maxNines = Math.min(maxNines, 7);
+    long most = series.stream().mapToLong(Distribution::count).max().orElse(0);
+    // Beyond log10(samples) nines a "percentile" is just the maximum again: do not draw an empty tail.
+    maxNines = Math.min(maxNines, Math.max(2, Math.min(7, Math.floor(Math.log10(Math.max(1, most))))));
     if (rule != null) {
       maxY = Math.max(maxY, rule.y());
     }

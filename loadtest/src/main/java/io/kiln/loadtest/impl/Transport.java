@@ -2,7 +2,6 @@ package io.kiln.loadtest.impl;
 
 import io.kiln.loadtest.LoadMode;
 import io.kiln.loadtest.LoadOptions;
-import io.kiln.loadtest.RequestMix;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.function.Consumer;
@@ -29,11 +28,10 @@ public interface Transport {
    */
   static Transport create(Vertx vertx, LoadOptions options) {
     int concurrency = options.mode() == LoadMode.CLOSED ? options.connections() : options.maxInFlight();
-    RequestMix mix = options.mix();
     return switch (options.protocol()) {
       case HTTP_JSON -> new HttpTransport(vertx, options, false);
       case HTTP_BINARY -> new HttpTransport(vertx, options, true);
-      case GRPC -> new GrpcTransport(vertx, options, mix, concurrency);
+      case GRPC -> new GrpcTransport(vertx, options, concurrency);
     };
   }
 }
