@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * {@link IllegalArgumentException} naming the field). Build with {@link #builder()}.
  *
  * <p>A run is bounded in time and count: it issues requests for {@code warmup + duration} (warm-up
- * results are discarded), stops early after {@code maxRequests} measured requests, and waits at most
+ * results are discarded; in open loop the warm-up ramps the rate up from 10 %), stops early after {@code maxRequests} measured requests, and waits at most
  * {@code requestTimeout} (+ 2 s) for stragglers, which are then counted as {@code unfinished}.
  *
  * @param rate        open loop: arrivals per second (ignored in closed loop)
@@ -32,7 +32,7 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
   public static final String DEFAULT_MODEL = "mlp";
   public static final double DEFAULT_RATE = 100;
   public static final int DEFAULT_CONNECTIONS = 16;
-  public static final Duration DEFAULT_WARMUP = Duration.ofSeconds(2);
+  public static final Duration DEFAULT_WARMUP = Duration.ofSeconds(5);
   public static final Duration DEFAULT_DURATION = Duration.ofSeconds(10);
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
   public static final int DEFAULT_MAX_IN_FLIGHT = 4096;

@@ -1,5 +1,6 @@
 package io.kiln.loadtest;
 
+import io.kiln.loadtest.impl.ArrivalSchedule;
 import io.kiln.loadtest.impl.ClosedLoopDriver;
 import io.kiln.loadtest.impl.Driver;
 import io.kiln.loadtest.impl.IntervalSeries;
@@ -101,7 +102,8 @@ public final class LoadRunner implements AutoCloseable {
     long deadline = measureEnd + options.requestTimeout().toNanos() + DRAIN_GRACE_NS;
     Measurements m = new Measurements(measureStart);
     Driver driver = options.mode() == LoadMode.OPEN
-        ? new OpenLoopDriver(transport, contexts, m, options.mix(), clock, t0, options.rate(), measureEnd,
+        ? new OpenLoopDriver(transport, contexts, m, options.mix(), clock, t0,
+            new ArrivalSchedule(options.rate(), options.warmup().toNanos()), measureEnd,
             options.maxRequests(), options.maxInFlight())
         : new ClosedLoopDriver(transport, contexts, m, options.mix(), clock, measureEnd, options.maxRequests(),
             options.connections());
