@@ -38,6 +38,15 @@ class ArrivalScheduleTest {
   }
 
   @Test
+  void aRunOfRForDSecondsHasExactlyRTimesDMeasuredRequests() {
+    ArrivalSchedule s = new ArrivalSchedule(10_000, 10_000_000_000L);
+
+    assertThat(s.firstMeasuredIndex()).isEqualTo(55_000);
+    assertThat(s.offsetNs(55_000 + 99_999)).isLessThan(20_000_000_000L);
+    assertThat(s.offsetNs(55_000 + 100_000)).isEqualTo(20_000_000_000L);
+  }
+
+  @Test
   void oddRatesNeverPutAWarmupRequestIntoTheMeasurement() {
     for (double rate : new double[] {0.3, 7, 333.3, 12_345.6}) {
       for (long w : new long[] {1, 299_999_999L, 300_000_000L, 1_234_567_891L}) {

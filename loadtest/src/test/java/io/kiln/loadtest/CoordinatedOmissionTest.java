@@ -41,6 +41,7 @@ class CoordinatedOmissionTest {
     LoadGen.printSummary(open, System.out);
     LoadGen.printSummary(closed, System.out);
 
+    assertThat(open.requests()).isEqualTo(500);
     assertThat(open.errors()).isZero();
     assertThat(closed.errors()).isZero();
     // ~100 of ~500 requests were due during the freeze, waiting 0..500 ms: the top decile waited >= ~250 ms.

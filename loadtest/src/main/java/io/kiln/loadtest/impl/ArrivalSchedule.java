@@ -13,7 +13,7 @@ public final class ArrivalSchedule {
   private final double rate;
   private final long warmupNs;
   private final double warmupSeconds;
-  private final double warmupCount;
+  private final long firstMeasured;
   private final double quadratic;
 
   /** @param rate target arrivals per second (> 0) */
@@ -25,11 +25,13 @@ public final class ArrivalSchedule {
     this.warmupNs = warmupNs;
     this.warmupSeconds = warmupNs / 1e9;
     // Arrivals by time t within the warm-up: rate * (a*t + (1-a) * t^2 / (2W)).
-    this.warmupCount = rate * warmupSeconds * (1 + RAMP_FROM) / 2;
+    double warmupCount = rate * warmupSeconds * (1 + RAMP_FROM) / 2;
+    // Tolerate float noise (55000.000000001 is 55000), so a run of R/s for D s sends exactly R*D requests.
+    this.firstMeasured = (long) Math.ceil(warmupCount - 1e-6);
     this.quadratic = warmupSeconds == 0 ? 0 : (1 - RAMP_FROM) / (2 * warmupSeconds);
   }
 
-  /** Nanoseconds from the start of the run at which request {@code i} is due; increasing in i. */
+  /** Nanoseconds from the start of the run at which request {@code i} is due; non-decreasing in i. */
   public long offsetNs(long i) {
     if (i < firstMeasuredIndex()) {
       double c = i / rate;
@@ -37,11 +39,12 @@ public final class ArrivalSchedule {
       // Rounding must never move a warm-up request into the measured phase.
       return Math.min((long) (t * 1e9), warmupNs - 1);
     }
-    return warmupNs + (long) ((i - warmupCount) / rate * 1e9);
+    // Measured requests are spaced exactly 1/rate from the end of warm-up.
+    return warmupNs + (long) ((i - firstMeasured) / rate * 1e9);
   }
 
   /** The first request due at or after the end of warm-up. */
   public long firstMeasuredIndex() {
-    return (long) Math.ceil(warmupCount);
+    return firstMeasured;
   }
 }
