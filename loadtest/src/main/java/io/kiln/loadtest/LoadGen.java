@@ -33,7 +33,8 @@ public final class LoadGen {
         --mode open|closed      open: constant arrival rate; closed: N connections, 1 request each (default closed)
         --rate R                open loop arrivals per second (default 100)
         --connections N         connection pool size (default 16)
-        --warmup D              not recorded (default 2s); durations like 500ms, 10s, 1m
+        --warmup D              not recorded (default 5s; open loop ramps 10%->100% of the rate);
+                                durations like 500ms, 10s, 1m
         --duration D            measured (default 10s)
         --max-requests N        stop after N measured requests
         --timeout D             per request (default 10s)

@@ -259,7 +259,8 @@ public final class Svg {
     static double niceStep(double raw) {
       double mag = Math.pow(10, Math.floor(Math.log10(raw)));
       double r = raw / mag;
-      return (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
+      // A hair of slack, so 10.003 s of data gets ticks of 2 s rather than 5 s.
+      return (r <= 1.01 ? 1 : r <= 2.02 ? 2 : r <= 5.05 ? 5 : 10) * mag;
     }
 
     double[] ticks() {
