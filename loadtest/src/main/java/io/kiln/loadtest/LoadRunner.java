@@ -21,7 +21,8 @@ import java.util.function.LongSupplier;
 
 /**
  * Runs load tests. {@link #run} blocks its caller (never call it on a Vert.x event loop) for at most
- * {@code warmup + duration + requestTimeout + 2 s}, plus connection shutdown; requests go out on this
+ * {@code warmup + duration + requestTimeout + 2 s}, plus one priming request (at most
+ * {@code requestTimeout + 1 s}) and connection shutdown; requests go out on this
  * runner's event loops. One run at a time per runner; a runner can be reused for many runs (the
  * max-throughput search does) and must be closed.
  *

@@ -78,12 +78,7 @@ public final class IntervalSeries {
     return List.copyOf(samples);
   }
 
-  /** All latencies recorded up to the last tick. */
-  public Histogram total() {
-    return total;
-  }
-
-  /** Summary of {@link #total()} in milliseconds. */
+  /** Summary, in milliseconds, of all latencies recorded up to the last tick. */
   public RunResult.Latency latency() {
     if (total.getTotalCount() == 0) {
       return new RunResult.Latency(0, 0, 0, 0, 0, 0, 0, 0);

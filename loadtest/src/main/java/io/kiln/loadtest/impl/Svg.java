@@ -84,13 +84,7 @@ public final class Svg {
       legend(sb, i, d.name(), color, false);
       i++;
     }
-    if (rule != null) {
-      double py = y.py(rule.y(), H - BOTTOM, TOP);
-      sb.append("<line x1=\"").append(LEFT).append("\" x2=\"").append(W - RIGHT).append("\" y1=\"").append(f(py))
-          .append("\" y2=\"").append(f(py)).append("\" stroke=\"").append(rule.color())
-          .append("\" stroke-dasharray=\"6,4\"/>\n");
-      sb.append(text(W - RIGHT - 4, py - 4, rule.label(), "end", 11, rule.color()));
-    }
+    rule(sb, y, rule);
     return close(sb);
   }
 
@@ -146,14 +140,19 @@ public final class Svg {
           .append("\" stroke-width=\"2\"").append(l.dashed() ? " stroke-dasharray=\"5,4\"" : "").append("/>\n");
       legend(sb, i++, l.name(), l.color(), l.dashed());
     }
-    if (rule != null) {
-      double py = y.py(rule.y(), H - BOTTOM, TOP);
-      sb.append("<line x1=\"").append(LEFT).append("\" x2=\"").append(W - RIGHT).append("\" y1=\"").append(f(py))
-          .append("\" y2=\"").append(f(py)).append("\" stroke=\"").append(rule.color())
-          .append("\" stroke-dasharray=\"6,4\"/>\n");
-      sb.append(text(W - RIGHT - 4, py - 4, rule.label(), "end", 11, rule.color()));
-    }
+    rule(sb, y, rule);
     return close(sb);
+  }
+
+  private static void rule(StringBuilder sb, Axis y, Rule rule) {
+    if (rule == null) {
+      return;
+    }
+    double py = y.py(rule.y(), H - BOTTOM, TOP);
+    sb.append("<line x1=\"").append(LEFT).append("\" x2=\"").append(W - RIGHT).append("\" y1=\"").append(f(py))
+        .append("\" y2=\"").append(f(py)).append("\" stroke=\"").append(rule.color())
+        .append("\" stroke-dasharray=\"6,4\"/>\n");
+    sb.append(text(W - RIGHT - 4, py - 4, rule.label(), "end", 11, rule.color()));
   }
 
   static double nines(double percentile) {
