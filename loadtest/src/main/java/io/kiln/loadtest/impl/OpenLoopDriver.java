@@ -84,8 +84,8 @@ public final class OpenLoopDriver implements Driver {
       long now = clock.getAsLong();
       boolean blocked = false;
       int n = 0;
-      int[] entries = new int[MAX_BATCH];
-      Measurements.Pending[] pending = new Measurements.Pending[MAX_BATCH];
+      int[] entries = null;
+      Measurements.Pending[] pending = null;
       while (n < MAX_BATCH) {
         long intended = intendedAt(next);
         if (beyondEnd(intended)) {
@@ -102,6 +102,11 @@ public final class OpenLoopDriver implements Driver {
         if (measurements.inFlight() >= maxInFlight) {
           blocked = true;
           break;
+        }
+        if (entries == null) {
+          // Allocated per batch (the task owns them), and only when something is due.
+          entries = new int[MAX_BATCH];
+          pending = new Measurements.Pending[MAX_BATCH];
         }
         entries[n] = mix.pick(random.nextDouble());
         pending[n] = measurements.begin(intended);
