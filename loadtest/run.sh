@@ -22,10 +22,12 @@ log() { echo "[run.sh] $*" >&2; }
 # ---------------------------------------------------------------- helpers for scenarios
 
 PIDS=()
+CHILD=""
 # Every background process runs in its own session, so stopping it also stops anything it started
 # (e.g. the JVMs that ./kiln up forks).
 cleanup() {
   local pid
+  [[ -z "$CHILD" ]] || kill -TERM "$CHILD" 2>/dev/null || true
   for pid in "${PIDS[@]:-}"; do
     [[ -n "$pid" ]] || continue
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
@@ -52,6 +54,17 @@ build() {
   CP="$(ls "$LT"/target/kiln-loadtest-*.jar | grep -v -- '-tests.jar' | head -1):$LT/target/lib/*"
 }
 
+# run_child COMMAND...   run in the foreground, but interruptibly: bash runs a trap only between
+# commands, and `wait` is the one it can interrupt, so a SIGTERM to this script stops the run at once.
+run_child() {
+  "$@" &
+  CHILD=$!
+  local rc=0
+  wait "$CHILD" || rc=$?
+  CHILD=""
+  return "$rc"
+}
+
 # start_bg NAME COMMAND...   start a process in the background, log to $OUT/NAME.log, stop it on exit
 start_bg() {
   local name="$1"; shift
@@ -62,14 +75,14 @@ start_bg() {
 
 # wait_ready BASE_URL [PATH] [TIMEOUT]   until GET BASE_URL+PATH answers 200
 wait_ready() {
-  "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen wait --url "$1" --path "${2:-/v2/health/ready}" \
+  run_child "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen wait --url "$1" --path "${2:-/v2/health/ready}" \
     --timeout "${3:-120s}" || die "$1${2:-/v2/health/ready} never became ready; see the logs in $OUT"
 }
 
 # loadgen NAME [LoadGen options...]   one measured run, written to $OUT/NAME.json and .html
 loadgen() {
   local name="$1"; shift
-  "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --name "$name" --out "$OUT/$name.json" \
+  run_child "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --name "$name" --out "$OUT/$name.json" \
     --warmup "$WARMUP" --duration "$DURATION" "$@" "${EXTRA[@]}"
 }
 
@@ -77,7 +90,7 @@ loadgen() {
 #   e.g. search mlp-search --url http://127.0.0.1:8000 --model mlp --p99-target-ms 50
 search() {
   local name="$1"; shift
-  "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --search --name "$name" --out "$OUT/$name.search.json" \
+  run_child "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --search --name "$name" --out "$OUT/$name.search.json" \
     --warmup "$WARMUP" --duration "$DURATION" "$@" "${EXTRA[@]}"
 }
 
@@ -88,7 +101,7 @@ compare() {
   for f in "$OUT"/*.json; do
     [[ "$f" == *.search.json ]] || runs+=("$f")
   done
-  "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen compare --baseline "$1" --title "$2" \
+  run_child "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen compare --baseline "$1" --title "$2" \
     --out "$OUT/index.html" "${runs[@]}"
 }
 
