@@ -73,6 +73,13 @@ start_bg() {
   PIDS+=("$!")
 }
 
+# require_free_port PORT   refuse to start if something already listens there (we would measure it instead)
+require_free_port() {
+  if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+    die "port $1 is already in use on 127.0.0.1; stop what listens there or choose another port"
+  fi
+}
+
 # wait_ready BASE_URL [PATH] [TIMEOUT]   until GET BASE_URL+PATH answers 200
 wait_ready() {
   run_child "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen wait --url "$1" --path "${2:-/v2/health/ready}" \
@@ -108,6 +115,7 @@ compare() {
 # start_kiln [kiln up options...]   ./kiln up in the background, waiting until the gateway is ready
 start_kiln() {
   [[ -x "$ROOT/kiln" ]] || die "$ROOT/kiln not found or not executable (build the deploy module first)"
+  require_free_port 8000
   start_bg kiln "$ROOT/kiln" up "$@"
   wait_ready "http://127.0.0.1:8000" /v2/health/ready 300s
 }
@@ -118,6 +126,7 @@ start_kiln() {
 # The HTTP limit: BareServer (fixed body, no work) against closed-loop load at concurrency 1, 16, 64.
 # Generator and server share this machine's cores; no Kiln endpoint here can beat these numbers.
 scenario_bare() {
+  require_free_port "$BARE_PORT"
   start_bg bare-server "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.BareServer --port "$BARE_PORT" \
     --event-loops "$SERVER_EVENT_LOOPS"
   wait_ready "http://127.0.0.1:$BARE_PORT" / 60s
