@@ -1,0 +1,230 @@
+package io.kiln.loadtest;
+
+import io.kiln.loadtest.impl.CliArgs;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The load generator's command line. Run {@code LoadGen --help} for usage. {@link #run} returns the exit
+ * code: 0 done, 1 failed (I/O, unencodable request), 2 bad arguments.
+ */
+public final class LoadGen {
+  static final String USAGE = """
+      usage: LoadGen [options]                         one load test
+             LoadGen --search --p99-target-ms MS [options]  find the highest rate with p99 under MS
+             LoadGen compare --baseline NAME --out FILE.html [--title T] RUN.json...
+             LoadGen wait --url URL [--path /v2/health/ready] [--timeout 120s]   until GET answers 200
+
+      target and request
+        --url URL               default http://127.0.0.1:8000 (8001 for grpc)
+        --protocol P            http-json (default) | http-binary | grpc
+        --model NAME            default mlp; requests go to /v2/models/NAME/infer
+        --request FILE          an OIP v2 JSON request body
+        --shape 1x64            a generated FP32 tensor of this shape (default 1x64)
+        --input-name NAME       name of the generated tensor (default input)
+        --mix FILE              weighted requests, lines of 'WEIGHT FILE|fp32:SHAPE'
+      load
+        --mode open|closed      open: constant arrival rate; closed: N connections, 1 request each (default closed)
+        --rate R                open loop arrivals per second (default 100)
+        --connections N         connection pool size (default 16)
+        --warmup D              not recorded (default 5s; open loop ramps 10%->100% of the rate);
+                                durations like 500ms, 10s, 1m
+        --duration D            measured (default 10s)
+        --max-requests N        stop after N measured requests
+        --timeout D             per request (default 10s)
+        --max-in-flight N       open loop: outstanding requests before the generator holds back (default 4096)
+        --event-loops N         generator event loops (default cores/2)
+      search (open loop at increasing rates, doubling then bisecting)
+        --search --p99-target-ms MS [--max-error-ratio 0.001] [--start-rate 100] [--max-rate 1e6]
+        [--max-steps 12] [--precision 0.05]
+      output
+        --name NAME             run name (default from the output file, else 'run')
+        --out results/NAME.json JSON summary; the HTML report is written beside it (.html)
+        --quiet                 no progress lines
+      """;
+
+  private LoadGen() {
+  }
+
+  public static void main(String[] args) {
+    System.exit(run(args, System.out, System.err));
+  }
+
+  /** Runs the command line; blocks until the test ends. */
+  public static int run(String[] argv, PrintStream out, PrintStream err) {
+    CliArgs args;
+    try {
+      args = CliArgs.parse(argv, Set.of("search", "quiet", "help"));
+      if (args.flag("help")) {
+        out.print(USAGE);
+        return 0;
+      }
+      if (!args.positional().isEmpty() && args.positional().get(0).equals("compare")) {
+        return compare(args, out);
+      }
+      if (!args.positional().isEmpty() && args.positional().get(0).equals("wait")) {
+        return waitReady(args, err);
+      }
+      if (!args.positional().isEmpty()) {
+        throw new IllegalArgumentException("unexpected argument '" + args.positional().get(0) + "'");
+      }
+      return load(args, out, err);
+    } catch (IllegalArgumentException e) {
+      err.println("error: " + e.getMessage());
+      err.println("run with --help for usage");
+      return 2;
+    } catch (IOException | IllegalStateException e) {
+      err.println("failed: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  private static int load(CliArgs args, PrintStream out, PrintStream err) throws IOException {
+    Path outFile = args.has("out") ? Path.of(args.string("out", null)) : null;
+    String defaultName = outFile == null ? "run" : Reports.htmlBeside(outFile).getFileName().toString().replaceFirst("\\.html$", "");
+    Protocol protocol = Protocol.parse(args.string("protocol", "http-json"));
+    LoadOptions.Builder b = LoadOptions.builder()
+        .name(args.string("name", defaultName))
+        .protocol(protocol)
+        .model(args.string("model", LoadOptions.DEFAULT_MODEL))
+        .mode(LoadMode.parse(args.string("mode", "closed")))
+        .rate(args.doubleValue("rate", LoadOptions.DEFAULT_RATE))
+        .connections(args.integer("connections", LoadOptions.DEFAULT_CONNECTIONS))
+        .warmup(args.duration("warmup", LoadOptions.DEFAULT_WARMUP))
+        .duration(args.duration("duration", LoadOptions.DEFAULT_DURATION))
+        .maxRequests(args.longValue("max-requests", Long.MAX_VALUE))
+        .requestTimeout(args.duration("timeout", LoadOptions.DEFAULT_REQUEST_TIMEOUT))
+        .maxInFlight(args.integer("max-in-flight", LoadOptions.DEFAULT_MAX_IN_FLIGHT));
+    if (args.has("url")) {
+      b.target(URI.create(args.string("url", null)));
+    }
+    b.mix(mix(args));
+    int eventLoops = args.integer("event-loops", LoadRunner.defaultEventLoops());
+    boolean search = args.flag("search");
+    MaxThroughputSearch.Options searchOptions = null;
+    if (search) {
+      if (!args.has("p99-target-ms")) {
+        throw new IllegalArgumentException("--search needs --p99-target-ms");
+      }
+      searchOptions = new MaxThroughputSearch.Options(args.doubleValue("p99-target-ms", 0),
+          args.doubleValue("max-error-ratio", MaxThroughputSearch.Options.DEFAULT_MAX_ERROR_RATIO),
+          args.doubleValue("start-rate", MaxThroughputSearch.Options.DEFAULT_START_RATE),
+          args.doubleValue("max-rate", MaxThroughputSearch.Options.DEFAULT_MAX_RATE),
+          args.integer("max-steps", MaxThroughputSearch.Options.DEFAULT_MAX_STEPS),
+          args.doubleValue("precision", MaxThroughputSearch.Options.DEFAULT_PRECISION));
+    }
+    ProgressListener progress = args.flag("quiet") ? ProgressListener.NONE : ProgressListener.printingTo(err);
+    args.rejectUnused();
+    LoadOptions options = b.build();
+
+    try (LoadRunner runner = LoadRunner.create(eventLoops)) {
+      if (search) {
+        MaxThroughputSearch.Result r = new MaxThroughputSearch(runner).search(options, searchOptions, progress,
+            step -> out.printf(Locale.ROOT, "step %d: %.1f req/s -> %s (%s)%n", step.step(), step.rate(),
+                step.passed() ? "pass" : "FAIL", step.reason()));
+        out.printf(Locale.ROOT, "highest passing rate: %.1f req/s (%s)%n", r.bestRate(), r.stoppedBecause());
+        if (outFile != null) {
+          Reports.writeJson(r, outFile);
+          Reports.writeHtml(r, Reports.htmlBeside(outFile));
+          out.println("wrote " + outFile + " and " + Reports.htmlBeside(outFile));
+        }
+      } else {
+        RunResult r = runner.run(options, progress);
+        printSummary(r, out);
+        if (outFile != null) {
+          Reports.writeJson(r, outFile);
+          Reports.writeHtml(r, Reports.htmlBeside(outFile));
+          out.println("wrote " + outFile + " and " + Reports.htmlBeside(outFile));
+        }
+      }
+    }
+    return 0;
+  }
+
+  private static RequestMix mix(CliArgs args) throws IOException {
+    int sources = (args.has("mix") ? 1 : 0) + (args.has("request") ? 1 : 0) + (args.has("shape") ? 1 : 0);
+    if (sources > 1) {
+      throw new IllegalArgumentException("give at most one of --mix, --request, --shape");
+    }
+    String inputName = args.string("input-name", RequestMix.DEFAULT_INPUT_NAME);
+    if (args.has("mix")) {
+      return RequestMix.fromFile(Path.of(args.string("mix", null)));
+    }
+    if (args.has("request")) {
+      return RequestMix.single(RequestTemplate.fromJsonFile(Path.of(args.string("request", null))));
+    }
+    long[] shape = RequestMix.parseShape(args.string("shape", LoadOptions.DEFAULT_REQUEST.substring(5)));
+    return RequestMix.single(RequestTemplate.generatedFp32(inputName, shape, 42));
+  }
+
+  private static int compare(CliArgs args, PrintStream out) throws IOException {
+    List<String> files = args.positional().subList(1, args.positional().size());
+    if (files.isEmpty() || !args.has("baseline") || !args.has("out")) {
+      throw new IllegalArgumentException("compare needs --baseline NAME --out FILE.html and at least one RUN.json");
+    }
+    String baseline = args.string("baseline", null);
+    Path outFile = Path.of(args.string("out", null));
+    String title = args.string("title", "Scenario comparison");
+    args.rejectUnused();
+    List<RunResult> runs = new ArrayList<>();
+    for (String f : files) {
+      runs.add(Reports.readJson(Path.of(f)));
+    }
+    Reports.writeComparisonHtml(title, runs, baseline, outFile);
+    for (Reports.ComparisonRow row : Reports.compare(runs, baseline)) {
+      out.printf(Locale.ROOT, "%-24s %12.1f req/s (%5.2fx)  p50 %9.3f ms (%5.2fx)  p99 %9.3f ms (%5.2fx)%n",
+          row.run().name(), row.run().achievedRps(), row.throughputRatio(), row.run().latencyMs().p50(), row.p50Ratio(),
+          row.run().latencyMs().p99(), row.p99Ratio());
+    }
+    out.println("wrote " + outFile);
+    return 0;
+  }
+
+  /** Polls {@code GET url+path} every 250 ms until it answers 200 (exit 0) or the timeout passes (exit 1). */
+  private static int waitReady(CliArgs args, PrintStream err) {
+    URI uri = URI.create(args.string("url", LoadOptions.DEFAULT_HTTP_TARGET.toString()) + args.string("path", "/v2/health/ready"));
+    java.time.Duration timeout = args.duration("timeout", java.time.Duration.ofSeconds(120));
+    args.rejectUnused();
+    if (args.positional().size() != 1) {
+      throw new IllegalArgumentException("wait takes no arguments besides options");
+    }
+    java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+        .connectTimeout(java.time.Duration.ofSeconds(2)).build();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "no answer";
+    while (System.nanoTime() - deadline < 0) {
+      try {
+        int status = client.send(java.net.http.HttpRequest.newBuilder(uri).timeout(java.time.Duration.ofSeconds(2)).GET()
+            .build(), java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+        if (status == 200) {
+          return 0;
+        }
+        last = "HTTP " + status;
+      } catch (IOException e) {
+        last = e.toString();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return 1;
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(250_000_000L);
+    }
+    err.println("not ready after " + timeout.toSeconds() + " s: " + uri + " (" + last + ")");
+    return 1;
+  }
+
+  static void printSummary(RunResult r, PrintStream out) {
+    RunResult.Latency l = r.latencyMs();
+    out.printf(Locale.ROOT, "%s: %d requests in %.2f s = %.1f req/s (ok %.1f/s)%s%n", r.name(), r.requests(),
+        r.measuredSeconds(), r.achievedRps(), r.okRps(),
+        r.offeredRps() == null ? "" : String.format(Locale.ROOT, ", offered %.1f/s", r.offeredRps()));
+    out.printf(Locale.ROOT, "latency (ms, from %s): p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n",
+        "intended".equals(r.latencyFrom()) ? "intended send time" : "actual send", l.p50(), l.p90(), l.p99(), l.p999(), l.max());
+    out.println("outcomes: " + r.outcomes());
+  }
+}

@@ -1,0 +1,64 @@
+package io.kiln.loadtest;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The outcome of one load test, as written to the JSON summary. Immutable; latencies are in
+ * milliseconds, times in seconds from the start of measurement.
+ *
+ * <p>Every measured request is counted exactly once in {@code outcomes}: {@code http:<status>},
+ * {@code grpc:<STATUS>}, {@code timeout}, {@code connection_error}, or {@code unfinished} (still
+ * unanswered, or never sent, when the run ended). The latency distribution covers every outcome except
+ * {@code connection_error}; for {@code timeout} and {@code unfinished} the recorded value is the time
+ * waited so far, a lower bound.
+ *
+ * @param latencyFrom   {@code intended} (open loop: from the time the request was due, which corrects
+ *                      coordinated omission) or {@code sent} (closed loop: from the actual send)
+ * @param measuredSeconds from the start of measurement to the last measured request's end
+ * @param requests      measured requests, all outcomes
+ * @param ok            2xx / gRPC OK
+ * @param achievedRps   {@code requests / measuredSeconds}
+ * @param offeredRps    the open-loop arrival rate; null in closed loop
+ * @param series        one sample per second of measurement (the last may be shorter)
+ * @param distribution  latency by percentile, for "nines" plots
+ */
+public record RunResult(String name, Map<String, Object> config, String startedAt, String latencyFrom,
+    double measuredSeconds, long requests, long ok, long errors, double achievedRps, double okRps,
+    Double offeredRps, Latency latencyMs, Map<String, Long> outcomes, List<Sample> series,
+    List<PercentilePoint> distribution) {
+
+  public RunResult {
+    // Immutable and canonical (sorted outcomes), whether built by a run or read back from JSON.
+    config = config == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(config));
+    outcomes = outcomes == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(outcomes));
+    series = series == null ? List.of() : List.copyOf(series);
+    distribution = distribution == null ? List.of() : List.copyOf(distribution);
+  }
+
+  /** Latency summary of the measured requests, in milliseconds. */
+  public record Latency(long count, double min, double mean, double p50, double p90, double p99, double p999,
+      double max) {
+  }
+
+  /**
+   * One interval of the measurement.
+   *
+   * @param t        end of the interval, seconds from the start of measurement
+   * @param seconds  length of the interval
+   * @param requests requests that ended in it, all outcomes
+   * @param p50      latency percentiles of the requests that ended in it; null when none did
+   */
+  public record Sample(double t, double seconds, long requests, double rps, long errors, Double p50, Double p99,
+      Double max) {
+  }
+
+  /** The latency at or below which {@code percentile} percent of requests finished. */
+  public record PercentilePoint(double percentile, double latencyMs) {
+  }
+
+  /** errors / requests; 0 when there were no requests. */
+  public double errorRatio() {
+    return requests == 0 ? 0 : (double) errors / requests;
+  }
+}

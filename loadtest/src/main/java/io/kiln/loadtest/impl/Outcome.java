@@ -1,0 +1,62 @@
+package io.kiln.loadtest.impl;
+
+import io.vertx.core.http.HttpClosedException;
+import io.vertx.grpc.common.GrpcStatus;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * How one request ended, with the key it is counted under in reports ({@code http:200},
+ * {@code grpc:UNAVAILABLE}, {@code timeout}, {@code connection_error}, {@code unfinished}). Instances are
+ * interned, so counting them allocates nothing.
+ */
+public record Outcome(String key, Kind kind) {
+
+  /** Only SUCCESS counts as success; only CONNECTION_ERROR and UNFINISHED carry no latency. */
+  public enum Kind { SUCCESS, ERROR_STATUS, TIMEOUT, CONNECTION_ERROR, UNFINISHED }
+
+  public static final Outcome TIMEOUT = new Outcome("timeout", Kind.TIMEOUT);
+  public static final Outcome CONNECTION_ERROR = new Outcome("connection_error", Kind.CONNECTION_ERROR);
+  public static final Outcome UNFINISHED = new Outcome("unfinished", Kind.UNFINISHED);
+
+  private static final Outcome[] HTTP = new Outcome[600];
+  private static final Outcome[] GRPC = new Outcome[GrpcStatus.values().length];
+
+  static {
+    for (int s = 0; s < HTTP.length; s++) {
+      HTTP[s] = new Outcome("http:" + s, s >= 200 && s < 300 ? Kind.SUCCESS : Kind.ERROR_STATUS);
+    }
+    for (GrpcStatus s : GrpcStatus.values()) {
+      GRPC[s.ordinal()] = new Outcome("grpc:" + s.name(), s == GrpcStatus.OK ? Kind.SUCCESS : Kind.ERROR_STATUS);
+    }
+  }
+
+  public static Outcome http(int status) {
+    return status >= 0 && status < HTTP.length ? HTTP[status] : new Outcome("http:" + status, Kind.ERROR_STATUS);
+  }
+
+  public static Outcome grpc(GrpcStatus status) {
+    return GRPC[status.ordinal()];
+  }
+
+  /** A request that failed without a status: a timeout if it timed out, otherwise a connection error. */
+  public static Outcome failure(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof TimeoutException || t instanceof io.netty.channel.ConnectTimeoutException) {
+        return TIMEOUT;
+      }
+      if (t instanceof HttpClosedException) {
+        break;
+      }
+    }
+    return CONNECTION_ERROR;
+  }
+
+  public boolean ok() {
+    return kind == Kind.SUCCESS;
+  }
+
+  /** Whether the latency of this request is meaningful (a timeout's is a lower bound). */
+  public boolean hasLatency() {
+    return kind != Kind.CONNECTION_ERROR && kind != Kind.UNFINISHED;
+  }
+}

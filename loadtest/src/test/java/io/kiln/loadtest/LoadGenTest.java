@@ -1,0 +1,69 @@
+package io.kiln.loadtest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LoadGenTest {
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int run(String... args) {
+    return LoadGen.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void runsWritesJsonAndHtmlAndPrintsProgress(@TempDir Path dir) throws Exception {
+    Path mix = dir.resolve("mix.txt");
+    Files.writeString(dir.resolve("a.json"),
+        "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[0.5,1.5]}]}");
+    Files.writeString(mix, "# weight source\n3 a.json\n1 fp32:1x8  # generated\n");
+    try (BareServer server = BareServer.start(BareServer.Options.defaults())) {
+      int code = run("--url", "http://127.0.0.1:" + server.port(), "--mix", mix.toString(), "--mode", "open",
+          "--rate", "100", "--warmup", "200ms", "--duration", "1.2s", "--event-loops", "1",
+          "--out", dir.resolve("results/cli.json").toString());
+
+      assertThat(code).as(err.toString()).isZero();
+    }
+    assertThat(Files.exists(dir.resolve("results/cli.json"))).isTrue();
+    assertThat(Files.readString(dir.resolve("results/cli.html"))).contains("<svg");
+    RunResult r = Reports.readJson(dir.resolve("results/cli.json"));
+    assertThat(r.name()).isEqualTo("cli");
+    assertThat(r.config().get("requests").toString()).contains("a.json").contains("fp32:1x8");
+    assertThat(out.toString()).contains("req/s").contains("p99").contains("wrote");
+    assertThat(err.toString()).contains("[measure");
+  }
+
+  @Test
+  void badArgumentsExitWithTwoAndSayWhy() {
+    assertThat(run("--mode", "sideways")).isEqualTo(2);
+    assertThat(err.toString()).contains("unknown mode 'sideways'");
+    assertThat(run("--rat", "5")).isEqualTo(2);
+    assertThat(err.toString()).contains("unknown option(s): --rat");
+    assertThat(run("--search")).isEqualTo(2);
+    assertThat(err.toString()).contains("--p99-target-ms");
+    assertThat(run("--request", "x.json", "--shape", "1x2")).isEqualTo(2);
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString()).contains("usage: LoadGen");
+  }
+
+  @Test
+  void compareWritesATableWithRatios(@TempDir Path dir) throws Exception {
+    Reports.writeJson(ReportsTest.synthetic("bare", 1000, 1, 2), dir.resolve("bare.json"));
+    Reports.writeJson(ReportsTest.synthetic("noop", 500, 2, 8), dir.resolve("noop.json"));
+
+    int code = run("compare", "--baseline", "bare", "--out", dir.resolve("cmp.html").toString(),
+        dir.resolve("bare.json").toString(), dir.resolve("noop.json").toString());
+
+    assertThat(code).as(err.toString()).isZero();
+    assertThat(out.toString()).contains("noop").contains("0.50x").contains("4.00x");
+    assertThat(Files.readString(dir.resolve("cmp.html"))).contains("0.50×");
+  }
+}
