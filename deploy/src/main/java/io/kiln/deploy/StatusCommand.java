@@ -45,7 +45,7 @@ final class StatusCommand implements Callable<Integer> {
     table(out, rows);
     out.append("\nDEPLOYMENTS\n");
     rows = new ArrayList<>();
-    rows.add(List.of("NAME", "SERVING", "TARGET", "PHASE", "POOLS READY", "WORKERS", "QUEUED", "MESSAGE"));
+    rows.add(List.of("NAME", "SERVING", "DESIRED", "PHASE", "POOLS READY", "WORKERS", "QUEUED", "MESSAGE"));
     for (JsonNode d : s.path("deployments")) {
       int ready = 0;
       int pools = 0;
@@ -66,9 +66,9 @@ final class StatusCommand implements Callable<Integer> {
     table(out, rows);
     out.append("\nACTORS (named)\n");
     rows = new ArrayList<>();
-    rows.add(List.of("NAMESPACE/NAME", "NODE", "STATE", "RESTARTS"));
+    rows.add(List.of("NAMESPACE", "NAME", "NODE", "STATE", "RESTARTS"));
     for (JsonNode a : s.path("actors")) {
-      rows.add(List.of(a.path("namespace").asText() + "/" + a.path("name").asText(), a.path("nodeId").asText("-"),
+      rows.add(List.of(a.path("namespace").asText(), a.path("name").asText(), a.path("nodeId").asText("-"),
           a.path("state").asText(), a.path("restarts").asText("0")));
     }
     table(out, rows);
