@@ -123,23 +123,4 @@ class PoolClientTest {
     onA.close();
     onB.close();
   }
-
-  @Test
-  void reportsOlderThanTheMaximumAgeAreLeftOut() {
-    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
-    try (PoolLoadBoard board = new PoolLoadBoard(nodes.node("a").vertx(), clock::get, Duration.ofSeconds(2),
-        () -> java.util.Set.of("ghost-node"))) {
-      result(board.ready());
-      nodes.node("a").vertx().eventBus().publish(io.kiln.pools.impl.LoadReporter.ADDRESS, new io.vertx.core.json.JsonObject()
-          .put("deployment", "ghost").put("version", "1").put("node", "ghost-node").put("manager", "m1").put("seq", 1)
-          .put("ready", true).put("queueDepth", 3).put("inFlight", 1).put("capacity", 10));
-      await().until(() -> board.pools("ghost", "1").size() == 1);
-      assertThat(board.pools("ghost", "1").get(0)).extracting("queueDepth", "inFlight", "capacity").containsExactly(3, 1, 10);
-
-      clock.addAndGet(Duration.ofMillis(1999).toNanos());
-      assertThat(board.pools("ghost", "1")).hasSize(1);
-      clock.addAndGet(Duration.ofMillis(2).toNanos());
-      assertThat(board.pools("ghost", "1")).isEmpty();
-    }
-  }
 }
