@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,20 +26,29 @@ import java.util.stream.Collectors;
  * off), from a manager that said it closed, or from a node that is no longer alive are left out.
  *
  * <p><b>Threading:</b> reports arrive on a Vert.x event loop; {@link #pools} may be called from any thread
- * and never blocks.
+ * (e.g. on every routing decision) and never blocks: it looks at one deployment version's entries only.
  */
 public final class PoolLoadBoard implements AutoCloseable {
 
   public static final Duration DEFAULT_MAX_AGE = Duration.ofSeconds(2);
+  /** Node liveness is read from the cluster view at most this often. */
+  private static final long ALIVE_REFRESH_NANOS = 100_000_000L;
 
-  private record Entry(JsonObject report, long receivedNanos) {
+  /** The latest report of one pool; {@code load.age()} is zero, the real age comes from {@code receivedNanos}. */
+  private record Entry(PoolLoad load, long seq, long receivedNanos) {
+  }
+
+  private record Alive(Set<String> nodes, long readNanos) {
   }
 
   private final LongSupplier nanoClock;
   private final long maxAgeNanos;
   private final Supplier<Set<String>> aliveNodes;
   private final MessageConsumer<JsonObject> consumer;
-  private final ConcurrentHashMap<String, Entry> latest = new ConcurrentHashMap<>();
+  /** deployment@version → node → latest report. */
+  private final ConcurrentHashMap<String, ConcurrentHashMap<String, Entry>> latest = new ConcurrentHashMap<>();
+  // Replaced whole, so readers see a consistent set without locking.
+  private volatile Alive alive;
 
   /** A board on {@code runtime}'s event bus, judging liveness by its cluster view. */
   public PoolLoadBoard(KilnRuntime runtime) {
@@ -63,68 +73,69 @@ public final class PoolLoadBoard implements AutoCloseable {
   }
 
   private void received(JsonObject report) {
-    if (!(report.getValue("deployment") instanceof String) || !(report.getValue("version") instanceof String)
-        || !(report.getValue("node") instanceof String)) {
-      return;
+    PoolLoad load = LoadReporter.decode(report, Duration.ZERO);
+    if (load == null || load.deployment() == null || load.version() == null || load.nodeId() == null) {
+      return; // reports come from other nodes: a malformed one is dropped, never trusted
     }
-    String key = key(report.getString("deployment"), report.getString("version"), report.getString("node"));
+    Map<String, Entry> pools = latest.computeIfAbsent(PoolNames.deployment(load.deployment(), load.version()),
+        k -> new ConcurrentHashMap<>());
     if (LoadReporter.isGone(report)) {
       // Only the manager that reported last may retire the entry: a restarted one may have reported already.
-      latest.computeIfPresent(key, (k, e) -> same(e.report(), report, "manager") ? null : e);
+      pools.computeIfPresent(load.nodeId(), (k, e) -> String.valueOf(e.load().managerId())
+          .equals(String.valueOf(load.managerId())) ? null : e);
       return;
     }
-    latest.merge(key, new Entry(report, nanoClock.getAsLong()), (old, fresh) ->
-        same(old.report(), fresh.report(), "manager") && seq(fresh.report()) < seq(old.report()) ? old : fresh);
+    long seq = report.getValue("seq") instanceof Number n ? n.longValue() : 0;
+    Entry fresh = new Entry(load, seq, nanoClock.getAsLong());
+    pools.merge(load.nodeId(), fresh, (old, now) -> String.valueOf(old.load().managerId())
+        .equals(String.valueOf(now.load().managerId())) && now.seq() < old.seq() ? old : now);
   }
 
-  /** The live pools of one deployment version, one per node, by node id. */
+  /** The live pools of one deployment version, at most one per node, ordered by node id. */
   public List<PoolLoad> pools(String deployment, String version) {
-    String prefix = key(deployment, version, "");
-    return collect(k -> k.startsWith(prefix));
-  }
-
-  /** Every live pool on the board. */
-  public List<PoolLoad> all() {
-    return collect(k -> true);
-  }
-
-  private List<PoolLoad> collect(java.util.function.Predicate<String> keys) {
+    Map<String, Entry> pools = latest.get(PoolNames.deployment(deployment, version));
+    if (pools == null) {
+      return List.of();
+    }
     long now = nanoClock.getAsLong();
-    Set<String> alive = aliveNodes.get();
-    List<PoolLoad> out = new ArrayList<>();
-    latest.forEach((k, e) -> {
+    Set<String> liveNodes = aliveNodes(now);
+    List<PoolLoad> out = new ArrayList<>(pools.size());
+    pools.forEach((node, e) -> {
       long age = now - e.receivedNanos();
-      if (!keys.test(k)) {
-        return;
-      }
       if (age > maxAgeNanos) {
-        latest.remove(k, e);
-        return;
-      }
-      PoolLoad load = LoadReporter.decode(e.report(), Duration.ofNanos(Math.max(0, age)));
-      if (load != null && alive.contains(load.nodeId())) {
-        out.add(load);
+        pools.remove(node, e);
+      } else if (liveNodes.contains(node)) {
+        PoolLoad l = e.load();
+        out.add(new PoolLoad(l.deployment(), l.version(), l.nodeId(), l.managerId(), l.ready(), l.draining(),
+            l.queueDepth(), l.inFlight(), l.capacity(), l.idleWorkers(), l.busyWorkers(), l.totalWorkers(),
+            Duration.ofNanos(Math.max(0, age))));
       }
     });
     out.sort(Comparator.comparing(PoolLoad::nodeId));
     return out;
   }
 
+  /** Every live pool on the board. */
+  public List<PoolLoad> all() {
+    List<PoolLoad> out = new ArrayList<>();
+    for (String key : latest.keySet()) {
+      int at = key.indexOf('@');
+      out.addAll(pools(key.substring(0, at), key.substring(at + 1)));
+    }
+    return out;
+  }
+
+  private Set<String> aliveNodes(long now) {
+    Alive a = alive;
+    if (a == null || now - a.readNanos() > ALIVE_REFRESH_NANOS || now - a.readNanos() < 0) {
+      a = new Alive(Set.copyOf(aliveNodes.get()), now);
+      alive = a;
+    }
+    return a.nodes();
+  }
+
   @Override
   public void close() {
     consumer.unregister();
-  }
-
-  private static String key(String deployment, String version, String node) {
-    return deployment + "@" + version + "/" + node;
-  }
-
-  private static boolean same(JsonObject a, JsonObject b, String field) {
-    return String.valueOf(a.getValue(field)).equals(String.valueOf(b.getValue(field)));
-  }
-
-  private static long seq(JsonObject report) {
-    Object v = report.getValue("seq");
-    return v instanceof Number n ? n.longValue() : 0;
   }
 }

@@ -7,7 +7,8 @@ import java.util.Objects;
  * tensors: how long it may take and a ticket that {@link PoolManager#cancel} can name it by.
  *
  * @param request the request
- * @param timeoutMs time left until its deadline, counted from its arrival at the manager; positive
+ * @param timeoutMs time left until its deadline, counted from its arrival at the manager; 0 or less means
+ *     the pool's default timeout
  * @param ticket unique per caller and request (e.g. {@code <node>/<client>/<sequence>}), or null when the
  *     caller will never cancel
  */

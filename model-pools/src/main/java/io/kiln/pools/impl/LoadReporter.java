@@ -101,6 +101,9 @@ public final class LoadReporter {
    */
   public static PoolLoad decode(JsonObject m, Duration age) {
     try {
+      if (m.getInteger("queueDepth", 0) < 0 || m.getInteger("inFlight", 0) < 0 || m.getInteger("capacity", 0) < 0) {
+        return null;
+      }
       return new PoolLoad(m.getString("deployment"), m.getString("version"), m.getString("node"),
           m.getString("manager"), m.getBoolean("ready", false), m.getBoolean("draining", false),
           m.getInteger("queueDepth", 0), m.getInteger("inFlight", 0), m.getInteger("capacity", 0),

@@ -1,0 +1,126 @@
+package io.kiln.pools;
+
+import static io.kiln.pools.testsupport.PoolNodes.builtin;
+import static io.kiln.pools.testsupport.PoolNodes.mlp;
+import static io.kiln.pools.testsupport.PoolNodes.spec;
+import static io.kiln.runtime.testing.Await.failure;
+import static io.kiln.runtime.testing.Await.result;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.kiln.pools.impl.BuiltinModels;
+import io.kiln.pools.testsupport.PoolNodes;
+import io.kiln.pools.testsupport.ProjectModels;
+import io.kiln.runtime.ActorHandle;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Two nodes in one cluster: a client on one reaches the pools on both, and every board sees every pool. */
+class PoolClientTest {
+
+  private static final Duration T = Duration.ofSeconds(30);
+
+  private PoolNodes nodes;
+  private PoolClient fromB;
+
+  @BeforeEach
+  void start() {
+    nodes = new PoolNodes("a", "b");
+    fromB = new PoolClient(nodes.node("b"));
+  }
+
+  @AfterEach
+  void stop() {
+    nodes.close();
+  }
+
+  private static InferenceRequest row(float v) {
+    return InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 4}, new float[] {v, v, v, v}));
+  }
+
+  @Test
+  void aClientOnAnotherNodeReachesThePoolAndItsStats() {
+    nodes.start(spec("mlp", "a", mlp(), PoolConfig.DEFAULTS, 1, 0), 1);
+
+    InferenceRequest req = new InferenceRequest("r1", List.of(ProjectModels.expectedInput("mlp")), List.of(), java.util.Map.of());
+    InferenceResponse r = result(fromB.infer("mlp", "1", "a", req, T));
+
+    assertThat(r.id()).isEqualTo("r1");
+    assertThat(r.parameters()).containsEntry("kiln_node", "a");
+    PoolManagerTest.assertClose(r.outputs().get(0), ProjectModels.expectedOutput("mlp"));
+    assertThat(result(fromB.stats("mlp", "1", "a"))).extracting("completed", "totalWorkers").containsExactly(1L, 1);
+    assertThat(result(fromB.status("mlp", "1", "a")).workers()).singleElement()
+        .satisfies(w -> assertThat(w.loadInfo().format()).isEqualTo(ModelSpec.FORMAT_TORCHSCRIPT));
+  }
+
+  @Test
+  void cancellingTheFutureUnqueuesTheRequest() {
+    ActorHandle<PoolManager> m = result(PoolManager.getOrCreate(nodes.node("a"),
+        spec("idle", "a", builtin(BuiltinModels.IDENTITY), PoolConfig.DEFAULTS, 0, 0)));
+    CompletableFuture<InferenceResponse> f = fromB.infer("idle", "1", "a", row(1), T);
+    await().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 1);
+
+    assertThat(f.cancel(true)).isTrue();
+
+    await().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 0);
+    assertThat(result(m.call(PoolManager::stats)).cancelled()).isEqualTo(1);
+    assertThat(result(m.callAsync(PoolManager::scale, 1), PoolNodes.WAIT)).isEqualTo(1);
+    assertThat(result(m.call(PoolManager::stats)).completed()).as("the cancelled request never ran").isZero();
+  }
+
+  @Test
+  void unknownAndDeadPoolsAreUnavailableAndARecreatedManagerIsFoundAgain() {
+    Throwable none = failure(fromB.infer("nope", "1", "a", row(1), T));
+    assertThat(none).isInstanceOfSatisfying(InferenceException.class,
+        e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE)).hasMessageContaining("no pool");
+
+    PoolSpec spec = spec("echo", "a", builtin(BuiltinModels.IDENTITY), PoolConfig.DEFAULTS, 1, 0);
+    ActorHandle<PoolManager> m = nodes.start(spec, 1);
+    assertThat(result(fromB.infer("echo", "1", "a", row(1), T)).outputs()).hasSize(1);
+
+    result(nodes.node("a").kill(m, false));
+    Throwable gone = failure(fromB.infer("echo", "1", "a", row(2), T));
+    assertThat(gone).isInstanceOfSatisfying(InferenceException.class,
+        e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE));
+
+    nodes.start(spec, 1);
+    assertThat(result(fromB.infer("echo", "1", "a", row(3), T)).outputs().get(0).asFloats()).containsExactly(3, 3, 3, 3);
+  }
+
+  @Test
+  void everyNodesBoardSeesThePoolsOfBothNodesWithFreshLoad() {
+    PoolLoadBoard onA = new PoolLoadBoard(nodes.node("a"));
+    PoolLoadBoard onB = new PoolLoadBoard(nodes.node("b"));
+    result(onA.ready());
+    result(onB.ready());
+    nodes.start(spec("both", "a", builtin(BuiltinModels.IDENTITY), PoolConfig.DEFAULTS, 1, 0), 1);
+    ActorHandle<PoolManager> idleOnB = result(PoolManager.getOrCreate(nodes.node("b"),
+        spec("both", "b", builtin(BuiltinModels.IDENTITY), PoolConfig.DEFAULTS, 0, 0)));
+    PoolClient fromA = new PoolClient(nodes.node("a"));
+    CompletableFuture<InferenceResponse> waiting = fromA.infer("both", "1", "b", row(1), T);
+
+    for (PoolLoadBoard board : List.of(onA, onB)) {
+      await().untilAsserted(() -> {
+        List<PoolLoad> pools = board.pools("both", "1");
+        assertThat(pools).extracting(PoolLoad::nodeId).containsExactly("a", "b");
+        assertThat(pools.get(0)).extracting("ready", "queueDepth", "idleWorkers", "capacity")
+            .containsExactly(true, 0, 1, PoolConfig.DEFAULT_MAX_QUEUED);
+        assertThat(pools.get(1)).extracting("ready", "queueDepth", "totalWorkers").containsExactly(false, 1, 0);
+        assertThat(pools).allSatisfy(p -> assertThat(p.age()).isLessThan(PoolLoadBoard.DEFAULT_MAX_AGE));
+      });
+    }
+    assertThat(onA.pools("other", "1")).isEmpty();
+
+    waiting.cancel(true);
+    result(idleOnB.run(PoolManager::close));
+    await().until(() -> onA.pools("both", "1").size() == 1);
+    nodes.cluster.crash("a");
+    await().until(() -> onB.pools("both", "1").isEmpty());
+    onA.close();
+    onB.close();
+  }
+}
