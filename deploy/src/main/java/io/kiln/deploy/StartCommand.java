@@ -153,8 +153,12 @@ final class StartCommand implements Callable<Integer> {
       }
       if (!p.isAlive()) {
         String reason = lastCliMessage(log);
-        throw new CliException(reason != null ? "node " + nodeId + " did not start: " + reason + " (log: " + log + ")"
-            : "node " + nodeId + " exited with " + p.exitValue() + "; last lines of " + log + ":\n" + tail(log, 20));
+        if (reason != null) {
+          throw new CliException((reason.startsWith("could not start node ") ? reason
+              : "node " + nodeId + " did not start: " + reason) + " (log: " + log + ")");
+        }
+        throw new CliException("node " + nodeId + " exited with " + p.exitValue() + "; last lines of " + log + ":\n"
+            + tail(log, 20));
       }
       java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
     }

@@ -230,4 +230,19 @@ class KilnCliIT {
     CliProcesses.Result again = cli.run(COMMAND, "stop");
     assertThat(again.output()).contains("no local Kiln node is running");
   }
+
+  @Test
+  @Order(5)
+  void aNodeStartedInTheBackgroundThatCannotJoinSaysWhyInOneLine() throws Exception {
+    int closed = KilnCliTest.closedPort();
+    CliProcesses.Result r = cli.run(START, "start", "--address", "127.0.0.1:" + closed, "--node-id", "lonely",
+        "--port", "0", "--grpc-port", "0", "--cluster-port", "0", "--cluster-name", "it-" + UUID.randomUUID());
+
+    assertThat(r.code()).isEqualTo(1);
+    assertThat(r.output().lines().toList()).singleElement().asString()
+        .startsWith("kiln: could not start node lonely: could not join a cluster named 'it-")
+        .contains("through 127.0.0.1:" + closed + ": no member answered")
+        .endsWith("(log: " + cli.home().resolve(".kiln/logs/lonely.log") + ")");
+    assertThat(cli.entries()).isEmpty();
+  }
 }
