@@ -1,21 +1,36 @@
 package io.kiln.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kiln.serve.DeploymentLoader;
+import io.kiln.serve.DeploymentValidationException;
+import io.kiln.serve.Problem;
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code kiln deploy FILE.yaml [--dry-run]}: validate, plan and apply deployments. */
+/**
+ * {@code kiln deploy FILE.yaml [--dry-run]}: validate, plan and apply deployments. The file is validated
+ * here first (every problem with line and column, no node needed), then sent to the node, which validates
+ * it again, plans it on the cluster and applies it.
+ */
 @Command(name = "deploy", description = "Deploy (or with --dry-run, plan) the deployments in a YAML file.")
 final class DeployCommand implements Callable<Integer> {
 
   /** Same cap the server applies; refused here before reading a huge file. */
-  static final long MAX_YAML_BYTES = 1024 * 1024;
+  static final long MAX_YAML_BYTES = DeploymentLoader.DEFAULT_MAX_BYTES;
+
+  @Spec
+  CommandSpec spec;
 
   @Parameters(index = "0", paramLabel = "FILE.yaml")
   Path file;
@@ -28,6 +43,7 @@ final class DeployCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
+    PrintWriter out = spec.commandLine().getOut();
     Path abs = file.toAbsolutePath().normalize();
     if (!Files.isRegularFile(abs)) {
       throw new CliException("no such file: " + file);
@@ -36,25 +52,42 @@ final class DeployCommand implements Callable<Integer> {
       throw new CliException(file + " is larger than " + MAX_YAML_BYTES + " bytes");
     }
     String yaml = Files.readString(abs);
+    try {
+      new DeploymentLoader().load(yaml, file);
+    } catch (DeploymentValidationException v) {
+      printProblems(v.problems().stream().map(Problem::toString).toList());
+      return 1;
+    }
     String path = "api/v1/deployments?" + ManagementClient.query("source", abs.toString())
         + (dryRun ? "&dry_run=true" : "");
     try {
       JsonNode result = client.client().postYaml(path, yaml);
-      System.out.print(result.path("planText").asText(""));
-      System.out.println(dryRun ? "dry run: nothing was changed" : "applied " + result.path("deployments").size()
+      out.print(result.path("planText").asText(""));
+      out.println(dryRun ? "dry run: nothing was changed" : "applied " + result.path("deployments").size()
           + " deployment(s); see ./kiln status");
       return 0;
     } catch (CliException e) {
       if (e.body() != null && e.body().has("problems")) {
-        System.err.println(file + " is invalid; nothing was applied:");
-        for (JsonNode p : e.body().get("problems")) {
-          System.err.println("  " + p.path("file").asText() + ":" + p.path("line").asInt() + ":" + p.path("column").asInt()
-              + ": " + (p.path("path").asText().isEmpty() ? "" : p.path("path").asText() + ": ")
-              + p.path("message").asText());
-        }
+        printProblems(serverProblems(e.body().get("problems")));
         return 1;
       }
       throw e;
     }
+  }
+
+  private void printProblems(List<String> problems) {
+    PrintWriter err = spec.commandLine().getErr();
+    err.println(file + " is invalid; nothing was applied:");
+    problems.forEach(p -> err.println("  " + p));
+  }
+
+  /** The node's problems, as {@code file:line:column: path: message} like the local ones. */
+  private static List<String> serverProblems(JsonNode problems) {
+    List<String> out = new ArrayList<>();
+    for (JsonNode p : problems) {
+      out.add(p.path("file").asText() + ":" + p.path("line").asInt() + ":" + p.path("column").asInt() + ": "
+          + (p.path("path").asText().isEmpty() ? "" : p.path("path").asText() + ": ") + p.path("message").asText());
+    }
+    return out;
   }
 }

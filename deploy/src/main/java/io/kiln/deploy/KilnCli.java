@@ -1,30 +1,37 @@
 package io.kiln.deploy;
 
+import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code kiln} command. */
+/**
+ * The {@code kiln} command. Exit codes: 0 success, 1 a failure the command reports in one line (or, for
+ * an invalid deployment file, one line per problem), 2 a usage error.
+ */
 @Command(name = "kiln", mixinStandardHelpOptions = true, version = "kiln 0.1.0",
     description = "Kiln: model serving from warm, node-pinned worker pools.",
     subcommands = {UpCommand.class, StartCommand.class, DeployCommand.class, StatusCommand.class,
         DeleteCommand.class, StopCommand.class})
 public final class KilnCli implements Runnable {
 
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
   @Override
   public void run() {
-    new CommandLine(this).usage(System.out);
+    spec.commandLine().usage(spec.commandLine().getOut());
   }
 
   public static void main(String[] args) {
-    int code = run(args);
-    if (code != 0 || !keepsRunning(args)) {
-      System.exit(code);
-    }
+    // Node commands (up, start --foreground) return only once their node has stopped.
+    System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
   }
 
-  /** Runs a command and returns its exit code; failures print one line, not a stack trace. */
-  static int run(String... args) {
+  /** Runs a command with its output on {@code out} and {@code err}, and returns its exit code. */
+  static int run(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cli = new CommandLine(new KilnCli());
+    cli.setOut(out);
+    cli.setErr(err);
     cli.setExecutionExceptionHandler((ex, line, parsed) -> {
       if (ex instanceof CliException) {
         line.getErr().println("kiln: " + ex.getMessage());
@@ -32,10 +39,19 @@ public final class KilnCli implements Runnable {
       }
       throw ex;
     });
-    return cli.execute(args);
-  }
-
-  private static boolean keepsRunning(String[] args) {
-    return false;
+    // A usage error says what is wrong in one line and where help is, rather than print the whole usage.
+    cli.setParameterExceptionHandler((ex, args1) -> {
+      CommandLine c = ex.getCommandLine();
+      String message = ex.getMessage().startsWith("Error: ") ? ex.getMessage().substring(7) : ex.getMessage();
+      c.getErr().println(c.getCommandSpec().qualifiedName() + ": " + message + " (see '"
+          + c.getCommandSpec().qualifiedName() + " --help')");
+      return c.getCommandSpec().exitCodeOnInvalidInput();
+    });
+    try {
+      return cli.execute(args);
+    } finally {
+      out.flush();
+      err.flush();
+    }
   }
 }

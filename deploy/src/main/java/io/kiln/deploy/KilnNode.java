@@ -1,32 +1,23 @@
 package io.kiln.deploy;
 
 import io.kiln.gateway.GatewayOptions;
-import io.kiln.gateway.KilnGateway;
-import io.kiln.gateway.management.ManagementApi;
-import io.kiln.gateway.serving.PoolsDirectory;
-import io.kiln.gateway.serving.ServeModelDirectory;
-import io.kiln.gateway.spi.DataLocator;
-import io.kiln.pools.PoolClient;
-import io.kiln.pools.PoolLoadBoard;
+import io.kiln.gateway.serving.ServingNode;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.serve.ServeController;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.vertx.core.Future;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running Kiln node: the runtime (single-node or clustered), the pool load board and client, the serve
- * controller (reconciling when this node leads) and the gateway (OIP over HTTP and gRPC, {@code /metrics},
- * the management API), sharing one Prometheus registry.
+ * One running Kiln node in this process: the runtime (single-node or clustered) and, on it, the
+ * {@link ServingNode} (pools' load board and client, serve controller, gateway with {@code /metrics} and the
+ * management API). Start it from a main thread; {@link #close} blocks until the node left its cluster.
  */
 public final class KilnNode implements AutoCloseable {
 
@@ -43,47 +34,43 @@ public final class KilnNode implements AutoCloseable {
   }
 
   private final KilnRuntime runtime;
-  private final PoolLoadBoard board;
-  private final ServeController serve;
-  private final KilnGateway gateway;
+  private final ServingNode serving;
 
-  private KilnNode(KilnRuntime runtime, PoolLoadBoard board, ServeController serve, KilnGateway gateway) {
+  private KilnNode(KilnRuntime runtime, ServingNode serving) {
     this.runtime = runtime;
-    this.board = board;
-    this.serve = serve;
-    this.gateway = gateway;
+    this.serving = serving;
   }
 
+  /**
+   * Starts the runtime, then the serving parts. A node that was given members to join but finds itself alone
+   * (nothing answered at those addresses, or only members of another cluster name or secret) fails rather
+   * than serve as a cluster of its own.
+   */
   public static CompletionStage<KilnNode> start(Options o) {
+    GatewayOptions gateway;
+    try {
+      gateway = GatewayOptions.builder().host(o.node().host()).httpPort(o.httpPort()).grpcPort(o.grpcPort())
+          .defaultTimeout(o.requestTimeout()).build();
+    } catch (IllegalArgumentException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
         : KilnCluster.join(o.node(), o.cluster());
     return rt.thenCompose(runtime -> {
-      PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      registry.config().commonTags("node", runtime.nodeId());
-      runtime.registerLocalService(MeterRegistry.class, registry);
-      PoolLoadBoard board = new PoolLoadBoard(runtime);
-      PoolClient client = new PoolClient(runtime);
-      ServeController serve = new ServeController(runtime, client, board);
-      GatewayOptions options = GatewayOptions.builder().host(o.node().host()).httpPort(o.httpPort())
-          .grpcPort(o.grpcPort()).registry(registry).defaultTimeout(o.requestTimeout()).build();
-      KilnGateway gateway = new KilnGateway(options, new ServeModelDirectory(serve),
-          new PoolsDirectory(runtime.nodeId(), board, client), DataLocator.NONE);
-      gateway.addRoutes(new ManagementApi(runtime, serve, o.token())::mount);
-      KilnNode node = new KilnNode(runtime, board, serve, gateway);
-      return board.ready()
-          .thenCompose(v -> serve.start())
-          .thenCompose(v -> gateway.start(runtime.vertx()).toCompletionStage())
-          .thenApply(v -> {
-            runtime.advertise("http", Integer.toString(gateway.httpPort()));
-            runtime.advertise("grpc", Integer.toString(gateway.grpcPort()));
-            LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), gateway.httpPort(),
-                o.node().host(), gateway.grpcPort());
-            return node;
+      if (o.cluster() != null && !o.cluster().members().isEmpty() && runtime.cluster().members().size() < 2) {
+        return runtime.shutdown().handle((v, e) -> null).thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(
+            new IllegalStateException("could not join a cluster named '" + o.cluster().clusterName() + "' through "
+                + String.join(", ", o.cluster().members()) + ": no member answered (is a node running there, is that "
+                + "its --cluster-port, and do --cluster-name and the secret match?)")));
+      }
+      return ServingNode.start(runtime, gateway, o.token())
+          .thenApply(serving -> {
+            LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),
+                o.node().host(), serving.grpcPort());
+            return new KilnNode(runtime, serving);
           })
-          .exceptionallyCompose(err -> {
-            node.close();
-            return java.util.concurrent.CompletableFuture.failedFuture(err);
-          });
+          .exceptionallyCompose(err -> runtime.shutdown().handle((v, e) -> null)
+              .thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(err)));
     });
   }
 
@@ -92,24 +79,21 @@ public final class KilnNode implements AutoCloseable {
   }
 
   public ServeController serve() {
-    return serve;
+    return serving.serve();
   }
 
   public int httpPort() {
-    return gateway.httpPort();
+    return serving.httpPort();
   }
 
   public int grpcPort() {
-    return gateway.grpcPort();
+    return serving.grpcPort();
   }
 
-  /** Stops the gateway, the controller and the runtime (whose actors die and whose names are freed). */
+  /** Stops the gateway and the controller, then the runtime (whose actors die and whose names are freed). */
   @Override
   public void close() {
-    Future<Void> g = gateway.close();
-    g.toCompletionStage().toCompletableFuture().handle((v, e) -> null).join();
-    serve.close();
-    board.close();
+    serving.close();
     runtime.close();
   }
 }

@@ -5,22 +5,43 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Nodes started from this Kiln checkout ({@code .kiln/nodes/<nodeId>.json}: pid and ports), so that
- * {@code kiln status/deploy/stop} find the local node without being told its address.
+ * Nodes started from this Kiln checkout ({@code .kiln/nodes/<nodeId>.json}: pid, process start time and
+ * ports), so that {@code kiln status/deploy/stop} find the local node without being told its address. The
+ * folder is {@code $kiln.home/.kiln} ({@code kiln.home} defaults to the working directory).
  */
 final class LocalNodes {
 
-  /** What a running node records about itself. */
-  record Entry(String nodeId, long pid, String host, int httpPort, int grpcPort, int clusterPort, boolean head) {
+  /**
+   * What a running node records about itself.
+   *
+   * @param startedAtMillis when its process started (epoch ms), so that a recycled pid is not mistaken for it;
+   *     0 if unknown
+   */
+  record Entry(String nodeId, long pid, long startedAtMillis, String host, int httpPort, int grpcPort,
+               int clusterPort, boolean head) {
+
+    /** An entry for this process. */
+    static Entry current(String nodeId, String host, int httpPort, int grpcPort, int clusterPort, boolean head) {
+      ProcessHandle self = ProcessHandle.current();
+      long started = self.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
+      return new Entry(nodeId, self.pid(), started, host, httpPort, grpcPort, clusterPort, head);
+    }
+
     String httpAddress() {
       return "http://" + host + ":" + httpPort;
     }
   }
+
+  /** Two reads of one process's start time may differ by the clock tick they are derived from. */
+  private static final long START_TOLERANCE_MILLIS = 1000;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -44,8 +65,8 @@ final class LocalNodes {
       Files.createDirectories(dir());
       Path tmp = dir().resolve(e.nodeId() + ".json.tmp");
       JSON.writeValue(tmp.toFile(), e);
-      Files.move(tmp, dir().resolve(e.nodeId() + ".json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      Files.move(tmp, dir().resolve(e.nodeId() + ".json"), StandardCopyOption.ATOMIC_MOVE,
+          StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException ex) {
       throw new UncheckedIOException(ex);
     }
@@ -59,7 +80,14 @@ final class LocalNodes {
     }
   }
 
-  /** Recorded nodes whose process is still alive (stale entries are dropped). */
+  /** The entry's process, if it is still the one that wrote the entry and alive. */
+  static Optional<ProcessHandle> process(Entry e) {
+    return ProcessHandle.of(e.pid()).filter(ProcessHandle::isAlive).filter(h -> e.startedAtMillis() == 0
+        || h.info().startInstant().map(i -> Math.abs(i.toEpochMilli() - e.startedAtMillis()) <= START_TOLERANCE_MILLIS)
+            .orElse(true));
+  }
+
+  /** Recorded nodes whose process is still running, head first (stale entries are deleted). */
   static List<Entry> alive() {
     List<Entry> out = new ArrayList<>();
     if (!Files.isDirectory(dir())) {
@@ -69,7 +97,7 @@ final class LocalNodes {
       for (Path p : files.filter(f -> f.toString().endsWith(".json")).toList()) {
         try {
           Entry e = JSON.readValue(p.toFile(), Entry.class);
-          if (ProcessHandle.of(e.pid()).map(ProcessHandle::isAlive).orElse(false)) {
+          if (process(e).isPresent()) {
             out.add(e);
           } else {
             Files.deleteIfExists(p);
@@ -81,7 +109,7 @@ final class LocalNodes {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    out.sort((a, b) -> Boolean.compare(b.head(), a.head()));
+    out.sort(Comparator.comparing((Entry e) -> !e.head()).thenComparing(Entry::nodeId));
     return out;
   }
 

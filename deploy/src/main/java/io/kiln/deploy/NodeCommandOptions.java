@@ -1,8 +1,12 @@
 package io.kiln.deploy;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -44,32 +48,45 @@ final class NodeCommandOptions {
   long requestTimeoutMs;
 
   NodeOptions node() {
-    Resources r = Resources.cpu(cpus != null ? cpus : Runtime.getRuntime().availableProcessors());
-    if (gpus != null) {
-      if (gpus < 0) {
-        throw new CliException("--gpus must be >= 0");
-      }
-      r = r.withGpu(gpus);
+    if (gpus != null && gpus < 0) {
+      throw new CliException("--gpus must be >= 0, got " + gpus);
     }
-    if (resources != null && !resources.isBlank()) {
-      try {
-        Map<String, Number> custom = new com.fasterxml.jackson.databind.ObjectMapper().readValue(resources,
-            new com.fasterxml.jackson.core.type.TypeReference<Map<String, Number>>() { });
-        for (Map.Entry<String, Number> e : custom.entrySet()) {
-          r = r.with(e.getKey(), e.getValue().doubleValue());
-        }
-      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-        throw new CliException("--resources must be a JSON object of numbers, e.g. '{\"step_a_slot\":4}': "
-            + e.getOriginalMessage());
-      } catch (IllegalArgumentException e) {
-        throw new CliException("--resources: " + e.getMessage());
-      }
-    }
+    Map<String, Double> custom = resources == null || resources.isBlank() ? Map.of() : customResources(resources);
     try {
+      Resources r = Resources.cpu(cpus != null ? cpus : Runtime.getRuntime().availableProcessors());
+      if (gpus != null) {
+        r = r.withGpu(gpus);
+      }
+      for (Map.Entry<String, Double> e : custom.entrySet()) {
+        r = r.with(e.getKey(), e.getValue());
+      }
       return new NodeOptions(nodeId != null ? nodeId : NodeOptions.randomNodeId(), host, r, labels);
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
     }
+  }
+
+  /** {@code {"name": number, ...}}, or a one-line error naming what is wrong. */
+  static Map<String, Double> customResources(String json) {
+    String example = "--resources must be a JSON object of numbers, e.g. '{\"step_a_slot\":4}'";
+    JsonNode tree;
+    try {
+      tree = new ObjectMapper().readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new CliException(example + "; " + json + " is not JSON (" + e.getOriginalMessage() + ")");
+    }
+    if (tree == null || !tree.isObject()) {
+      throw new CliException(example + ", got " + json);
+    }
+    Map<String, Double> out = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = tree.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> f = it.next();
+      if (!f.getValue().isNumber()) {
+        throw new CliException(example + "; '" + f.getKey() + "' is " + f.getValue());
+      }
+      out.put(f.getKey(), f.getValue().doubleValue());
+    }
+    return out;
   }
 
   String token() {

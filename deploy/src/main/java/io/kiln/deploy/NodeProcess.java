@@ -1,5 +1,6 @@
 package io.kiln.deploy;
 
+import java.io.PrintWriter;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -9,10 +10,15 @@ final class NodeProcess {
   private NodeProcess() {
   }
 
-  static void runUntilStopped(KilnNode node, LocalNodes.Entry entry) throws InterruptedException {
+  /**
+   * Records the node in {@code .kiln/nodes} and parks the calling (main) thread; the JVM's shutdown hook closes
+   * the node (it leaves the cluster) and removes the record, and this returns once that is done.
+   */
+  static void runUntilStopped(KilnNode node, LocalNodes.Entry entry, PrintWriter err) throws InterruptedException {
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
-      System.err.println("kiln: stopping node " + entry.nodeId() + "...");
+      err.println("kiln: stopping node " + entry.nodeId() + "...");
+      err.flush();
       try {
         node.close();
       } finally {
@@ -22,7 +28,6 @@ final class NodeProcess {
     }, "kiln-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     LocalNodes.write(entry);
-    // The main thread parks here; the shutdown hook does the work when the process is asked to stop.
     while (!stopped.await(1, TimeUnit.HOURS)) {
       // still running
     }

@@ -3,6 +3,7 @@ package io.kiln.deploy;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,10 +12,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code kiln start --head | --address HOST:PORT}: starts a cluster node in the background (log in
@@ -32,6 +36,11 @@ final class StartCommand implements Callable<Integer> {
         description = "join the cluster that HOST:PORT (a member's cluster port) belongs to")
     String address;
   }
+
+  private static final Path SETSID = Path.of("/usr/bin/setsid");
+
+  @Spec
+  CommandSpec spec;
 
   @ArgGroup(exclusive = true, multiplicity = "1")
   Role role;
@@ -62,6 +71,16 @@ final class StartCommand implements Callable<Integer> {
     if (opts.nodeId == null) {
       opts.nodeId = node.nodeId(); // fixed now, so the background child and this process agree
     }
+    cluster(); // refuse bad cluster options before anything starts
+    if (startTimeoutSeconds < 1) {
+      throw new CliException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
+    }
+    for (LocalNodes.Entry e : LocalNodes.alive()) {
+      if (e.nodeId().equals(opts.nodeId)) {
+        throw new CliException("node " + opts.nodeId + " is already running here (pid " + e.pid() + "); stop it with "
+            + "./kiln stop --node " + opts.nodeId + " or choose another --node-id");
+      }
+    }
     return foreground ? runHere() : runInBackground(opts.nodeId);
   }
 
@@ -86,18 +105,25 @@ final class StartCommand implements Callable<Integer> {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
     }
     int port = KilnCluster.clusterPort(node.runtime());
-    System.out.println("kiln: node " + opts.nodeId + (role.head ? " (head)" : "") + " joined cluster '" + clusterName
-        + "' at " + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC "
-        + opts.host + ":" + node.grpcPort());
-    NodeProcess.runUntilStopped(node, new LocalNodes.Entry(opts.nodeId, ProcessHandle.current().pid(), opts.host,
-        node.httpPort(), node.grpcPort(), port, role.head));
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("kiln: node " + opts.nodeId + (role.head ? " (head)" : "") + " joined cluster '" + clusterName + "' at "
+        + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
+        + node.grpcPort());
+    out.flush();
+    NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(opts.nodeId, opts.host, node.httpPort(), node.grpcPort(),
+        port, role.head), spec.commandLine().getErr());
     return 0;
   }
 
   private int runInBackground(String nodeId) throws IOException, InterruptedException {
+    PrintWriter out = spec.commandLine().getOut();
     Files.createDirectories(LocalNodes.logs());
     Path log = LocalNodes.logs().resolve(nodeId + ".log");
     List<String> cmd = new ArrayList<>();
+    // A session of its own, so that closing the terminal (SIGHUP to its session) does not stop the node.
+    if (Files.isExecutable(SETSID)) {
+      cmd.add(SETSID.toString());
+    }
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
     cmd.add("-cp");
@@ -114,24 +140,30 @@ final class StartCommand implements Callable<Integer> {
     while (System.nanoTime() < end) {
       for (LocalNodes.Entry e : LocalNodes.alive()) {
         if (e.nodeId().equals(nodeId)) {
-          System.out.println("kiln: started node " + nodeId + (e.head() ? " (head)" : "") + " (pid " + e.pid()
+          out.println("kiln: started node " + nodeId + (e.head() ? " (head)" : "") + " (pid " + e.pid()
               + "); HTTP " + e.httpAddress() + ", gRPC " + e.host() + ":" + e.grpcPort() + ", cluster "
               + e.host() + ":" + e.clusterPort());
           if (e.head()) {
-            System.out.println("  join more nodes with: ./kiln start --address " + e.host() + ":" + e.clusterPort()
+            out.println("  join more nodes with: ./kiln start --address " + e.host() + ":" + e.clusterPort()
                 + " --port <free port> --grpc-port <free port> --cluster-port <free port>");
           }
-          System.out.println("  log: " + log);
+          out.println("  log: " + log);
           return 0;
         }
       }
       if (!p.isAlive()) {
+        String reason = lastCliMessage(log);
+        if (reason != null) {
+          throw new CliException((reason.startsWith("could not start node ") ? reason
+              : "node " + nodeId + " did not start: " + reason) + " (log: " + log + ")");
+        }
         throw new CliException("node " + nodeId + " exited with " + p.exitValue() + "; last lines of " + log + ":\n"
             + tail(log, 20));
       }
       java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
     }
     p.destroy();
+    p.waitFor(30, TimeUnit.SECONDS);
     throw new CliException("node " + nodeId + " did not start within " + startTimeoutSeconds + " s; see " + log);
   }
 
@@ -167,6 +199,21 @@ final class StartCommand implements Callable<Integer> {
       out.addAll(List.of("--cluster-secret", secret));
     }
     return out;
+  }
+
+  /** The last line the node's own CLI printed as an error ({@code kiln: ...}), without the prefix. */
+  private static String lastCliMessage(Path log) {
+    try {
+      List<String> all = Files.readAllLines(log);
+      for (int i = all.size() - 1; i >= 0; i--) {
+        if (all.get(i).startsWith("kiln: ") && !all.get(i).startsWith("kiln: node ")) {
+          return all.get(i).substring("kiln: ".length());
+        }
+      }
+    } catch (IOException ignored) {
+      // no log: the caller falls back to the exit code
+    }
+    return null;
   }
 
   private static String tail(Path log, int lines) {

@@ -10,11 +10,16 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code kiln status [--json]}: nodes, deployments and actors, for a person or (with --json) a script. */
 @Command(name = "status", description = "Show nodes, deployments and actors.")
 final class StatusCommand implements Callable<Integer> {
+
+  @Spec
+  CommandSpec spec;
 
   @Option(names = "--json", description = "print the status as JSON")
   boolean json;
@@ -26,9 +31,9 @@ final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     JsonNode status = client.client().get("api/v1/status");
     if (json) {
-      System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+      spec.commandLine().getOut().println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
     } else {
-      System.out.print(render(status));
+      spec.commandLine().getOut().print(render(status));
     }
     return 0;
   }

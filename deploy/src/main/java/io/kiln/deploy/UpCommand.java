@@ -2,6 +2,7 @@ package io.kiln.deploy;
 
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentValidationException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -9,7 +10,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code kiln up}: one process, one node, the quickstart deployment, the gateway on :8000 — and a curl
@@ -17,6 +20,9 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "up", description = "Run a single-node Kiln with the quickstart deployment (Ctrl-C to stop).")
 final class UpCommand implements Callable<Integer> {
+
+  @Spec
+  CommandSpec spec;
 
   @Mixin
   NodeCommandOptions opts = new NodeCommandOptions();
@@ -30,6 +36,8 @@ final class UpCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
     Path yaml = (file != null ? file : LocalNodes.home().resolve("deploy/examples/quickstart.yaml")).toAbsolutePath();
     if (!Files.isRegularFile(yaml)) {
       throw new CliException("no such deployment file: " + yaml);
@@ -42,45 +50,46 @@ final class UpCommand implements Callable<Integer> {
       throw new CliException("could not start the node: " + rootMessage(e));
     }
     String nodeId = node.runtime().nodeId();
-    System.out.println("kiln: node " + nodeId + " up; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC "
+    out.println("kiln: node " + nodeId + " up; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC "
         + opts.host + ":" + node.grpcPort());
     try {
       var applied = node.serve().apply(Files.readString(yaml), yaml, false).toCompletableFuture().join();
-      System.out.print(applied.plan().toText());
+      out.print(applied.plan().toText());
       String name = applied.deployments().get(0).name();
-      DeploymentStatus ready = awaitReady(node, name, Duration.ofSeconds(readyTimeoutSeconds));
-      System.out.println("kiln: deployment " + name + " version " + ready.servingVersion() + " is ready ("
+      DeploymentStatus ready = awaitReady(node, name, Duration.ofSeconds(readyTimeoutSeconds), out);
+      out.println("kiln: deployment " + name + " version " + ready.servingVersion() + " is ready ("
           + ready.message() + ")");
-      printTry(name, node.httpPort());
+      printTry(name, node.httpPort(), out);
     } catch (CompletionException e) {
       if (e.getCause() instanceof DeploymentValidationException v) {
-        System.err.println(v.getMessage());
+        err.println(v.getMessage());
       } else {
-        System.err.println("kiln: deploying " + yaml + " failed: " + rootMessage(e));
+        err.println("kiln: deploying " + yaml + " failed: " + rootMessage(e));
       }
       node.close();
       return 1;
     }
-    NodeProcess.runUntilStopped(node, new LocalNodes.Entry(nodeId, ProcessHandle.current().pid(), opts.host,
-        node.httpPort(), node.grpcPort(), 0, true));
+    NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(nodeId, opts.host, node.httpPort(), node.grpcPort(), 0,
+        true), err);
     return 0;
   }
 
-  private void printTry(String name, int port) {
+  private void printTry(String name, int port, PrintWriter out) {
     Path request = LocalNodes.home().resolve("deploy/examples/mlp-request.json");
-    System.out.println();
-    System.out.println("Try it:");
+    out.println();
+    out.println("Try it:");
     if (name.equals("mlp") && Files.isRegularFile(request)) {
-      System.out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/mlp/infer"
+      out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/mlp/infer"
           + " -H 'Content-Type: application/json' -d @" + request);
     } else {
-      System.out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/" + name);
+      out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/" + name);
     }
-    System.out.println("  ./kiln status");
-    System.out.println("Stop with Ctrl-C or ./kiln stop.");
+    out.println("  ./kiln status");
+    out.println("Stop with Ctrl-C or ./kiln stop.");
   }
 
-  static DeploymentStatus awaitReady(KilnNode node, String name, Duration timeout) throws InterruptedException {
+  static DeploymentStatus awaitReady(KilnNode node, String name, Duration timeout, PrintWriter out)
+      throws InterruptedException {
     long end = System.nanoTime() + timeout.toNanos();
     String last = "";
     while (System.nanoTime() < end) {
@@ -94,11 +103,10 @@ final class UpCommand implements Callable<Integer> {
         }
         String line = s.phase() + ": " + s.message();
         if (!line.equals(last)) {
-          System.out.println("kiln: " + name + " " + line);
+          out.println("kiln: " + name + " " + line);
           last = line;
         }
       }
-      Thread.onSpinWait();
       java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);
     }
     throw new CompletionException(new CliException(name + " was not ready within " + timeout.toSeconds() + " s"));

@@ -1,0 +1,139 @@
+package io.kiln.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the real {@code kiln} main ({@link KilnCli}) in child JVMs on the test classpath, all sharing one
+ * {@code kiln.home} (so their {@code .kiln/} folder is the test's own), each with its output in a file there.
+ * Long-running nodes are kept as {@link Process}es; {@link #close} kills whatever is still running, including
+ * nodes that were started in the background.
+ */
+final class CliProcesses implements AutoCloseable {
+
+  /** JVM flags of the {@code kiln} script (Hazelcast on Java 17, offline DJL), sized for small test nodes. */
+  static final List<String> JVM_FLAGS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+      "--add-modules", "java.se", "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
+      "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+      "-Dai.djl.offline=true", "-Dhazelcast.phone.home.enabled=false");
+
+  /** A finished command. */
+  record Result(int code, String output) {
+  }
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Path home;
+  private final Map<String, Process> nodes = new LinkedHashMap<>();
+  private int commands;
+
+  CliProcesses(Path home) throws IOException {
+    this.home = Files.createDirectories(home).toAbsolutePath();
+  }
+
+  Path home() {
+    return home;
+  }
+
+  private ProcessBuilder builder(Path output, String... args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(JVM_FLAGS);
+    cmd.add("-Dkiln.home=" + home);
+    cmd.add("-cp");
+    cmd.add(testClasspath());
+    cmd.add(KilnCli.class.getName());
+    cmd.addAll(List.of(args));
+    return new ProcessBuilder(cmd).directory(home.toFile()).redirectErrorStream(true)
+        .redirectOutput(output.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+  }
+
+  /** The test classpath (Surefire and Failsafe may run tests from a manifest-only jar). */
+  static String testClasspath() {
+    String cp = System.getProperty("surefire.test.class.path");
+    return cp != null && !cp.isBlank() ? cp : System.getProperty("java.class.path");
+  }
+
+  /** Starts a long-running command (a foreground node); its output goes to {@code <name>.out}. */
+  Process startNode(String name, String... args) throws IOException {
+    Process p = builder(home.resolve(name + ".out"), args).start();
+    nodes.put(name, p);
+    return p;
+  }
+
+  /** Runs a command to completion. */
+  Result run(Duration timeout, String... args) throws Exception {
+    Path out = home.resolve("command-" + (++commands) + "-" + args[0] + ".out");
+    Process p = builder(out, args).start();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly().waitFor();
+      throw new AssertionError("kiln " + String.join(" ", args) + " did not finish within " + timeout + ":\n"
+          + Files.readString(out));
+    }
+    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+  }
+
+  /** The {@code .kiln/nodes/<id>.json} record of a running node, once it wrote it. */
+  Optional<JsonNode> entry(String nodeId) {
+    Path f = home.resolve(".kiln/nodes/" + nodeId + ".json");
+    try {
+      return Files.isRegularFile(f) ? Optional.of(JSON.readTree(f.toFile())) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty(); // being written
+    }
+  }
+
+  List<Path> entries() throws IOException {
+    Path dir = home.resolve(".kiln/nodes");
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (var files = Files.list(dir)) {
+      return files.toList();
+    }
+  }
+
+  String output(String name) {
+    try {
+      return Files.readString(home.resolve(name + ".out"));
+    } catch (IOException e) {
+      return "(no output)";
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (Process p : nodes.values()) {
+      p.destroyForcibly();
+    }
+    // Nodes started in the background are not our children: find them by the records they left.
+    for (Path f : entries()) {
+      try {
+        JsonNode e = JSON.readTree(f.toFile());
+        ProcessHandle.of(e.path("pid").asLong()).ifPresent(h -> {
+          if (h.info().commandLine().orElse("").contains("-Dkiln.home=" + home)) {
+            h.destroyForcibly();
+          }
+        });
+      } catch (IOException ignored) {
+        // nothing to clean up
+      }
+    }
+    for (Process p : nodes.values()) {
+      p.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+}
