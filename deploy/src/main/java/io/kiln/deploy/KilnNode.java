@@ -42,9 +42,8 @@ public final class KilnNode implements AutoCloseable {
   }
 
   /**
-   * Starts the runtime, then the serving parts. A node that was given members to join but finds itself alone
-   * (nothing answered at those addresses, or only members of another cluster name or secret) fails rather
-   * than serve as a cluster of its own.
+   * Starts the runtime, then the serving parts. (A node given members to join that finds itself alone fails
+   * in {@link KilnCluster#join}, rather than serve as a cluster of its own.)
    */
   public static CompletionStage<KilnNode> start(Options o) {
     GatewayOptions gateway;
@@ -57,12 +56,6 @@ public final class KilnNode implements AutoCloseable {
     CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
         : KilnCluster.join(o.node(), o.cluster());
     return rt.thenCompose(runtime -> {
-      if (o.cluster() != null && !o.cluster().members().isEmpty() && runtime.cluster().members().size() < 2) {
-        return runtime.shutdown().handle((v, e) -> null).thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(
-            new IllegalStateException("could not join a cluster named '" + o.cluster().clusterName() + "' through "
-                + String.join(", ", o.cluster().members()) + ": no member answered (is a node running there, is that "
-                + "its --cluster-port, and do --cluster-name and the secret match?)")));
-      }
       return ServingNode.start(runtime, gateway, o.token())
           .thenApply(serving -> {
             LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),

@@ -22,7 +22,8 @@ public final class KilnCluster {
 
   /**
    * Joins (or, with no members given, starts) a cluster as {@code node}. The returned runtime's
-   * {@link KilnRuntime#shutdown()} leaves the cluster and closes Vert.x.
+   * {@link KilnRuntime#shutdown()} leaves the cluster and closes Vert.x. Fails if members were given but
+   * none of them answered (Hazelcast would otherwise quietly form a cluster of one).
    */
   public static CompletionStage<KilnRuntime> join(NodeOptions node, ClusterOptions cluster) {
     HazelcastClusterManager manager = new HazelcastClusterManager(HazelcastConfigs.memberConfig(node.nodeId(), cluster));
@@ -31,6 +32,13 @@ public final class KilnCluster {
             .setClusterPublicHost(cluster.host()));
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .compose(vertx -> {
+          if (!cluster.members().isEmpty() && manager.getHazelcastInstance().getCluster().getMembers().size() < 2) {
+            // Hazelcast forms a cluster of one when no listed member answers: that is a failed join here.
+            return vertx.close().transform(x -> Future.failedFuture(new IllegalStateException(
+                "could not join a cluster named '" + cluster.clusterName() + "' through "
+                    + String.join(", ", cluster.members()) + ": no member answered (is a node running there, is "
+                    + "that its cluster port, and do the cluster name and secret match?)")));
+          }
           HazelcastBackend backend = new HazelcastBackend(manager.getHazelcastInstance(), node.nodeId());
           return RuntimeImpl.start(vertx, backend, node, vertx::close).map(rt -> (KilnRuntime) rt)
               .recover(err -> vertx.close().transform(x -> Future.failedFuture(err)));

@@ -3,6 +3,7 @@ package io.kiln.gateway.impl;
 import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
@@ -11,6 +12,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -76,14 +78,7 @@ final class Dispatcher {
     long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
         : defaultTimeoutMillis;
     long deadline = nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-    PoolEndpoint target;
-    try {
-      Router.Route route = router.route(model.name(), pools.pools(model.name(), model.version()), hints.pinnedNode());
-      metrics.routed(route.reason());
-      target = route.target();
-      call.sent = pools.send(target, model.name(), model.version(), request, deadline);
-    } catch (RuntimeException e) {
-      call.promise.fail(e);
+    if (!send(call, context, model, request, hints, deadline, java.util.Set.of())) {
       return call;
     }
     long timer = vertx.setTimer(timeoutMillis, id -> {
@@ -91,10 +86,42 @@ final class Dispatcher {
         call.withdraw();
       }
     });
+    call.promise.future().onComplete(ar -> vertx.cancelTimer(timer));
+    return call;
+  }
+
+  /**
+   * Routes and sends; returns false if routing itself failed (the call is then failed). A pool that
+   * refuses for capacity although its load report said it had room (the report was up to 100 ms old) is
+   * skipped once and the request routed again, unless it was pinned to that node.
+   */
+  private boolean send(Call call, Context context, ModelInfo model, InferenceRequest request, Hints hints,
+                       long deadline, java.util.Set<String> refused) {
+    PoolEndpoint target;
+    try {
+      List<PoolEndpoint> candidates = pools.pools(model.name(), model.version()).stream()
+          .filter(p -> !refused.contains(p.nodeId())).toList();
+      Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
+      metrics.routed(route.reason());
+      target = route.target();
+      call.sent = pools.send(target, model.name(), model.version(), request, deadline);
+    } catch (RuntimeException e) {
+      call.promise.tryFail(e);
+      return false;
+    }
     String node = target.nodeId();
     call.sent.whenComplete((response, error) -> context.runOnContext(v -> {
-      vertx.cancelTimer(timer);
       if (error != null) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+            ? error.getCause() : error;
+        if (cause instanceof CapacityExceededException && hints.pinnedNode() == null && refused.isEmpty()
+            && !call.promise.future().isComplete() && nanoClock.getAsLong() < deadline) {
+          java.util.Set<String> skip = java.util.Set.of(node);
+          if (!send(call, context, model, request, hints, deadline, skip)) {
+            call.promise.tryFail(cause); // nowhere else to go: the pool's own answer stands
+          }
+          return;
+        }
         call.promise.tryFail(error);
       } else if (response == null) {
         call.promise.tryFail(new IllegalStateException("pool on node '" + node + "' answered null"));
@@ -102,7 +129,7 @@ final class Dispatcher {
         call.promise.tryComplete(withNode(response, node));
       }
     }));
-    return call;
+    return true;
   }
 
   /** Where it ran is the pool's to say; if it did not, it ran where it was sent. */

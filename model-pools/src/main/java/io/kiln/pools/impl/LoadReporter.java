@@ -57,7 +57,10 @@ public final class LoadReporter {
       return;
     }
     int q = stats.get().queueDepth();
-    if (Math.abs(q - lastQueue) >= step || ready.getAsBoolean() != lastReady) {
+    int capacity = spec.config().maxQueued();
+    // Filling up and getting room again are what routers act on: report those at once, however small.
+    boolean fullnessChanged = (q >= capacity) != (lastQueue >= capacity);
+    if (Math.abs(q - lastQueue) >= step || fullnessChanged || ready.getAsBoolean() != lastReady) {
       publish();
     }
   }
