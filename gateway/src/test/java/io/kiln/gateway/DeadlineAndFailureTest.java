@@ -81,11 +81,37 @@ class DeadlineAndFailureTest extends GatewayTestBase {
 
   @Test
   void aFullPoolQueueIs503WithThePoolsRetryAfter() {
-    cluster.node("node-a").failWith = new CapacityExceededException("queue of mlp@2 on node-a is full (512)", Duration.ofSeconds(7));
+    // Every pool refuses: the gateway re-routes once, then the pool's own answer stands.
+    for (String n : java.util.List.of("node-a", "node-b", "node-c")) {
+      cluster.node(n).failWith = new CapacityExceededException("queue of mlp@2 on " + n + " is full (512)",
+          Duration.ofSeconds(7));
+    }
     HttpResponse<Buffer> r = infer(Map.of());
     assertThat(r.statusCode()).isEqualTo(503);
     assertThat(r.getHeader("Retry-After")).isEqualTo("7");
-    assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("queue of mlp@2 on node-a is full (512)");
+    assertThat(r.bodyAsJsonObject().getString("error")).matches("queue of mlp@2 on node-[abc] is full \\(512\\)");
+    assertThat(cluster.sent).hasSize(2);
+  }
+
+  @Test
+  void aPoolThatRefusesForCapacityDespiteItsLoadReportIsSkippedOnce() {
+    // The load report said node-a had room (reports are up to 100 ms old); it refuses: another pool serves.
+    cluster.node("node-a").failWith = new CapacityExceededException("queue of mlp@2 on node-a is full (512)",
+        Duration.ofSeconds(7));
+    HttpResponse<Buffer> r = infer(Map.of());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(cluster.sent).hasSize(2);
+    assertThat(cluster.sent.get(0).node()).isEqualTo("node-a");
+    assertThat(cluster.sent.get(1).node()).isNotEqualTo("node-a");
+  }
+
+  @Test
+  void aPinnedRequestIsNotReRoutedWhenItsPoolIsFull() {
+    cluster.node("node-a").failWith = new CapacityExceededException("queue of mlp@2 on node-a is full (512)",
+        Duration.ofSeconds(7));
+    HttpResponse<Buffer> r = infer(Map.of("kiln-node", "node-a"));
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(cluster.sent).hasSize(1);
   }
 
   @Test

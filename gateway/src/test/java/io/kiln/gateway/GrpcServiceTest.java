@@ -233,7 +233,9 @@ class GrpcServiceTest extends GatewayTestBase {
     assertThat(cold.trailers().get("retry-after")).isEqualTo("2");
 
     cluster.reset();
-    cluster.node("node-a").failWith = new CapacityExceededException("queue full", Duration.ofMillis(2500));
+    for (String n : java.util.List.of("node-a", "node-b", "node-c")) {
+      cluster.node(n).failWith = new CapacityExceededException("queue full", Duration.ofMillis(2500));
+    }
     GrpcResult<ModelInferResponse> full = infer(mlpTyped(1, 2, 3, 4));
     assertThat(full.status()).isEqualTo(GrpcStatus.UNAVAILABLE);
     assertThat(full.message()).isEqualTo("queue full");
