@@ -132,8 +132,8 @@ class KilnCliTest {
     assertThat(r.code()).isEqualTo(1);
     assertThat(r.errLines()).singleElement().asString()
         .isEqualTo("kiln: could not start node lonely: could not join a cluster named '" + cluster + "' through "
-            + "127.0.0.1:" + port + ": no member answered (is a node running there, is that its --cluster-port, and "
-            + "do --cluster-name and the secret match?)");
+            + "127.0.0.1:" + port + ": no member answered (is a node running there, is that its cluster port, and "
+            + "do the cluster name and secret match?)");
     assertThat(r.out()).isEmpty();
   }
 
