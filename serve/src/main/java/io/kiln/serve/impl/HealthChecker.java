@@ -107,6 +107,11 @@ final class HealthChecker {
     return Optional.ofNullable(lastRepair.get(deployment));
   }
 
+  /** Forgets a pool that is no longer wanted. */
+  void forgetPool(String key) {
+    lastCheck.remove(key);
+  }
+
   /** Forgets everything about a deployment that is gone. */
   void forget(String deployment) {
     lastRepair.remove(deployment);

@@ -147,13 +147,13 @@ final class Reconciler {
     Rollout.Outcome out = Rollout.decide(new Rollout.Facts(version, plan.placements().size(), ready,
         o.ready(name, version), previousServing, previousServing != null && o.ready(name, previousServing),
         failure == null ? null : failure.reason(), plan.problems(), stale.size()));
-    if (out.everywhere()) {
+    if (out.everywhere() && !stale.isEmpty()) {
       long since = readySince.computeIfAbsent(name, n -> now);
       if (now - since >= drainGrace.toMillis()) {
         stale.forEach(actions::retire);
       }
     } else {
-      readySince.remove(name);
+      readySince.remove(name); // the grace starts when the desired version serves everywhere with stale pools
       // Versions neither desired nor serving (v2 still warming when v3 came) serve nobody: retire them now.
       stale.stream().filter(m -> !m.version().equals(version) && !m.version().equals(out.serving()))
           .forEach(actions::retire);
@@ -213,7 +213,9 @@ final class Reconciler {
   private int target(String key, DeploymentSpec spec, Plan.Placement p, PoolLoad load) {
     int hostable = Math.max(1, Math.min(p.maxWorkers(), p.fitsTotal()));
     if (spec.autoscaling().isEmpty()) {
-      return Math.min(Math.max(1, p.workers()), hostable);
+      int fixed = Math.min(Math.max(1, p.workers()), hostable);
+      targets.put(key, fixed); // remembered so that prune() forgets the pool's memory once it is not wanted
+      return fixed;
     }
     AutoscalingSpec a = spec.autoscaling().get();
     int min = Math.min(Math.max(1, a.minWorkers()), hostable);
@@ -298,6 +300,7 @@ final class Reconciler {
         pendingScaling.remove(key);
         autoscaler.forget(key);
         actions.forget(key);
+        health.forgetPool(key);
       }
     }
   }

@@ -3,6 +3,7 @@ package io.kiln.serve.controller;
 import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
@@ -106,6 +107,43 @@ class DeployTest {
         assertThat(r.parameters()).containsEntry("kiln_node", node);
         assertThat(ServeNodes.echoes(r, 7)).isTrue();
       }
+    }
+  }
+
+  /** Worker counts and node selectors apply to running pools; what a pool was created with needs a version. */
+  @Test
+  void reapplyingAVersionRescalesAndReselectsItsPoolsLive() {
+    try (ServeNodes nodes = new ServeNodes()) {
+      nodes.start("node-a", ServeNodes.NODE, Map.of("zone", "x"));
+      nodes.start("node-b", ServeNodes.NODE, Map.of("zone", "y"));
+      nodes.apply(ServeNodes.identity("live", "1", """
+          pool:
+            workers_per_node: 1
+          """));
+      nodes.awaitReady("live", "1");
+      String managerOnB = nodes.managers("live").stream().filter(a -> a.nodeId().equals("node-b")).findFirst()
+          .orElseThrow().actorId();
+
+      ApplyResult again = nodes.apply(ServeNodes.identity("live", "1", """
+          pool:
+            workers_per_node: 3
+            node_selector: {zone: y}
+          batching: {max_batch_size: 4}
+          """));
+      assertThat(again.plan().deployments().get(0).warnings()).anySatisfy(w ->
+          assertThat(w).contains("version 1 is running with other batching").contains("new version"));
+
+      await().atMost(ServeNodes.WAIT).until(() -> nodes.managers("live").size() == 1
+          && nodes.status("live").orElseThrow().pools().size() == 1
+          && nodes.status("live").orElseThrow().pools().get(0).workers() == 3);
+      DeploymentStatus s = nodes.awaitReady("live", "1");
+      assertThat(s.pools()).singleElement().satisfies(p -> {
+        assertThat(p.node()).isEqualTo("node-b");
+        assertThat(p.targetWorkers()).isEqualTo(3);
+      });
+      // The same pool, scaled: not a new one.
+      assertThat(nodes.managers("live")).singleElement().satisfies(m -> assertThat(m.actorId()).isEqualTo(managerOnB));
+      assertThat(nodes.poolActors("live")).hasSize(4);
     }
   }
 

@@ -117,7 +117,18 @@ class RollingUpdateTest {
       await().during(Duration.ofSeconds(1)).atMost(ServeNodes.WAIT).until(() -> nodes.poolActors("echo").stream()
           .allMatch(a -> a.name().startsWith(PoolNames.prefix("echo", "1"))));
       assertThat(nodes.status("echo").orElseThrow().phase()).isEqualTo(Phase.FAILED);
+      assertThat(nodes.status("echo").orElseThrow().failure()).contains("did not load");
       assertThat(ServeNodes.echoes(nodes.infer("echo", ServeNodes.row(3)), 3)).isTrue();
+
+      // A new leader reads the failure from the status: it does not try the broken version again.
+      nodes.crash("node-a");
+      await().atMost(ServeNodes.WAIT).until(() -> nodes.leader().id().equals("node-b"));
+      await().during(Duration.ofSeconds(1)).atMost(ServeNodes.WAIT).until(() -> nodes.poolActors("echo").stream()
+          .allMatch(a -> a.name().startsWith(PoolNames.prefix("echo", "1"))));
+      DeploymentStatus afterFailover = nodes.awaitPhase("echo", Phase.FAILED);
+      assertThat(afterFailover.servingVersion()).isEqualTo("1");
+      assertThat(afterFailover.pools()).extracting(DeploymentStatus.PoolState::node).containsExactly("node-b");
+      assertThat(ServeNodes.echoes(nodes.infer("echo", ServeNodes.row(4)), 4)).isTrue();
 
       // Fixing it is another apply: the old version again.
       nodes.apply(ServeNodes.identity("echo", "1", POOL));
