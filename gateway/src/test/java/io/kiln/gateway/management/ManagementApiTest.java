@@ -139,6 +139,19 @@ class ManagementApiTest {
   }
 
   @Test
+  void unknownEndpointsAndMethodsAnswerJsonErrors() {
+    HttpResponse<Buffer> missing = node.call(HttpMethod.GET, "/api/v1/nope", null);
+    assertThat(missing.statusCode()).isEqualTo(404);
+    assertThat(json(missing).getString("error")).isNotBlank();
+    HttpResponse<Buffer> wrongMethod = node.call(HttpMethod.PUT, "/api/v1/status", "x");
+    assertThat(wrongMethod.statusCode()).isIn(404, 405);
+    assertThat(json(wrongMethod).getString("error")).isNotBlank();
+    HttpResponse<Buffer> unknown = node.call(HttpMethod.GET, DEPLOYMENTS + "/nothing-here", null);
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(json(unknown).getString("error")).contains("nothing-here");
+  }
+
+  @Test
   void aBodyOverOneMebibyteIs413() {
     String yaml = identity("big", "workers_per_node: 1") + "#" + "x".repeat(ManagementApi.MAX_YAML_BYTES) + "\n";
 
