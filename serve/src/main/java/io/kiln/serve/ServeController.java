@@ -3,32 +3,97 @@ package io.kiln.serve;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.serve.impl.Autoscaler;
 import io.kiln.serve.impl.ControllerLoop;
 import io.kiln.serve.impl.DesiredState;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
 /**
  * Kiln serve on one node: accepts deployments (validated YAML), keeps them as desired state in the
- * cluster, and — on the leader only — reconciles the running pools against them about once a second and
- * whenever they change. Every node runs one; if the leader dies the next oldest member's controller takes
- * over from the same desired state, and since pools are named actors created with get-or-create, nothing
- * is ever deployed twice.
+ * cluster's shared maps, and — on the leader (the oldest member) only — reconciles the running pools
+ * against them every {@link Options#period()} and whenever they or the membership change. Every node runs
+ * one: it answers {@link #apply}/{@link #delete} and serves its node-local mirror of the desired state and
+ * status to the gateway.
  *
- * <p>Threading: all methods are thread-safe and non-blocking (file reads and YAML parsing run on worker
- * threads); futures complete on Vert.x or backend threads.
+ * <p>What the controller guarantees:
+ * <ol>
+ *   <li><b>Convergence.</b> For every desired deployment, each node it selects (alive, carrying the node
+ *       selector's labels, able to host a worker) runs exactly one pool manager of the desired version with
+ *       the target number of workers, as far as the node's resources allow; pools nobody wants (deleted
+ *       deployments, old versions, nodes no longer selected) are drained and removed; a pool whose node died
+ *       is created again wherever a live node is selected.</li>
+ *   <li><b>Nothing twice.</b> Pool managers and workers are named actors created with get-or-create, and a
+ *       manager's name is claimed by the node it runs on; a pass repeated by a new leader after the old one
+ *       died mid-pass finds what exists and creates only what is missing.</li>
+ *   <li><b>Leader failover.</b> Desired state, the serving version and a version's failure live in the
+ *       cluster's shared maps; when the leader dies the next oldest member continues from them.</li>
+ *   <li><b>Rolling updates.</b> A new version gets new pools (names carry the version: nothing of the old
+ *       version is ever adopted). The old version keeps serving until the new one is ready on every
+ *       selected node; then traffic moves ({@link DeploymentStatus#servingVersion()}), and after the drain
+ *       grace the old pools drain (queued and running requests finish) and go. A version whose every worker
+ *       died before it ever served is FAILED with the reason, and the old version keeps serving.</li>
+ *   <li><b>Autoscaling</b> per node between {@code min_workers} (at least one) and {@code max_workers}, on
+ *       queued + executing requests per worker, after the upscale/downscale delays of the injected clock,
+ *       never beyond what the node's total resources hold.</li>
+ *   <li><b>Health.</b> Workers of ready pools are probed on their serving path every {@code health.period};
+ *       one that does not answer within {@code health.timeout} is restarted.</li>
+ *   <li><b>Delete drains:</b> the deployment stops being routed, its pools finish what they queued, then
+ *       the pools and the deployment entry go.</li>
+ * </ol>
+ *
+ * <p>Threading: all methods are thread-safe and non-blocking (YAML parsing runs on a worker thread); futures
+ * complete on Vert.x or cluster threads. Reconcile passes run on one Vert.x context and never block it.
  */
 public final class ServeController implements AutoCloseable {
 
   public static final Duration DEFAULT_PERIOD = Duration.ofSeconds(1);
   /** How long the old version keeps its pools after traffic moved, so no request races the switch. */
   public static final Duration DEFAULT_DRAIN_GRACE = Duration.ofSeconds(2);
+
+  /**
+   * How the controller runs. Immutable.
+   *
+   * @param period how often the leader reconciles even without changes, greater than 0
+   * @param drainGrace see {@link #DEFAULT_DRAIN_GRACE}, not negative
+   * @param clockMillis the clock of autoscaling delays, health periods and the drain grace
+   */
+  public record Options(Duration period, Duration drainGrace, LongSupplier clockMillis) {
+
+    public static final Options DEFAULT = new Options(DEFAULT_PERIOD, DEFAULT_DRAIN_GRACE, System::currentTimeMillis);
+
+    public Options {
+      Objects.requireNonNull(period, "period");
+      Objects.requireNonNull(drainGrace, "drainGrace");
+      Objects.requireNonNull(clockMillis, "clockMillis");
+      if (period.isNegative() || period.isZero()) {
+        throw new IllegalArgumentException("period must be positive, got " + period);
+      }
+      if (drainGrace.isNegative()) {
+        throw new IllegalArgumentException("drainGrace must not be negative, got " + drainGrace);
+      }
+    }
+
+    public Options withPeriod(Duration p) {
+      return new Options(p, drainGrace, clockMillis);
+    }
+
+    public Options withDrainGrace(Duration g) {
+      return new Options(period, g, clockMillis);
+    }
+
+    public Options withClock(LongSupplier clock) {
+      return new Options(period, drainGrace, clock);
+    }
+  }
 
   private final KilnRuntime runtime;
   private final DesiredState state;
@@ -37,29 +102,26 @@ public final class ServeController implements AutoCloseable {
   private final Planner planner = new Planner();
 
   public ServeController(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board) {
-    this(runtime, pools, board, DEFAULT_PERIOD, DEFAULT_DRAIN_GRACE, System::currentTimeMillis);
+    this(runtime, pools, board, Options.DEFAULT);
   }
 
-  /**
-   * @param period how often the leader reconciles even without changes
-   * @param drainGrace see {@link #DEFAULT_DRAIN_GRACE}
-   * @param clockMillis the autoscaler's and drain grace's clock
-   */
-  public ServeController(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board, Duration period,
-                         Duration drainGrace, LongSupplier clockMillis) {
+  public ServeController(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board, Options options) {
     this.runtime = runtime;
     this.state = new DesiredState(runtime.cluster());
-    this.loop = new ControllerLoop(runtime, state, pools, board, new Autoscaler(), clockMillis, period, drainGrace);
+    this.loop = new ControllerLoop(runtime, state, pools, board, options.clockMillis(), options.period(),
+        options.drainGrace());
   }
 
   /** Loads the desired state and starts reconciling (when this node leads). */
   public CompletionStage<Void> start() {
-    return state.load().thenRun(loop::start);
+    return loop.ready().thenCompose(v -> state.load()).thenRun(loop::start);
   }
 
   /**
    * Validates {@code yaml} (every problem with line and column, nothing applied if any) and plans it on the
-   * current cluster; unless {@code dryRun}, stores the deployments as desired state.
+   * current cluster; unless {@code dryRun}, stores the deployments as desired state. The plan warns when a
+   * version already deployed is applied with other model, batching or queue settings: running pools keep
+   * theirs, since only a new version rolls out new pools.
    *
    * @param source the file the YAML came from: relative model paths resolve against its folder
    * @return fails with {@link DeploymentValidationException} for invalid input
@@ -68,7 +130,8 @@ public final class ServeController implements AutoCloseable {
     return runtime.vertx().<DeploymentFile>executeBlocking(() -> loader.load(yaml, source), false)
         .toCompletionStage()
         .thenCompose(file -> {
-          Plan plan = planner.plan(file.deployments(), runtime.clusterView());
+          Plan plan = withUnchangedVersionWarnings(planner.plan(file.deployments(), runtime.clusterView()),
+              file.deployments());
           if (dryRun) {
             return CompletableFuture.completedFuture(new ApplyResult(file.deployments(), plan, false));
           }
@@ -81,6 +144,48 @@ public final class ServeController implements AutoCloseable {
         });
   }
 
+  /** Adds a warning to each plan that re-applies a running version with settings its pools cannot change. */
+  private Plan withUnchangedVersionWarnings(Plan plan, List<DeploymentSpec> specs) {
+    List<Plan.DeploymentPlan> out = new ArrayList<>();
+    for (int i = 0; i < plan.deployments().size(); i++) {
+      Plan.DeploymentPlan d = plan.deployments().get(i);
+      DeploymentSpec next = specs.get(i);
+      List<String> changed = state.desired(d.name()).filter(x -> !x.deleting()).map(DesiredState.Desired::spec)
+          .filter(running -> running.version().equals(next.version()))
+          .map(running -> fixedSettingsChanged(running, next)).orElse(List.of());
+      if (changed.isEmpty()) {
+        out.add(d);
+        continue;
+      }
+      List<String> warnings = new ArrayList<>(d.warnings());
+      warnings.add("version " + d.version() + " is running with other " + String.join(", ", changed)
+          + "; its pools keep theirs: give the change a new version to roll it out");
+      out.add(new Plan.DeploymentPlan(d.name(), d.version(), d.placements(), d.skipped(), d.problems(), warnings));
+    }
+    return new Plan(out, plan.nodes(), plan.problems());
+  }
+
+  /** Settings a running pool was created with and keeps (worker counts, selector, health apply live). */
+  private static List<String> fixedSettingsChanged(DeploymentSpec running, DeploymentSpec next) {
+    List<String> changed = new ArrayList<>();
+    if (!running.model().equals(next.model())) {
+      changed.add("model");
+    }
+    if (!running.batching().equals(next.batching())) {
+      changed.add("batching");
+    }
+    if (!running.queue().equals(next.queue())) {
+      changed.add("queue");
+    }
+    if (!running.pool().workerResources().equals(next.pool().workerResources())) {
+      changed.add("worker_resources");
+    }
+    if (running.pool().maxRestarts() != next.pool().maxRestarts()) {
+      changed.add("max_restarts");
+    }
+    return changed;
+  }
+
   /** Marks a deployment for deletion (its pools drain, then go); false if it does not exist. */
   public CompletionStage<Boolean> delete(String name) {
     return state.markDeleting(name).thenApply(found -> {
@@ -89,23 +194,29 @@ public final class ServeController implements AutoCloseable {
     });
   }
 
-  /** The version the gateway should route {@code name} to, if any is ready. */
+  /** The version the gateway should route {@code name} to, if any is ready and it is not being deleted. */
   public Optional<String> servingVersion(String name) {
-    return state.status(name).map(DeploymentStatus::servingVersion);
+    return state.status(name).filter(s -> s.phase() != DeploymentStatus.Phase.DELETING)
+        .map(DeploymentStatus::servingVersion);
   }
 
+  /** The last status the leader wrote of each deployment, from this node's mirror. */
   public Map<String, DeploymentStatus> statuses() {
     return state.statuses();
   }
 
+  public Optional<DeploymentStatus> status(String name) {
+    return state.status(name);
+  }
+
   /** Desired deployments (deleting ones included) by name. */
   public Map<String, DeploymentSpec> desired() {
-    Map<String, DeploymentSpec> out = new java.util.TreeMap<>();
+    Map<String, DeploymentSpec> out = new TreeMap<>();
     state.desired().forEach((k, v) -> out.put(k, v.spec()));
     return out;
   }
 
-  /** Runs one reconcile pass now if this node leads (tests, and after a change). */
+  /** Runs one reconcile pass soon if this node leads (after a change the controller does it itself). */
   public void kick() {
     loop.kick();
   }

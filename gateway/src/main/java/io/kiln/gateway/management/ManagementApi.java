@@ -19,23 +19,31 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
 
 /**
  * The management REST API under {@code /api/v1/}, mounted on the gateway's HTTP server:
  * <ul>
  *   <li>{@code POST /api/v1/deployments[?dry_run=true&source=PATH]} — body: deployment YAML (at most
- *       {@value #MAX_YAML_BYTES} bytes). 200 with the plan; 400 with {@code problems} (file, line,
- *       column, path, message) and nothing applied.</li>
+ *       {@value #MAX_YAML_BYTES} bytes, 413 beyond). 200 with the plan ({@code applied} false for a dry run,
+ *       which changes nothing); 400 with {@code problems} (file, line, column, path, message) and nothing
+ *       applied. {@code source} is the file's path on the client: relative model paths resolve against it.</li>
  *   <li>{@code GET /api/v1/deployments} — desired deployments with their status.</li>
+ *   <li>{@code GET /api/v1/deployments/{name}} — one of them; 404 if unknown.</li>
  *   <li>{@code DELETE /api/v1/deployments/{name}} — drain and remove; 404 if unknown.</li>
  *   <li>{@code GET /api/v1/status} — nodes, leader, deployments, named actors.</li>
  * </ul>
- * With a token configured, every call needs {@code Authorization: Bearer <token>} (401 otherwise).
- * Handlers never block: YAML parsing runs on a worker thread inside the controller.
+ * With a token configured, every call needs {@code Authorization: Bearer <token>} (401 otherwise, compared
+ * in constant time, checked before a body is read). Every error is JSON {@code {"error": "..."}}.
+ *
+ * <p>Handlers never block: YAML parsing runs on a worker thread inside the controller; everything else reads
+ * the node's mirrors of the cluster state.
  */
 public final class ManagementApi {
 
@@ -54,13 +62,17 @@ public final class ManagementApi {
     this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
   }
 
+  /** Mounts the API on {@code r} under {@code /api/v1/}, with its own authorization and error handling. */
   public void mount(Router r) {
-    r.route("/api/v1/*").handler(this::authorize);
-    r.post("/api/v1/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES))
-        .handler(this::apply);
-    r.get("/api/v1/deployments").handler(this::list);
-    r.delete("/api/v1/deployments/:name").handler(this::delete);
-    r.get("/api/v1/status").handler(this::status);
+    Router api = Router.router(runtime.vertx());
+    api.route().handler(this::authorize);
+    api.post("/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::apply);
+    api.get("/deployments").handler(this::list);
+    api.get("/deployments/:name").handler(this::one);
+    api.delete("/deployments/:name").handler(this::delete);
+    api.get("/status").handler(this::status);
+    api.route().failureHandler(this::failure);
+    r.route("/api/v1/*").subRouter(api);
   }
 
   private void authorize(RoutingContext ctx) {
@@ -79,33 +91,48 @@ public final class ManagementApi {
     }
   }
 
+  private void failure(RoutingContext ctx) {
+    int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+    if (code == 413) {
+      error(ctx, 413, "the deployment file exceeds the limit of " + MAX_YAML_BYTES + " bytes");
+    } else {
+      error(ctx, code, code == 500 && ctx.failure() != null ? "request failed: " + ctx.failure() : "request failed");
+    }
+  }
+
   private void apply(RoutingContext ctx) {
     String yaml = ctx.body().asString(StandardCharsets.UTF_8.name());
     if (yaml == null || yaml.isBlank()) {
       error(ctx, 400, "body must be a deployment YAML document");
       return;
     }
-    boolean dryRun = "true".equalsIgnoreCase(ctx.request().getParam("dry_run"));
+    String dry = ctx.request().getParam("dry_run");
+    boolean dryRun = "true".equalsIgnoreCase(dry) || "1".equals(dry);
     String source = ctx.request().getParam("source");
-    Path sourcePath = source == null || source.isBlank() ? Path.of("request.yaml") : Path.of(source);
-    serve.apply(yaml, sourcePath, dryRun).whenComplete((result, err) -> {
-      if (err != null) {
-        Throwable t = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-            ? err.getCause() : err;
-        if (t instanceof DeploymentValidationException v) {
-          problems(ctx, v.problems());
-        } else if (t instanceof IllegalArgumentException) {
-          error(ctx, 400, t.getMessage());
-        } else {
-          error(ctx, 500, "applying deployments failed: " + t);
-        }
+    Path sourcePath;
+    try {
+      sourcePath = source == null || source.isBlank() ? Path.of("request.yaml") : Path.of(source);
+    } catch (InvalidPathException e) {
+      error(ctx, 400, "source is not a valid path: " + e.getMessage());
+      return;
+    }
+    serve.apply(yaml, sourcePath, dryRun).whenComplete(answer(ctx, (result, err) -> {
+      if (err == null) {
+        send(ctx, 200, applied(result));
         return;
       }
-      send(ctx, 200, applied(result));
-    });
+      Throwable t = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+      if (t instanceof DeploymentValidationException v) {
+        problems(ctx, v.problems());
+      } else if (t instanceof IllegalArgumentException) {
+        error(ctx, 400, String.valueOf(t.getMessage()));
+      } else {
+        error(ctx, 500, "applying deployments failed: " + t);
+      }
+    }));
   }
 
-  private ObjectNode applied(ApplyResult result) {
+  private static ObjectNode applied(ApplyResult result) {
     ObjectNode o = JSON.createObjectNode();
     o.put("applied", result.applied());
     ArrayNode names = o.putArray("deployments");
@@ -115,7 +142,7 @@ public final class ManagementApi {
     return o;
   }
 
-  private void problems(RoutingContext ctx, List<Problem> problems) {
+  private static void problems(RoutingContext ctx, List<Problem> problems) {
     ObjectNode o = JSON.createObjectNode();
     o.put("error", problems.size() + " problem(s) in the deployment file; nothing was applied");
     ArrayNode list = o.putArray("problems");
@@ -130,17 +157,30 @@ public final class ManagementApi {
     ObjectNode o = JSON.createObjectNode();
     ArrayNode list = o.putArray("deployments");
     Map<String, DeploymentStatus> statuses = serve.statuses();
-    serve.desired().forEach((name, spec) -> {
-      ObjectNode d = list.addObject();
-      d.set("spec", SpecJson.toTree(spec));
-      d.set("status", JSON.valueToTree(statuses.get(name)));
-    });
+    serve.desired().forEach((name, spec) -> list.add(deployment(spec, statuses.get(name))));
     send(ctx, 200, o);
+  }
+
+  private void one(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    DeploymentSpec spec = serve.desired().get(name);
+    if (spec == null) {
+      error(ctx, 404, "no deployment named " + name);
+    } else {
+      send(ctx, 200, deployment(spec, serve.statuses().get(name)));
+    }
+  }
+
+  private static ObjectNode deployment(DeploymentSpec spec, DeploymentStatus status) {
+    ObjectNode d = JSON.createObjectNode();
+    d.set("spec", SpecJson.toTree(spec));
+    d.set("status", JSON.valueToTree(status));
+    return d;
   }
 
   private void delete(RoutingContext ctx) {
     String name = ctx.pathParam("name");
-    serve.delete(name).whenComplete((found, err) -> {
+    serve.delete(name).whenComplete(answer(ctx, (found, err) -> {
       if (err != null) {
         error(ctx, 500, "deleting " + name + " failed: " + err);
       } else if (!found) {
@@ -148,11 +188,11 @@ public final class ManagementApi {
       } else {
         send(ctx, 200, JSON.createObjectNode().put("deleting", name));
       }
-    });
+    }));
   }
 
   private void status(RoutingContext ctx) {
-    runtime.namedActors().whenComplete((actors, err) -> {
+    runtime.namedActors().whenComplete(answer(ctx, (actors, err) -> {
       ObjectNode o = JSON.createObjectNode();
       o.put("node", runtime.nodeId());
       List<String> members = runtime.cluster().members();
@@ -168,21 +208,32 @@ public final class ManagementApi {
       Map<String, DeploymentStatus> statuses = serve.statuses();
       for (Map.Entry<String, DeploymentSpec> e : serve.desired().entrySet()) {
         DeploymentStatus s = statuses.get(e.getKey());
-        ObjectNode d = s != null ? JSON.valueToTree(s) : JSON.createObjectNode().put("name", e.getKey())
-            .put("version", e.getValue().version()).put("phase", "PENDING");
-        deployments.add(d);
+        deployments.add(s != null ? JSON.valueToTree(s) : JSON.createObjectNode().put("name", e.getKey())
+            .put("version", e.getValue().version()).put("phase", "PENDING"));
       }
       ArrayNode list = o.putArray("actors");
       if (actors != null) {
-        actors.stream().sorted((a, b) -> a.displayName().compareTo(b.displayName()))
-            .forEach((ActorInfo a) -> list.add(JSON.valueToTree(a)));
+        actors.stream().sorted(Comparator.comparing(ActorInfo::displayName))
+            .forEach(a -> list.add(JSON.valueToTree(a)));
       }
       send(ctx, 200, o);
-    });
+    }));
+  }
+
+  /** A completion callback that answers 500 instead of leaving the request hanging if it throws. */
+  private static <T> java.util.function.BiConsumer<T, Throwable> answer(RoutingContext ctx,
+                                                                        java.util.function.BiConsumer<T, Throwable> body) {
+    return (value, err) -> {
+      try {
+        body.accept(value, err);
+      } catch (RuntimeException e) {
+        error(ctx, 500, "request failed: " + e);
+      }
+    };
   }
 
   private static void send(RoutingContext ctx, int status, Object body) {
-    if (ctx.response().ended()) {
+    if (ctx.response().ended() || ctx.response().closed()) {
       return;
     }
     ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
@@ -190,6 +241,6 @@ public final class ManagementApi {
   }
 
   private static void error(RoutingContext ctx, int status, String message) {
-    send(ctx, status, Map.of("error", message));
+    send(ctx, status, Map.of("error", message == null ? "request failed" : message));
   }
 }

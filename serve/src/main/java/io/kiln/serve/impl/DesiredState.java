@@ -10,19 +10,29 @@ import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.SpecJson;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Desired deployments ({@code kiln.deployments}, written through the management API) and their observed
- * status ({@code kiln.deployment-status}, written by the leader's controller), both in the cluster's
- * shared maps and mirrored on every node so the gateway reads them without a round trip.
+ * Desired deployments ({@code kiln.deployments}, written through the management API of any node) and their
+ * observed status ({@code kiln.deployment-status}, written by the leader's controller), both in the
+ * cluster's shared maps and mirrored on every node so that the gateway reads them without a round trip.
+ *
+ * <p>Writes to the desired map are compare-and-set on the entry, so concurrent applies and deletes from
+ * different nodes each get their own generation and none is lost; removing a deleted deployment only
+ * succeeds if nobody re-applied it meanwhile. Mirrors follow the maps' change events (in order) and are
+ * updated at once by this node's own writes, so a caller reads what it just wrote. Thread-safe.
  */
 public final class DesiredState {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DesiredState.class);
 
   public static final String DEPLOYMENTS = "kiln.deployments";
   public static final String STATUS = "kiln.deployment-status";
@@ -30,17 +40,20 @@ public final class DesiredState {
   /**
    * One desired deployment.
    *
-   * @param generation bumped on every apply, so the controller can tell a re-deploy from what it saw
+   * @param generation bumped on every apply and delete, so the controller can tell a re-deploy from what it saw
    * @param deleting set by {@code kiln delete}: drain the pools, then drop the entry
    */
   public record Desired(DeploymentSpec spec, long generation, boolean deleting) {
+  }
+
+  private record Entry(Desired desired, String json) {
   }
 
   private static final ObjectMapper JSON = WireCodec.json();
 
   private final SharedMap deployments;
   private final SharedMap status;
-  private final Map<String, Desired> desired = new ConcurrentHashMap<>();
+  private final Map<String, Entry> desired = new ConcurrentHashMap<>();
   private final Map<String, DeploymentStatus> observed = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
 
@@ -51,7 +64,7 @@ public final class DesiredState {
       if (v == null) {
         desired.remove(k);
       } else {
-        desired.put(k, decode(v));
+        decode(k, v).ifPresent(e -> desired.put(k, e));
       }
       listeners.forEach(Runnable::run);
     });
@@ -59,16 +72,16 @@ public final class DesiredState {
       if (v == null) {
         observed.remove(k);
       } else {
-        observed.put(k, WireCodec.fromJson(v, DeploymentStatus.class));
+        decodeStatus(k, v).ifPresent(s -> observed.put(k, s));
       }
     });
   }
 
   /** Loads both maps once; listeners keep the mirrors current afterwards. */
   public CompletionStage<Void> load() {
-    return deployments.entries().thenAccept(m -> m.forEach((k, v) -> desired.put(k, decode(v))))
+    return deployments.entries().thenAccept(m -> m.forEach((k, v) -> decode(k, v).ifPresent(e -> desired.put(k, e))))
         .thenCompose(v -> status.entries())
-        .thenAccept(m -> m.forEach((k, v) -> observed.put(k, WireCodec.fromJson(v, DeploymentStatus.class))));
+        .thenAccept(m -> m.forEach((k, v) -> decodeStatus(k, v).ifPresent(s -> observed.put(k, s))));
   }
 
   /** Called (off the caller's thread) whenever the desired deployments change. */
@@ -77,11 +90,13 @@ public final class DesiredState {
   }
 
   public Map<String, Desired> desired() {
-    return Map.copyOf(desired);
+    Map<String, Desired> out = new java.util.HashMap<>();
+    desired.forEach((k, e) -> out.put(k, e.desired()));
+    return Map.copyOf(out);
   }
 
   public Optional<Desired> desired(String name) {
-    return Optional.ofNullable(desired.get(name));
+    return Optional.ofNullable(desired.get(name)).map(Entry::desired);
   }
 
   public Map<String, DeploymentStatus> statuses() {
@@ -94,27 +109,59 @@ public final class DesiredState {
 
   /** Stores a deployment as desired, with the next generation. */
   public CompletionStage<Desired> apply(DeploymentSpec spec) {
-    Desired previous = desired.get(spec.name());
-    Desired next = new Desired(spec, previous == null ? 1 : previous.generation() + 1, false);
-    desired.put(spec.name(), next);
-    return deployments.put(spec.name(), encode(next)).thenApply(v -> next);
+    return update(spec.name(), previous -> new Desired(spec, previous == null ? 1 : previous.generation() + 1, false))
+        .thenApply(Optional::orElseThrow);
   }
 
   /** Marks a deployment for removal; false if there is no such deployment. */
   public CompletionStage<Boolean> markDeleting(String name) {
-    Desired d = desired.get(name);
-    if (d == null) {
-      return java.util.concurrent.CompletableFuture.completedFuture(false);
-    }
-    Desired next = new Desired(d.spec(), d.generation() + 1, true);
-    desired.put(name, next);
-    return deployments.put(name, encode(next)).thenApply(v -> true);
+    return update(name, previous -> previous == null ? null
+        : new Desired(previous.spec(), previous.generation() + 1, true)).thenApply(Optional::isPresent);
   }
 
-  public CompletionStage<Void> forget(String name) {
-    desired.remove(name);
-    observed.remove(name);
-    return deployments.remove(name).thenCompose(v -> status.remove(name));
+  /**
+   * Compare-and-set of one entry: {@code change} maps the current value (null if none) to the next (null:
+   * leave it absent); retried until no other writer raced it. Completes with what was stored.
+   */
+  private CompletionStage<Optional<Desired>> update(String name, UnaryOperator<Desired> change) {
+    return deployments.get(name).thenCompose(current -> {
+      Desired previous = current.flatMap(json -> decode(name, json)).map(Entry::desired).orElse(null);
+      Desired next = change.apply(previous);
+      if (next == null) {
+        return CompletableFuture.completedFuture(Optional.<Desired>empty());
+      }
+      String json = encode(next);
+      CompletionStage<Boolean> written = current.isEmpty()
+          ? deployments.putIfAbsent(name, json).thenApply(Optional::isEmpty)
+          : deployments.replace(name, current.get(), json);
+      return written.thenCompose(ok -> {
+        if (!ok) {
+          return update(name, change);
+        }
+        desired.put(name, new Entry(next, json));
+        return CompletableFuture.completedFuture(Optional.of(next));
+      });
+    });
+  }
+
+  /**
+   * Drops a deployment that finished deleting, and its status; does nothing (false) if the entry is no
+   * longer {@code d} (it was re-applied meanwhile).
+   */
+  public CompletionStage<Boolean> forget(Desired d) {
+    String name = d.spec().name();
+    Entry e = desired.get(name);
+    if (e == null || !e.desired().equals(d)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return deployments.remove(name, e.json()).thenCompose(removed -> {
+      if (!removed) {
+        return CompletableFuture.completedFuture(false);
+      }
+      desired.remove(name, e);
+      observed.remove(name);
+      return status.remove(name).thenApply(v -> true);
+    });
   }
 
   public CompletionStage<Void> putStatus(DeploymentStatus s) {
@@ -130,13 +177,24 @@ public final class DesiredState {
     return o.toString();
   }
 
-  private static Desired decode(String json) {
+  /** Entries come from other nodes (maybe other versions of Kiln): one that does not read is skipped, loudly. */
+  private static Optional<Entry> decode(String name, String json) {
     try {
       JsonNode n = JSON.readTree(json);
-      return new Desired(SpecJson.fromJson(n.get("spec").toString()), n.path("generation").asLong(),
-          n.path("deleting").asBoolean());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      return Optional.of(new Entry(new Desired(SpecJson.fromJson(n.get("spec").toString()),
+          n.path("generation").asLong(), n.path("deleting").asBoolean()), json));
+    } catch (IOException | RuntimeException e) {
+      LOG.error("desired deployment {} does not read, ignoring it: {}", name, e.toString());
+      return Optional.empty();
+    }
+  }
+
+  private static Optional<DeploymentStatus> decodeStatus(String name, String json) {
+    try {
+      return Optional.of(WireCodec.fromJson(json, DeploymentStatus.class));
+    } catch (RuntimeException e) {
+      LOG.warn("status of deployment {} does not read, ignoring it: {}", name, e.toString());
+      return Optional.empty();
     }
   }
 }

@@ -3,320 +3,331 @@ package io.kiln.serve.impl;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
-import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
-import io.kiln.pools.WorkerState;
-import io.kiln.pools.WorkerStatus;
-import io.kiln.runtime.ActorInfo;
-import io.kiln.runtime.ActorState;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.serve.AutoscalingSpec;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentStatus.Phase;
+import io.kiln.serve.DeploymentStatus.PoolState;
 import io.kiln.serve.Plan;
 import io.kiln.serve.Planner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pass of the controller: makes the running pools match the desired deployments. For every selected
- * node it get-or-creates the version's pool manager (named, so a pass repeated by a new leader never
- * deploys twice), tops workers up to the (autoscaled) target, switches the serving version once the new
- * version is ready on every selected node, drains the old version after a grace period, retires pools of
- * deleted deployments, and records what it saw as {@link DeploymentStatus}.
+ * One pass of the controller: makes the running pools match the desired deployments. For every node a
+ * deployment selects it get-or-creates the desired version's pool manager (named, so a pass repeated by a
+ * new leader never deploys twice), keeps its workers at the (autoscaled) target, health-checks them, and
+ * decides the serving version ({@link Rollout}); pools of other versions, or on nodes no longer selected,
+ * are drained and removed once the desired version has served everywhere for the drain grace; a version
+ * whose every worker died before it ever served is FAILED and removed. Deleted deployments are drained,
+ * then dropped; pools of deployments nobody wants are retired. Each pass writes the status.
  *
- * <p>Threading: {@link #pass()} must not overlap itself (the controller serialises passes); it never
- * blocks, every remote step is asynchronous and its result is seen by a later pass. Its bookkeeping is in
- * concurrent maps because those asynchronous steps complete on other threads.
+ * <p>Threading: {@link #pass()} must not overlap itself (the loop serialises passes). It never blocks:
+ * the pass body and every completion of its remote steps run on the controller's context
+ * ({@code context}), so the bookkeeping here is confined to that one thread at a time. The bookkeeping is
+ * only the leader's memory; what must survive a leader change (desired state, the serving version, a
+ * failure) is in the shared maps.
  */
 final class Reconciler {
 
   private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
+  /** An unchanged status is written again after this long, so readers see the controller is alive. */
+  static final Duration STATUS_REFRESH = Duration.ofSeconds(10);
+
+  private record Failure(long generation, String version, String reason) {
+  }
 
   private final KilnRuntime runtime;
   private final DesiredState state;
-  private final PoolClient pools;
   private final PoolLoadBoard board;
-  private final Autoscaler autoscaler;
-  private final LongSupplier clockMillis;
+  private final PoolActions actions;
+  private final HealthChecker health;
+  private final Autoscaler autoscaler = new Autoscaler();
+  private final LongSupplier clock;
   private final Duration drainGrace;
+  private final Executor context;
   private final Planner planner = new Planner();
 
-  /** Pools with a creation, scale, drain or status call in flight: not touched again until it answers. */
-  private final Set<String> busy = ConcurrentHashMap.newKeySet();
-  private final Map<String, Integer> targets = new ConcurrentHashMap<>();
-  private final Map<String, Long> switchedAt = new ConcurrentHashMap<>();
-  private final Map<String, String> failures = new ConcurrentHashMap<>();
-  private final Map<String, Long> failedGeneration = new ConcurrentHashMap<>();
-  private final Map<String, String> lastScaling = new ConcurrentHashMap<>();
+  private final Map<String, Integer> targets = new HashMap<>();
+  private final Map<String, Long> readySince = new HashMap<>();
+  private final Map<String, Failure> failures = new HashMap<>();
+  private final Map<String, String> lastScaling = new HashMap<>();
+  private final Map<String, String> pendingScaling = new HashMap<>();
+  private final Map<String, DeploymentStatus> written = new HashMap<>();
 
-  Reconciler(KilnRuntime runtime, DesiredState state, PoolClient pools, PoolLoadBoard board, Autoscaler autoscaler,
-             LongSupplier clockMillis, Duration drainGrace) {
+  Reconciler(KilnRuntime runtime, DesiredState state, PoolClient pools, PoolLoadBoard board, PoolCreator creator,
+             LongSupplier clockMillis, Duration drainGrace, Executor context) {
     this.runtime = runtime;
     this.state = state;
-    this.pools = pools;
     this.board = board;
-    this.autoscaler = autoscaler;
-    this.clockMillis = clockMillis;
+    this.actions = new PoolActions(runtime, pools, creator, context);
+    this.health = new HealthChecker(runtime, pools, context);
+    this.clock = clockMillis;
     this.drainGrace = drainGrace;
-  }
-
-  /** A pool manager found in the registry. */
-  private record Manager(String deployment, String version, String node, ActorState state) {
-    String key() {
-      return PoolNames.poolManager(deployment, version, node);
-    }
+    this.context = context;
   }
 
   CompletionStage<Void> pass() {
-    return runtime.namedActors().thenAccept(actors -> {
-      List<Manager> managers = managers(actors);
-      Map<String, PoolLoad> loads = new HashMap<>();
-      for (PoolLoad l : board.all()) {
-        loads.put(PoolNames.poolManager(l.deployment(), l.version(), l.nodeId()), l);
-      }
-      var desired = state.desired();
-      for (var d : desired.values()) {
-        List<Manager> mine = managers.stream().filter(m -> m.deployment().equals(d.spec().name())).toList();
-        if (d.deleting()) {
-          delete(d, mine, loads);
-        } else {
-          reconcile(d, mine, loads);
+    return runtime.namedActors().thenAcceptAsync(actors -> {
+      long now = clock.getAsLong();
+      Observed o = Observed.of(actors, board.all(), runtime.clusterView());
+      Map<String, DesiredState.Desired> desired = state.desired();
+      for (DesiredState.Desired d : desired.values()) {
+        try {
+          if (d.deleting()) {
+            delete(d, o, now);
+          } else {
+            reconcile(d, o, now);
+          }
+        } catch (RuntimeException e) {
+          LOG.warn("reconciling deployment {} failed; next pass tries again", d.spec().name(), e);
         }
       }
-      for (Manager m : managers) {
+      for (Observed.Manager m : o.managers()) {
         if (!desired.containsKey(m.deployment())) {
-          retire(m); // a deployment nobody wants any more (e.g. deleted while a leader died)
+          actions.retire(m); // a deployment nobody wants any more (deleted while a leader died)
         }
       }
-    });
+    }, context);
   }
 
-  private static List<Manager> managers(List<ActorInfo> actors) {
-    List<Manager> out = new ArrayList<>();
-    for (ActorInfo a : actors) {
-      if (!PoolManager.NAMESPACE.equals(a.namespace()) || a.name() == null || a.state() == ActorState.DEAD) {
-        continue;
-      }
-      PoolNames.parse(a.name()).filter(PoolNames.Parsed::isManager)
-          .ifPresent(p -> out.add(new Manager(p.name(), p.version(), p.nodeId(), a.state())));
-    }
-    return out;
+  /** Drops all bookkeeping: the loop calls it when this node becomes the leader (again). */
+  void reset() {
+    targets.clear();
+    readySince.clear();
+    failures.clear();
+    lastScaling.clear();
+    pendingScaling.clear();
+    written.clear();
   }
 
-  private void reconcile(DesiredState.Desired d, List<Manager> mine, Map<String, PoolLoad> loads) {
+  private void reconcile(DesiredState.Desired d, Observed o, long now) {
     DeploymentSpec spec = d.spec();
     String name = spec.name();
-    long now = clockMillis.getAsLong();
-    Plan.DeploymentPlan plan = planner.plan(List.of(spec), runtime.clusterView()).deployments().get(0);
-    List<Plan.Placement> placements = plan.placements();
-    boolean failed = Long.valueOf(d.generation()).equals(failedGeneration.get(name));
+    String version = spec.version();
+    Plan.DeploymentPlan plan = planner.plan(List.of(spec), o.view()).deployments().get(0);
+    DeploymentStatus previous = Optional.ofNullable(written.get(name)).or(() -> state.status(name)).orElse(null);
+    String previousServing = previous == null ? null : previous.servingVersion();
+    Failure failure = failure(d, previous);
 
-    List<DeploymentStatus.PoolState> poolStates = new ArrayList<>();
-    boolean readyEverywhere = !placements.isEmpty() && !failed;
-    for (Plan.Placement p : placements) {
-      String key = PoolNames.poolManager(name, spec.version(), p.nodeId());
-      PoolLoad load = loads.get(key);
-      boolean exists = mine.stream().anyMatch(m -> m.key().equals(key));
-      int target = targets.computeIfAbsent(key, k -> Math.max(1, p.workers()));
-      if (failed) {
-        continue;
+    List<PoolState> pools = new ArrayList<>();
+    Set<String> wanted = new HashSet<>();
+    int ready = 0;
+    for (Plan.Placement p : plan.placements()) {
+      String key = PoolNames.poolManager(name, version, p.nodeId());
+      wanted.add(key);
+      if (failure == null && pool(d, p, key, o, version.equals(previousServing), now, pools)) {
+        ready++;
       }
-      if (!exists && load == null) {
-        create(key, spec, p.nodeId(), target);
-        readyEverywhere = false;
-        continue;
-      }
-      if (load == null) {
-        readyEverywhere = false; // created, its first load report not in yet
-        continue;
-      }
-      int live = load.idleWorkers() + load.busyWorkers();
-      if (spec.autoscaling().isPresent() && load.ready()) {
-        Autoscaler.Decision decision = autoscaler.decide(key, spec.autoscaling().get(), live,
-            load.load(), p.fitsTotal(), now);
-        if (decision.target() != target) {
-          targets.put(key, decision.target());
-          target = decision.target();
-          lastScaling.put(name, p.nodeId() + ": " + decision.reason());
-        }
-      }
-      if (live != target && !load.draining()) {
-        scale(key, name, spec.version(), p.nodeId(), target);
-        if (live == 0) {
-          makeRoom(name, spec.version(), p.nodeId(), loads);
-        }
-      }
-      if (!load.ready()) {
-        readyEverywhere = false;
-        checkFailed(key, d, p.nodeId());
-      }
-      poolStates.add(new DeploymentStatus.PoolState(p.nodeId(), spec.version(), load.ready(), live, target,
-          load.queueDepth(), load.inFlight()));
     }
-
-    List<Manager> old = mine.stream().filter(m -> !m.version().equals(spec.version())).toList();
-    for (Manager m : old) {
-      PoolLoad l = loads.get(m.key());
-      if (l != null) {
-        poolStates.add(new DeploymentStatus.PoolState(m.node(), m.version(), l.ready(), l.idleWorkers() + l.busyWorkers(),
-            l.totalWorkers(), l.queueDepth(), l.inFlight()));
+    List<Observed.Manager> stale = new ArrayList<>();
+    for (Observed.Manager m : o.of(name)) {
+      if (failure != null && m.version().equals(version)) {
+        actions.retire(m); // a version that failed to start goes at once; nothing routes to it
+      } else if (!wanted.contains(m.key())) {
+        stale.add(m);
+        o.load(m.key()).ifPresent(l -> pools.add(poolState(m.node(), l, l.totalWorkers())));
       }
     }
 
-    DeploymentStatus previous = state.status(name).orElse(null);
-    String serving;
-    Phase phase;
-    String message;
-    if (readyEverywhere) {
-      serving = spec.version();
-      phase = Phase.READY;
-      message = old.isEmpty() ? "serving on " + placements.size() + " node(s)" : "draining the previous version";
-      if (!old.isEmpty()) {
-        long since = switchedAt.computeIfAbsent(name, n -> now);
-        if (now - since >= drainGrace.toMillis()) {
-          old.forEach(this::retire);
-        }
+    prune(name, wanted);
+    Rollout.Outcome out = Rollout.decide(new Rollout.Facts(version, plan.placements().size(), ready,
+        o.ready(name, version), previousServing, previousServing != null && o.ready(name, previousServing),
+        failure == null ? null : failure.reason(), plan.problems(), stale.size()));
+    if (out.everywhere() && !stale.isEmpty()) {
+      long since = readySince.computeIfAbsent(name, n -> now);
+      if (now - since >= drainGrace.toMillis()) {
+        stale.forEach(actions::retire);
       }
     } else {
-      switchedAt.remove(name);
-      serving = servingOld(previous, old, loads);
-      if (failed) {
-        phase = Phase.FAILED;
-        message = "version " + spec.version() + " failed to start: " + failures.get(name)
-            + (serving != null ? "; version " + serving + " keeps serving" : "");
-      } else if (placements.isEmpty()) {
-        phase = Phase.UNSCHEDULABLE;
-        message = String.join("; ", plan.problems());
-      } else {
-        phase = serving != null ? Phase.ROLLING : Phase.DEPLOYING;
-        message = "warming version " + spec.version() + (serving != null ? "; version " + serving + " serves" : "");
-      }
+      readySince.remove(name); // the grace starts when the desired version serves everywhere with stale pools
+      // Versions neither desired nor serving (v2 still warming when v3 came) serve nobody: retire them now.
+      stale.stream().filter(m -> !m.version().equals(version) && !m.version().equals(out.serving()))
+          .forEach(actions::retire);
     }
-    state.putStatus(new DeploymentStatus(name, spec.version(), serving, phase, message, d.generation(), poolStates,
-        lastScaling.get(name), System.currentTimeMillis()));
+    write(new DeploymentStatus(name, version, out.serving(), out.phase(), out.message(), d.generation(), pools,
+        scaling(name, version), failure == null ? null : failure.reason(), health.lastRepair(name).orElse(null), now));
   }
 
-  /** The version that keeps serving while the desired one is not ready: the previous one, if still ready. */
-  private static String servingOld(DeploymentStatus previous, List<Manager> old, Map<String, PoolLoad> loads) {
-    if (previous == null || previous.servingVersion() == null) {
-      return null;
-    }
-    String v = previous.servingVersion();
-    boolean stillReady = old.stream().anyMatch(m -> m.version().equals(v) && loads.containsKey(m.key())
-        && loads.get(m.key()).ready());
-    return stillReady ? v : null;
-  }
-
-  private void create(String key, DeploymentSpec spec, String node, int workers) {
-    if (!busy.add(key)) {
-      return;
-    }
-    LOG.info("creating pool {} with {} worker(s)", key, workers);
-    PoolManager.getOrCreate(runtime, PoolSpecs.pool(spec, node, workers)).whenComplete((h, err) -> {
-      busy.remove(key);
-      if (err != null) {
-        LOG.warn("creating pool {} failed: {}", key, err.toString());
+  /** Reconciles the desired version's pool on one selected node; true if it is ready. */
+  private boolean pool(DesiredState.Desired d, Plan.Placement p, String key, Observed o, boolean served, long now,
+                       List<PoolState> out) {
+    DeploymentSpec spec = d.spec();
+    String node = p.nodeId();
+    PoolLoad load = o.load(key).orElse(null);
+    int target = target(key, spec, p, load);
+    if (o.manager(key).isEmpty()) {
+      if (!actions.retiring(key)) {
+        actions.create(PoolSpecs.pool(spec, node, target));
       }
-    });
-  }
-
-  private void scale(String key, String deployment, String version, String node, int target) {
-    if (!busy.add(key)) {
-      return;
+      out.add(new PoolState(node, spec.version(), false, 0, target, 0, 0));
+      return false;
     }
-    pools.scale(deployment, version, node, target).whenComplete((n, err) -> {
-      busy.remove(key);
-      if (err != null) {
-        LOG.debug("scaling pool {} failed: {}", key, err.toString());
+    if (load == null || load.draining()) {
+      // Warming (no report yet), or still being retired after a delete that a re-apply overtook.
+      out.add(new PoolState(node, spec.version(), false, 0, target, 0, 0));
+      return false;
+    }
+    int live = Observed.live(load);
+    if (load.ready()) {
+      actions.ready(key);
+      if (spec.autoscaling().isPresent()) {
+        target = autoscale(key, spec, p, target, load, now);
       }
-    });
+      actions.scale(spec.name(), spec.version(), node, target, live, now);
+      health.check(spec, node, now);
+    } else if (served) {
+      // It served before, so its model loads: give it its dead workers back (at most every few seconds).
+      actions.scale(spec.name(), spec.version(), node, target, live, now);
+    } else {
+      long generation = d.generation();
+      actions.checkStart(spec.name(), spec.version(), node, reason -> {
+        LOG.warn("deployment {} version {} failed to start on {}: {}", spec.name(), spec.version(), node, reason);
+        failures.put(spec.name(), new Failure(generation, spec.version(), node + ": " + reason));
+      });
+    }
+    if (live == 0 && !o.fits(node, spec.pool().workerResources())) {
+      actions.makeRoom(spec.name(), spec.version(), node, o);
+    }
+    out.add(poolState(node, load, target));
+    return load.ready();
   }
 
   /**
-   * A new version's pool got no worker (its node's resources are held by the old version): give it room
-   * by shrinking the old pool on that node by one worker, never below one.
+   * The worker count wanted on a node: the pool's count without autoscaling; with it, the autoscaler's last
+   * target (a new leader starts from what runs). Never more than the node's total resources hold.
    */
-  private void makeRoom(String deployment, String version, String node, Map<String, PoolLoad> loads) {
-    for (PoolLoad l : loads.values()) {
-      int live = l.idleWorkers() + l.busyWorkers();
-      if (l.deployment().equals(deployment) && !l.version().equals(version) && l.nodeId().equals(node) && live > 1) {
-        scale(PoolNames.poolManager(deployment, l.version(), node), deployment, l.version(), node, live - 1);
-      }
+  private int target(String key, DeploymentSpec spec, Plan.Placement p, PoolLoad load) {
+    int hostable = Math.max(1, Math.min(p.maxWorkers(), p.fitsTotal()));
+    if (spec.autoscaling().isEmpty()) {
+      int fixed = Math.min(Math.max(1, p.workers()), hostable);
+      targets.put(key, fixed); // remembered so that prune() forgets the pool's memory once it is not wanted
+      return fixed;
     }
-  }
-
-  /** A pool whose every worker is DEAD (model failed to load, restarts used up) fails its version. */
-  private void checkFailed(String key, DesiredState.Desired d, String node) {
-    String statusKey = key + "#status";
-    if (!busy.add(statusKey)) {
-      return;
+    AutoscalingSpec a = spec.autoscaling().get();
+    int min = Math.min(Math.max(1, a.minWorkers()), hostable);
+    Integer t = targets.get(key);
+    if (t == null) {
+      t = load != null ? Observed.live(load) : min;
     }
-    String name = d.spec().name();
-    pools.status(name, d.spec().version(), node).whenComplete((st, err) -> {
-      busy.remove(statusKey);
-      if (st == null || st.workers().isEmpty()) {
-        return;
-      }
-      boolean allDead = st.workers().stream().allMatch(w -> w.state() == WorkerState.DEAD);
-      if (allDead) {
-        String reason = st.workers().stream().map(WorkerStatus::lastError).filter(e -> e != null).findFirst()
-            .orElse("every worker died");
-        LOG.warn("deployment {} version {} failed on {}: {}", name, d.spec().version(), node, reason);
-        failures.put(name, reason);
-        failedGeneration.put(name, d.generation());
-        retireVersion(name, d.spec().version());
-      }
-    });
+    t = Math.max(min, Math.min(hostable, t));
+    targets.put(key, t);
+    return t;
   }
 
-  private void retireVersion(String deployment, String version) {
-    runtime.namedActors().thenAccept(actors -> managers(actors).stream()
-        .filter(m -> m.deployment().equals(deployment) && m.version().equals(version))
-        .forEach(this::retire));
+  private int autoscale(String key, DeploymentSpec spec, Plan.Placement p, int target, PoolLoad load, long now) {
+    int hostable = Math.max(1, Math.min(p.maxWorkers(), p.fitsTotal()));
+    Autoscaler.Decision decision = autoscaler.decide(key, spec.autoscaling().get(), target, load.load(), hostable, now);
+    if (decision.waiting()) {
+      pendingScaling.put(key, p.nodeId() + ": " + decision.reason());
+    } else {
+      pendingScaling.remove(key);
+    }
+    if (decision.target() != target) {
+      LOG.info("deployment {} on {}: {}", spec.name(), p.nodeId(), decision.reason());
+      lastScaling.put(spec.name(), p.nodeId() + ": " + decision.reason());
+      targets.put(key, decision.target());
+    }
+    return decision.target();
   }
 
-  private void delete(DesiredState.Desired d, List<Manager> mine, Map<String, PoolLoad> loads) {
+  /** The last scaling change of a deployment, then the changes its pools wait to make. */
+  private String scaling(String name, String version) {
+    List<String> parts = new ArrayList<>();
+    Optional.ofNullable(lastScaling.get(name)).ifPresent(parts::add);
+    String prefix = PoolNames.prefix(name, version);
+    pendingScaling.entrySet().stream().filter(e -> e.getKey().startsWith(prefix)).sorted(Map.Entry.comparingByKey())
+        .forEach(e -> parts.add(e.getValue()));
+    return parts.isEmpty() ? null : String.join("; ", parts);
+  }
+
+  /** A failure of this generation and version: seen by this leader, or recorded in the status by an earlier one. */
+  private Failure failure(DesiredState.Desired d, DeploymentStatus previous) {
     String name = d.spec().name();
+    Failure f = failures.get(name);
+    if (f != null && f.generation() == d.generation() && f.version().equals(d.spec().version())) {
+      return f;
+    }
+    if (previous != null && previous.phase() == Phase.FAILED && previous.generation() == d.generation()
+        && d.spec().version().equals(previous.version()) && previous.failure() != null) {
+      f = new Failure(d.generation(), previous.version(), previous.failure());
+      failures.put(name, f);
+      return f;
+    }
+    return null;
+  }
+
+  private void delete(DesiredState.Desired d, Observed o, long now) {
+    String name = d.spec().name();
+    List<Observed.Manager> mine = o.of(name);
     if (mine.isEmpty()) {
-      LOG.info("deployment {} removed", name);
-      targets.keySet().removeIf(k -> k.startsWith(PoolNames.prefix(name, d.spec().version())));
-      state.forget(name);
+      state.forget(d).thenAcceptAsync(gone -> {
+        if (gone) {
+          LOG.info("deployment {} removed", name);
+          forget(name);
+        }
+      }, context);
       return;
     }
-    mine.forEach(this::retire);
-    state.putStatus(new DeploymentStatus(name, d.spec().version(), null, Phase.DELETING,
-        "draining " + mine.size() + " pool(s)", d.generation(), List.of(), null, System.currentTimeMillis()));
+    mine.forEach(actions::retire);
+    List<PoolState> pools = new ArrayList<>();
+    for (Observed.Manager m : mine) {
+      o.load(m.key()).ifPresent(l -> pools.add(poolState(m.node(), l, 0)));
+    }
+    write(new DeploymentStatus(name, d.spec().version(), null, Phase.DELETING, "draining " + mine.size()
+        + " pool(s): queued requests finish, then the pools go", d.generation(), pools, null, null, null, now));
   }
 
-  /** Drains a pool (queued and running requests finish), then kills its manager. */
-  private void retire(Manager m) {
-    String key = m.key() + "#retire";
-    if (!busy.add(key)) {
+  /** Drops the scaling memory of a deployment's pools that are no longer wanted (old versions, lost nodes). */
+  private void prune(String name, Set<String> wanted) {
+    String prefix = PoolNames.PREFIX + name + "@";
+    for (String key : new ArrayList<>(targets.keySet())) {
+      if (key.startsWith(prefix) && !wanted.contains(key)) {
+        targets.remove(key);
+        pendingScaling.remove(key);
+        autoscaler.forget(key);
+        actions.forget(key);
+        health.forgetPool(key);
+      }
+    }
+  }
+
+  private void forget(String name) {
+    String prefix = PoolNames.PREFIX + name + "@";
+    targets.keySet().removeIf(k -> k.startsWith(prefix));
+    pendingScaling.keySet().removeIf(k -> k.startsWith(prefix));
+    readySince.remove(name);
+    failures.remove(name);
+    lastScaling.remove(name);
+    written.remove(name);
+    health.forget(name);
+  }
+
+  private void write(DeploymentStatus s) {
+    DeploymentStatus last = written.get(s.name());
+    if (last != null && last.at(0).equals(s.at(0))
+        && s.updatedAtMillis() - last.updatedAtMillis() < STATUS_REFRESH.toMillis()) {
       return;
     }
-    LOG.info("retiring pool {}", m.key());
-    targets.remove(m.key());
-    autoscaler.forget(m.key());
-    pools.drain(m.deployment(), m.version(), m.node())
-        .exceptionally(err -> null)
-        .thenCompose(v -> runtime.getActor(PoolManager.NAMESPACE, m.key(), PoolManager.class))
-        .thenCompose(h -> runtime.kill(h, false))
-        .whenComplete((v, err) -> busy.remove(key));
+    written.put(s.name(), s);
+    state.putStatus(s);
   }
 
-  /** For tests: whether anything is still in flight. */
-  boolean idle() {
-    return busy.isEmpty();
+  private static PoolState poolState(String node, PoolLoad l, int target) {
+    return new PoolState(node, l.version(), l.ready() && !l.draining(), Observed.live(l), target, l.queueDepth(),
+        l.inFlight());
   }
-
 }
