@@ -149,6 +149,11 @@ final class ActorCell extends VerticleBase {
     return context;
   }
 
+  /** Whether the verticle has been deployed (its context assigned); {@link #deploymentID()} needs it. */
+  boolean deployed() {
+    return context != null;
+  }
+
   int restarts() {
     return restarts;
   }
@@ -392,6 +397,11 @@ final class ActorCell extends VerticleBase {
    */
   CompletableFuture<Void> kill(String cause, boolean allowRestart) {
     CompletableFuture<Void> done = new CompletableFuture<>();
+    if (context == null) {
+      // Not deployed yet: the kill is applied once it is (fail() is a no-op for a dead cell anyway).
+      vertx.runOnContext(v -> kill(cause, allowRestart).whenComplete((x, e) -> done.complete(null)));
+      return done;
+    }
     context.runOnContext(v -> {
       fail(cause, allowRestart);
       if (state == ActorState.DEAD) {

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -209,11 +210,31 @@ final class NodeAgent {
     ActorRecord rec = record(cell, expected);
     String json = ActorRegistry.encode(rec);
     registryJson.put(cell.actorId, json);
-    if (expected == null) {
-      runtime.registry().putIfAbsent(rec, json);
-    } else {
-      runtime.registry().replace(key, expected, json);
-    }
+    CompletionStage<Boolean> written = expected == null
+        ? runtime.registry().putIfAbsent(rec, json).thenApply(Optional::isEmpty)
+        : runtime.registry().replace(key, expected, json);
+    written.whenComplete((ok, err) -> {
+      if (err == null && !ok && !closing) {
+        nameLost(cell, key);
+      }
+    });
+  }
+
+  /**
+   * A named actor whose registry entry is no longer its own (the leader freed the name when the creating
+   * node died mid-creation, and someone may have claimed it since) must not live on unregistered: a second
+   * actor of the same name could exist. It dies; get-or-create callers find or create the one that holds
+   * the name.
+   */
+  private void nameLost(ActorCell cell, String key) {
+    runtime.registry().get(key).thenAccept(current -> {
+      if (current.isEmpty() || !current.get().actorId().equals(cell.actorId)) {
+        LOG.warn("actor {} lost its name {} (freed or taken while it was being created); stopping it",
+            cell.actorId, key);
+        registryJson.remove(cell.actorId);
+        cell.kill("its name " + key + " was freed or taken by another actor while it was being created", false);
+      }
+    });
   }
 
   private ActorRecord record(ActorCell cell, String previousJson) {
@@ -239,7 +260,7 @@ final class NodeAgent {
         ? Future.fromCompletionStage(runtime.registry().remove(ActorRecord.key(cell.options.namespace(),
             cell.options.name()), json))
         : Future.succeededFuture(true);
-    Future<Void> undeployed = cell.deploymentID() != null ? vertx.undeploy(cell.deploymentID())
+    Future<Void> undeployed = cell.deployed() && cell.deploymentID() != null ? vertx.undeploy(cell.deploymentID())
         : Future.succeededFuture();
     Future.join(nameFreed, undeployed).onComplete(ar -> cell.terminated().complete(null));
     if (!closing) {
@@ -308,8 +329,9 @@ final class NodeAgent {
     closing = true;
     for (ActorCell c : cells.values()) {
       c.abandon();
-      if (c.deploymentID() != null) {
-        vertx.undeploy(c.deploymentID());
+      String deployment = c.deployed() ? c.deploymentID() : null;
+      if (deployment != null) {
+        vertx.undeploy(deployment);
       }
     }
     cells.clear();
