@@ -297,13 +297,11 @@ public final class NodeCache {
   /** Removes an entry unless it is in use; returns whether it was removed. */
   public boolean remove(String key) throws IOException {
     synchronized (lock) {
-      CacheEntry e = entries.get(key);
-      if (e == null || pins.containsKey(key)) {
+      if (!entries.containsKey(key) || pins.containsKey(key)) { // containsKey: not a use, unlike get
         return false;
       }
       deleteFiles(key);
-      entries.remove(key);
-      used -= e.bytes();
+      used -= entries.remove(key).bytes();
     }
     fireRemoved(key);
     return true;

@@ -171,20 +171,20 @@ public final class PipelineReader {
       // Names and kinds first, so a reference to a later or unknown step can be told apart.
       for (Node n : nodes) {
         String name = null;
-        String kind = null;
+        List<String> kindsHere = new ArrayList<>();
         if (n instanceof MappingNode mn) {
           for (var t : mn.getValue()) {
             if (t.getKeyNode() instanceof ScalarNode k) {
               if (k.getValue().equals("name") && t.getValueNode() instanceof ScalarNode v) {
                 name = v.getValue();
               } else if (KINDS.contains(k.getValue())) {
-                kind = k.getValue();
+                kindsHere.add(k.getValue());
               }
             }
           }
         }
         names.add(name);
-        kinds.add(kind);
+        kinds.add(kindsHere.size() == 1 ? kindsHere.get(0) : null); // null: unknown, reported with the step
         placements.add(null);
       }
     }
@@ -299,7 +299,8 @@ public final class PipelineReader {
       String input = f.text("input", null);
       if (input == null && f.value("input") == null) {
         input = defaultInput(i, placement);
-        if (input == null) {
+        // A step before it of unknown kind is reported already; its kind may have been meant to be fetch.
+        if (input == null && !kinds.subList(0, i).contains(null)) {
           problems.at(f.node(), f.path("input"), "an infer step reads a file an earlier fetch step cached: add a"
               + " fetch step before it, or name it with 'input'");
         }
