@@ -42,8 +42,8 @@ public final class Pipelines implements AutoCloseable {
   private final RunStore store;
   private final EventSink events;
   private final StepGauges gauges = new StepGauges();
+  private final CacheIndex index;
   private NodeCache cache;
-  private CacheIndex index;
   private Runs runs;
   private RunReaper reaper;
   private MessageConsumer<Object> remoteEvents;
@@ -59,6 +59,7 @@ public final class Pipelines implements AutoCloseable {
     this.pools = pools;
     this.store = new RunStore(runtime.cluster());
     this.events = new EventSink(runtime.vertx());
+    this.index = new CacheIndex(runtime);
   }
 
   /**
@@ -69,7 +70,6 @@ public final class Pipelines implements AutoCloseable {
     return runtime.vertx().executeBlocking(() -> new NodeCache(runtime.nodeId(), options.cacheOptions(),
         options.clockMillis()), false).toCompletionStage().thenCompose(c -> {
           cache = c;
-          index = new CacheIndex(runtime);
           cache.addListener(index);
           Webhooks webhooks = new Webhooks(options.httpTimeout());
           runtime.registerLocalService(NodeCache.class, cache);
@@ -94,7 +94,10 @@ public final class Pipelines implements AutoCloseable {
     return cache;
   }
 
-  /** The cluster-wide index of caches (for {@code data_key} routing: {@link CacheIndex#nodeFor}). */
+  /**
+   * The cluster-wide index of caches, for {@code data_key} routing ({@link CacheIndex#nodeFor}); available
+   * before {@link #start()}, empty until then.
+   */
   public CacheIndex cacheIndex() {
     return index;
   }
@@ -166,8 +169,6 @@ public final class Pipelines implements AutoCloseable {
     if (reaper != null) {
       reaper.close();
     }
-    if (index != null) {
-      index.close();
-    }
+    index.close();
   }
 }
