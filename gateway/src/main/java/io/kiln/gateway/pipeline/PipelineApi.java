@@ -84,8 +84,8 @@ public final class PipelineApi {
   public void mount(Router r) {
     r.route("/api/v1/pipelines*").handler(this::authorize);
     r.route("/api/v1/cache*").handler(this::authorize);
-    r.post("/api/v1/deployments").handler(this::authorize)
-        .handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::deploy);
+    r.route("/api/v1/deployments").handler(this::authorize);
+    r.post("/api/v1/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::deploy);
     r.get("/api/v1/pipelines").handler(this::list);
     r.get("/api/v1/pipelines/:name").handler(this::get);
     r.delete("/api/v1/pipelines/:name").handler(this::delete);
