@@ -72,6 +72,25 @@ public final class PipelineLoader {
   }
 
   /**
+   * Reads, parses and validates {@code file} (relative model paths resolve against its folder).
+   *
+   * @param knownDeployments deployments already deployed, which infer steps may also name
+   * @throws DeploymentValidationException listing every problem, including an unreadable or too large file
+   */
+  public PipelineFile load(Path file, Set<String> knownDeployments) {
+    long max = options.deployments().maxBytes();
+    String text;
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(file)) {
+      byte[] bytes = in.readNBytes((int) max + 1);
+      text = new String(bytes, StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw new DeploymentValidationException(List.of(new io.kiln.serve.Problem(file.toString(), 1, 1, "",
+          "cannot read the file: " + e.getMessage())));
+    }
+    return load(text, file, knownDeployments);
+  }
+
+  /**
    * Parses and validates YAML text as if read from {@code sourceName}.
    *
    * @param knownDeployments deployments already deployed, which infer steps may also name

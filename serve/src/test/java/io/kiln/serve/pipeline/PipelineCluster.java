@@ -54,8 +54,19 @@ final class PipelineCluster implements AutoCloseable {
   final List<JsonObject> completions = new CopyOnWriteArrayList<>();
   final AtomicInteger mediaRequests = new AtomicInteger();
 
+  static final ModelSpec IDENTITY = ModelSpec.builder().uri("builtin:identity").engine(ModelSpec.ENGINE_BUILTIN)
+      .inputs(List.of(INPUT)).build();
+
   /** @param root folder for the nodes' caches; media files may be read from under it */
   PipelineCluster(Path root, String... nodeIds) throws Exception {
+    this(root, List.of(root), Map.of(DEPLOYMENT, IDENTITY), nodeIds);
+  }
+
+  /**
+   * @param fileRoots where {@code file://} inputs may be read from
+   * @param models a pool of one worker per node, version "1", for each deployment name
+   */
+  PipelineCluster(Path root, List<Path> fileRoots, Map<String, ModelSpec> models, String... nodeIds) throws Exception {
     this.root = root;
     http = cluster.vertx().createHttpServer().requestHandler(req -> {
       String path = req.path();
@@ -78,17 +89,19 @@ final class PipelineCluster implements AutoCloseable {
     }
     await().atMost(WAIT).until(() -> node(nodeIds[0]).clusterView().aliveNodes().size() == nodeIds.length);
     PoolClient client = new PoolClient(node(nodeIds[0]));
-    for (String id : nodeIds) {
-      ModelSpec model = ModelSpec.builder().uri("builtin:identity").engine(ModelSpec.ENGINE_BUILTIN)
-          .inputs(List.of(INPUT)).build();
-      result(PoolManager.getOrCreate(node(id), new PoolSpec(DEPLOYMENT, "1", id, model, PoolConfig.DEFAULTS, 1,
-          Resources.cpu(1), 0)), WAIT);
-      await().atMost(WAIT).until(() -> result(client.status(DEPLOYMENT, "1", id)).ready());
+    for (var m : models.entrySet()) {
+      for (String id : nodeIds) {
+        result(PoolManager.getOrCreate(node(id), new PoolSpec(m.getKey(), "1", id, m.getValue(), PoolConfig.DEFAULTS,
+            1, Resources.cpu(1), 0)), WAIT);
+      }
+      for (String id : nodeIds) {
+        await().atMost(WAIT).until(() -> result(client.status(m.getKey(), "1", id)).ready());
+      }
     }
-    DeploymentResolver resolver = name -> name.equals(DEPLOYMENT)
-        ? Optional.of(new InferTarget(DEPLOYMENT, "1", List.of(INPUT))) : Optional.empty();
+    DeploymentResolver resolver = name -> Optional.ofNullable(models.get(name))
+        .map(m -> new InferTarget(name, "1", m.inputs()));
     for (String id : nodeIds) {
-      PipelineOptions o = PipelineOptions.defaults(root, id).withCacheDir(cacheDir(id)).withFileRoots(List.of(root));
+      PipelineOptions o = PipelineOptions.defaults(root, id).withCacheDir(cacheDir(id)).withFileRoots(fileRoots);
       Pipelines p = new Pipelines(node(id), o, resolver);
       result(p.start(), WAIT);
       pipelines.put(id, p);
