@@ -69,7 +69,8 @@ public final class PipelineApi {
    * @param token required bearer token, or null/empty for none
    */
   public PipelineApi(KilnRuntime runtime, Pipelines pipelines, Supplier<Set<String>> deployed, String token) {
-    this(runtime, pipelines, deployed, new PipelineLoader(), token);
+    this(runtime, pipelines, deployed, new PipelineLoader(new PipelineLoader.Options(
+        PipelineLoader.Options.DEFAULT.deployments(), true, pipelines.stepClassLoader())), token);
   }
 
   public PipelineApi(KilnRuntime runtime, Pipelines pipelines, Supplier<Set<String>> deployed, PipelineLoader loader,

@@ -9,6 +9,7 @@ import io.kiln.serve.pipeline.impl.RunReaper;
 import io.kiln.serve.pipeline.impl.RunStore;
 import io.kiln.serve.pipeline.impl.Runs;
 import io.kiln.serve.pipeline.impl.StepGauges;
+import io.kiln.serve.pipeline.impl.StepJars;
 import io.kiln.serve.pipeline.impl.Webhooks;
 import io.vertx.core.eventbus.MessageConsumer;
 import java.util.List;
@@ -43,10 +44,12 @@ public final class Pipelines implements AutoCloseable {
   private final EventSink events;
   private final StepGauges gauges = new StepGauges();
   private final CacheIndex index;
-  private NodeCache cache;
-  private Runs runs;
-  private RunReaper reaper;
-  private MessageConsumer<Object> remoteEvents;
+  private final ClassLoader stepClasses;
+  // Set once by start(); read by API handlers after it completed.
+  private volatile NodeCache cache;
+  private volatile Runs runs;
+  private volatile RunReaper reaper;
+  private volatile MessageConsumer<Object> remoteEvents;
 
   public Pipelines(KilnRuntime runtime, PipelineOptions options, DeploymentResolver resolver) {
     this(runtime, options, resolver, new PoolClient(runtime));
@@ -60,6 +63,7 @@ public final class Pipelines implements AutoCloseable {
     this.store = new RunStore(runtime.cluster());
     this.events = new EventSink(runtime.vertx());
     this.index = new CacheIndex(runtime);
+    this.stepClasses = StepJars.loader(options.stepsDir(), Pipelines.class.getClassLoader());
   }
 
   /**
@@ -75,9 +79,7 @@ public final class Pipelines implements AutoCloseable {
           runtime.registerLocalService(NodeCache.class, cache);
           runtime.registerLocalService(CacheIndex.class, index);
           runtime.registerLocalService(NodeServices.class, new NodeServices(runtime.nodeId(), cache, pools, webhooks,
-              events, gauges, options.clockMillis(), Thread.currentThread().getContextClassLoader() != null
-              ? Thread.currentThread().getContextClassLoader() : Pipelines.class.getClassLoader(),
-              options.maxOutputElements()));
+              events, gauges, options.clockMillis(), stepClasses, options.maxOutputElements()));
           runs = new Runs(new RunEnv(runtime, store, events, resolver, webhooks, options.clockMillis(), id -> { }),
               options.maxActiveRuns());
           remoteEvents = runtime.vertx().eventBus().consumer(PipelineEvent.ADDRESS,
@@ -89,7 +91,15 @@ public final class Pipelines implements AutoCloseable {
         });
   }
 
-  /** This node's cache. */
+  /**
+   * Where user step classes are loaded from: the jars of {@link PipelineOptions#stepsDir()} over the
+   * application's classes. A {@link PipelineLoader} checking classes for this node should use it.
+   */
+  public ClassLoader stepClassLoader() {
+    return stepClasses;
+  }
+
+  /** This node's cache; null before {@link #start()} completed. */
   public NodeCache cache() {
     return cache;
   }

@@ -3,7 +3,8 @@ package io.kiln.serve.pipeline;
 import java.util.Map;
 
 /**
- * A user step: a class on every node's classpath, named in YAML ({@code class: com.example.Describe}),
+ * A user step: a class on every node's classpath or in a jar of its steps folder
+ * ({@link PipelineOptions#stepsDir()}), named in YAML ({@code class: com.example.Describe}),
  * instantiated by its public no-argument constructor on the node the step was placed on, once per attempt.
  *
  * <p><b>Threading:</b> {@link #run} is called on a worker thread of the runtime's task pool and may block

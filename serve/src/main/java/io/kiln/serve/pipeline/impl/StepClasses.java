@@ -40,7 +40,7 @@ public interface StepClasses {
       c = Class.forName(name, false, loader);
     } catch (ClassNotFoundException | LinkageError e) {
       throw new IllegalArgumentException("class " + name + " is not on the classpath (put its jar in the"
-          + " distribution's lib/ folder on every node)");
+          + " steps/ folder of kiln.home on every node)");
     }
     if (!Step.class.isAssignableFrom(c)) {
       throw new IllegalArgumentException("class " + name + " does not implement " + Step.class.getName());
