@@ -7,7 +7,6 @@ import io.kiln.serve.pipeline.CacheEntry;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.kiln.serve.pipeline.Step;
 import io.kiln.serve.pipeline.StepAction;
-import io.kiln.serve.pipeline.StepResult;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
