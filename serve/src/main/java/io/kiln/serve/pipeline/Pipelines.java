@@ -32,7 +32,7 @@ import java.util.concurrent.CompletionStage;
  * a worker thread); futures complete on Vert.x or backend threads. <b>Errors</b> of {@link #startRun}:
  * {@link PipelineException} NOT_FOUND (no such pipeline), INVALID_INPUT (input missing a placeholder's
  * field, or filling one gives an unusable URI), OVERLOADED (this node coordinates
- * {@link PipelineOptions#maxActiveRuns()} runs already).
+ * {@link PipelineOptions#maxActiveRuns()} runs already), UNAVAILABLE (not started).
  */
 public final class Pipelines implements AutoCloseable {
 
@@ -136,11 +136,16 @@ public final class Pipelines implements AutoCloseable {
    * {@link #run} finds it on any node at once). The run then proceeds on its own.
    */
   public CompletionStage<String> startRun(String pipeline, RunRequest request) {
+    Runs here = runs;
+    if (here == null) {
+      return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.UNAVAILABLE,
+          "pipelines on node " + runtime.nodeId() + " have not started yet"));
+    }
     return store.pipeline(pipeline).thenCompose(spec -> {
       if (spec.isEmpty()) {
         throw new PipelineException(PipelineException.Kind.NOT_FOUND, "no pipeline named '" + pipeline + "'");
       }
-      return runs.start(spec.get(), request);
+      return here.start(spec.get(), request);
     });
   }
 
