@@ -56,7 +56,7 @@ public final class KilnNode implements AutoCloseable {
     CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
         : KilnCluster.join(o.node(), o.cluster());
     return rt.thenCompose(runtime -> {
-      return ServingNode.start(runtime, gateway, o.token())
+      return ServingNode.start(runtime, gateway, o.token(), java.nio.file.Path.of(System.getProperty("kiln.home", ".")))
           .thenApply(serving -> {
             LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),
                 o.node().host(), serving.grpcPort());
@@ -73,6 +73,10 @@ public final class KilnNode implements AutoCloseable {
 
   public ServeController serve() {
     return serving.serve();
+  }
+
+  public io.kiln.serve.pipeline.Pipelines pipelines() {
+    return serving.pipelines();
   }
 
   public int httpPort() {

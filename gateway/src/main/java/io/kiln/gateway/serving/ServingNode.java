@@ -3,14 +3,18 @@ package io.kiln.gateway.serving;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
 import io.kiln.gateway.management.ManagementApi;
-import io.kiln.gateway.spi.DataLocator;
+import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.serve.ServeController;
+import io.kiln.serve.pipeline.DeploymentResolver;
+import io.kiln.serve.pipeline.PipelineOptions;
+import io.kiln.serve.pipeline.Pipelines;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -19,8 +23,9 @@ import java.util.concurrent.CompletionStage;
  * Everything a Kiln node serves with, composed on a running runtime: one Prometheus registry (registered as
  * the node's {@link MeterRegistry} service, so the pools on this node record into it), the
  * {@link PoolLoadBoard} and {@link PoolClient}, the {@link ServeController} (reconciling while this node
- * leads) and the {@link KilnGateway} (OIP over HTTP and gRPC, {@code /metrics}, the management API under
- * {@code /api/v1/}). {@code kiln up} and {@code kiln start} run one per process; tests run several on one
+ * leads), {@link Pipelines} (with this node's input cache, whose index routes {@code data_key} requests)
+ * and the {@link KilnGateway} (OIP over HTTP and gRPC, {@code /metrics}, the management and pipelines APIs
+ * under {@code /api/v1/}). {@code kiln up} and {@code kiln start} run one per process; tests run several on one
  * in-process cluster.
  *
  * <p>The runtime stays the caller's: {@link #close} stops what this node added and leaves the runtime
@@ -36,16 +41,23 @@ public final class ServingNode implements AutoCloseable {
   private final PoolLoadBoard board;
   private final PoolClient pools;
   private final ServeController serve;
+  private final Pipelines pipelines;
   private final KilnGateway gateway;
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
-                      ServeController serve, KilnGateway gateway) {
+                      ServeController serve, Pipelines pipelines, KilnGateway gateway) {
     this.runtime = runtime;
     this.registry = registry;
     this.board = board;
     this.pools = pools;
     this.serve = serve;
+    this.pipelines = pipelines;
     this.gateway = gateway;
+  }
+
+  /** {@link #start(KilnRuntime, GatewayOptions, String, Path)} with Kiln's home from {@code -Dkiln.home} (or "."). */
+  public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken) {
+    return start(runtime, options, managementToken, Path.of(System.getProperty("kiln.home", ".")));
   }
 
   /**
@@ -56,9 +68,11 @@ public final class ServingNode implements AutoCloseable {
    * @param options where the gateway listens and what it admits; without a registry, the node gets a new
    *     Prometheus registry whose meters carry the tag {@code node=<nodeId>}
    * @param managementToken bearer token the management API requires, or null for none
+   * @param kilnHome where the node keeps its input cache ({@code .kiln/cache/<node>}) and finds user step jars
    * @return fails if a port is taken or the desired state cannot be read; nothing stays bound then
    */
-  public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken) {
+  public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken,
+                                                   Path kilnHome) {
     Objects.requireNonNull(runtime, "runtime");
     Objects.requireNonNull(options, "options");
     PrometheusMeterRegistry registry = options.registry();
@@ -70,12 +84,17 @@ public final class ServingNode implements AutoCloseable {
     PoolLoadBoard board = new PoolLoadBoard(runtime);
     PoolClient pools = new PoolClient(runtime);
     ServeController serve = new ServeController(runtime, pools, board);
+    Pipelines pipelines = new Pipelines(runtime, PipelineOptions.defaults(kilnHome, runtime.nodeId()),
+        DeploymentResolver.of(serve), pools);
     KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), new ServeModelDirectory(serve),
-        new PoolsDirectory(runtime.nodeId(), board, pools), DataLocator.NONE);
+        new PoolsDirectory(runtime.nodeId(), board, pools), pipelines.cacheIndex()::nodeFor);
+    // Before the management API: it validates and stores the pipelines of a deployment file first.
+    gateway.addRoutes(new PipelineApi(runtime, pipelines, () -> serve.desired().keySet(), managementToken)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, managementToken)::mount);
-    ServingNode node = new ServingNode(runtime, registry, board, pools, serve, gateway);
+    ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway);
     return board.ready()
         .thenCompose(v -> serve.start())
+        .thenCompose(v -> pipelines.start())
         .thenCompose(v -> gateway.start(runtime.vertx()).toCompletionStage())
         .thenApply(v -> {
           runtime.advertise("http", Integer.toString(gateway.httpPort()));
@@ -114,6 +133,10 @@ public final class ServingNode implements AutoCloseable {
     return gateway;
   }
 
+  public Pipelines pipelines() {
+    return pipelines;
+  }
+
   /** The bound HTTP port. */
   public int httpPort() {
     return gateway.httpPort();
@@ -133,6 +156,7 @@ public final class ServingNode implements AutoCloseable {
         .handle((v, e) -> null)
         .thenRun(() -> {
           serve.close();
+          pipelines.close();
           board.close();
         });
   }

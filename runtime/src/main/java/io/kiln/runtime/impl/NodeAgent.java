@@ -150,11 +150,13 @@ final class NodeAgent {
     }
     publishRow();
     taskExecutor.executeBlocking(() -> {
+      var previous = CurrentTask.set(new CurrentTask.Context(req.taskId(), nodeId(), allocation.get(), runtime));
       try {
         return ReplyMessage.ok(Invoker.callTask(req.taskFn(), req.fn(), req.args()), req.fn().resultType());
       } catch (Throwable t) {
         return ReplyMessage.failed(t);
       } finally {
+        CurrentTask.set(previous);
         release(allocation.get());
       }
     }, false).onComplete(ar -> m.reply(ar.succeeded() ? ar.result() : ReplyMessage.failed(ar.cause())));

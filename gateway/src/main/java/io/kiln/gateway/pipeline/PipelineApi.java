@@ -1,0 +1,341 @@
+package io.kiln.gateway.pipeline;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.impl.WireCodec;
+import io.kiln.serve.DeploymentValidationException;
+import io.kiln.serve.Problem;
+import io.kiln.serve.pipeline.PipelineException;
+import io.kiln.serve.pipeline.PipelineFile;
+import io.kiln.serve.pipeline.PipelineLoader;
+import io.kiln.serve.pipeline.PipelineSpec;
+import io.kiln.serve.pipeline.Pipelines;
+import io.kiln.serve.pipeline.RunRequest;
+import io.kiln.serve.pipeline.RunStatus;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
+
+/**
+ * The pipelines REST API, mounted on the gateway's HTTP server before the management API:
+ * <ul>
+ *   <li>{@code POST /api/v1/deployments} — when the YAML declares {@code pipelines:}, they are validated
+ *       together with its deployments (400 with every problem, nothing applied) and stored (unless
+ *       {@code dry_run=true}) before the management API applies the deployments; the response carries
+ *       header {@value #PIPELINES_HEADER} naming them. Files without pipelines pass through untouched.</li>
+ *   <li>{@code GET /api/v1/pipelines}, {@code GET|DELETE /api/v1/pipelines/{name}}</li>
+ *   <li>{@code POST /api/v1/pipelines/{name}/runs} — body {@code {"input": {...}, "webhook": "..."}} (at
+ *       most {@value #MAX_RUN_BODY_BYTES} bytes); 202 with {@code run_id}; 404 unknown pipeline, 400 bad
+ *       input, 503 overloaded</li>
+ *   <li>{@code GET /api/v1/pipelines/{name}/runs} — recent runs, newest first (summaries)</li>
+ *   <li>{@code GET /api/v1/pipelines/{name}/runs/{id}} — the run: each step's state, node, timings,
+ *       result, and the run's events</li>
+ *   <li>{@code GET /api/v1/pipelines/{name}/runs/{id}/events} — Server-Sent Events: the recorded events,
+ *       then live ones until the run ends (resume with {@code Last-Event-ID})</li>
+ *   <li>{@code GET /api/v1/cache} — this node's cached inputs and the cluster's index of them</li>
+ * </ul>
+ * With a token configured every call needs {@code Authorization: Bearer <token>} (401 otherwise). Handlers
+ * never block: YAML is parsed on a worker thread.
+ */
+public final class PipelineApi {
+
+  public static final int MAX_YAML_BYTES = 1024 * 1024;
+  public static final int MAX_RUN_BODY_BYTES = 256 * 1024;
+  public static final String PIPELINES_HEADER = "Kiln-Pipelines";
+
+  private static final ObjectMapper JSON = WireCodec.json();
+
+  private final KilnRuntime runtime;
+  private final Pipelines pipelines;
+  private final Supplier<Set<String>> deployed;
+  private final PipelineLoader loader;
+  private final byte[] token;
+
+  /**
+   * @param deployed names of deployments already in the cluster (infer steps may name them)
+   * @param token required bearer token, or null/empty for none
+   */
+  public PipelineApi(KilnRuntime runtime, Pipelines pipelines, Supplier<Set<String>> deployed, String token) {
+    this(runtime, pipelines, deployed, new PipelineLoader(new PipelineLoader.Options(
+        PipelineLoader.Options.DEFAULT.deployments(), true, pipelines.stepClassLoader())), token);
+  }
+
+  public PipelineApi(KilnRuntime runtime, Pipelines pipelines, Supplier<Set<String>> deployed, PipelineLoader loader,
+                     String token) {
+    this.runtime = runtime;
+    this.pipelines = pipelines;
+    this.deployed = deployed;
+    this.loader = loader;
+    this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
+  }
+
+  public void mount(Router r) {
+    r.route("/api/v1/pipelines*").handler(this::authorize);
+    r.route("/api/v1/cache*").handler(this::authorize);
+    r.route("/api/v1/deployments").handler(this::authorize);
+    r.post("/api/v1/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::deploy);
+    r.get("/api/v1/pipelines").handler(this::list);
+    r.get("/api/v1/pipelines/:name").handler(this::get);
+    r.delete("/api/v1/pipelines/:name").handler(this::delete);
+    r.post("/api/v1/pipelines/:name/runs").handler(BodyHandler.create(false).setBodyLimit(MAX_RUN_BODY_BYTES))
+        .handler(this::startRun);
+    r.get("/api/v1/pipelines/:name/runs").handler(this::runs);
+    r.get("/api/v1/pipelines/:name/runs/:id").handler(this::run);
+    r.get("/api/v1/pipelines/:name/runs/:id/events").handler(ctx -> new RunEvents(runtime, pipelines, ctx).start());
+    r.get("/api/v1/cache").handler(this::cache);
+  }
+
+  private void authorize(RoutingContext ctx) {
+    if (token == null) {
+      ctx.next();
+      return;
+    }
+    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
+    byte[] given = header != null && header.startsWith("Bearer ")
+        ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
+    if (MessageDigest.isEqual(given, token)) {
+      ctx.next();
+    } else {
+      ctx.response().putHeader("WWW-Authenticate", "Bearer");
+      error(ctx, 401, "management API needs a valid token (Authorization: Bearer ...)");
+    }
+  }
+
+  /** Validates and stores a file's pipelines, then hands the request on to the management API. */
+  private void deploy(RoutingContext ctx) {
+    String yaml = ctx.body().asString(StandardCharsets.UTF_8.name());
+    if (yaml == null || !PipelineLoader.declaresPipelines(yaml)) {
+      ctx.next();
+      return;
+    }
+    boolean dryRun = "true".equalsIgnoreCase(ctx.request().getParam("dry_run"));
+    String source = ctx.request().getParam("source");
+    Path sourcePath = source == null || source.isBlank() ? Path.of("request.yaml") : Path.of(source);
+    Set<String> known = deployed.get();
+    io.vertx.core.Context context = runtime.vertx().getOrCreateContext();
+    runtime.vertx().<PipelineFile>executeBlocking(() -> loader.load(yaml, sourcePath, known), false)
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            Throwable t = unwrap(ar.cause());
+            if (t instanceof DeploymentValidationException v) {
+              problems(ctx, v.problems());
+            } else {
+              error(ctx, 500, "reading pipelines failed: " + t);
+            }
+            return;
+          }
+          List<PipelineSpec> specs = ar.result().pipelines();
+          String names = String.join(",", specs.stream().map(PipelineSpec::name).toList());
+          if (specs.isEmpty()) {
+            ctx.next();
+          } else if (dryRun) {
+            ctx.response().putHeader(PIPELINES_HEADER, names);
+            ctx.next();
+          } else {
+            pipelines.apply(specs).whenComplete((v, err) -> context.runOnContext(x -> {
+              if (err != null) {
+                error(ctx, 500, "storing pipelines failed: " + unwrap(err));
+              } else {
+                ctx.response().putHeader(PIPELINES_HEADER, names);
+                ctx.next();
+              }
+            }));
+          }
+        });
+  }
+
+  private void list(RoutingContext ctx) {
+    pipelines.pipelines().whenComplete((specs, err) -> {
+      if (err != null) {
+        error(ctx, 500, "listing pipelines failed: " + unwrap(err));
+        return;
+      }
+      ObjectNode o = JSON.createObjectNode();
+      ArrayNode list = o.putArray("pipelines");
+      specs.forEach(s -> list.add(JSON.valueToTree(s)));
+      send(ctx, 200, o);
+    });
+  }
+
+  private void get(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    pipelines.pipeline(name).whenComplete((spec, err) -> {
+      if (err != null) {
+        error(ctx, 500, "reading pipeline " + name + " failed: " + unwrap(err));
+      } else if (spec.isEmpty()) {
+        error(ctx, 404, "no pipeline named '" + name + "'");
+      } else {
+        send(ctx, 200, spec.get());
+      }
+    });
+  }
+
+  private void delete(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    pipelines.delete(name).whenComplete((found, err) -> {
+      if (err != null) {
+        error(ctx, 500, "deleting pipeline " + name + " failed: " + unwrap(err));
+      } else if (!found) {
+        error(ctx, 404, "no pipeline named '" + name + "'");
+      } else {
+        send(ctx, 200, Map.of("deleted", name));
+      }
+    });
+  }
+
+  private void startRun(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    RunRequest request;
+    try {
+      request = parseRunRequest(ctx.body().asString(StandardCharsets.UTF_8.name()));
+    } catch (IllegalArgumentException e) {
+      error(ctx, 400, e.getMessage());
+      return;
+    }
+    pipelines.startRun(name, request).whenComplete((id, err) -> {
+      if (err != null) {
+        Throwable t = unwrap(err);
+        if (t instanceof PipelineException p) {
+          error(ctx, p.kind().httpStatus(), p.getMessage());
+        } else {
+          error(ctx, 500, "starting a run of " + name + " failed: " + t);
+        }
+        return;
+      }
+      String url = "/api/v1/pipelines/" + name + "/runs/" + id;
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("run_id", id);
+      body.put("status", url);
+      body.put("events", url + "/events");
+      ctx.response().putHeader(HttpHeaders.LOCATION, url);
+      send(ctx, 202, body);
+    });
+  }
+
+  /** {@code {"input": {k: scalar}, "webhook": "..."}}; an empty body is a run without input. */
+  static RunRequest parseRunRequest(String body) {
+    if (body == null || body.isBlank()) {
+      return RunRequest.of(Map.of());
+    }
+    JsonNode root;
+    try {
+      root = JSON.readTree(body);
+    } catch (Exception e) {
+      throw new IllegalArgumentException("body must be JSON: {\"input\": {...}, \"webhook\": \"...\"}");
+    }
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException("body must be a JSON object: {\"input\": {...}}");
+    }
+    Map<String, String> input = new LinkedHashMap<>();
+    JsonNode in = root.path("input");
+    if (!in.isMissingNode() && !in.isNull()) {
+      if (!in.isObject()) {
+        throw new IllegalArgumentException("'input' must be an object of strings, numbers or booleans");
+      }
+      for (var it = in.fields(); it.hasNext(); ) {
+        var e = it.next();
+        if (!e.getValue().isValueNode() || e.getValue().isNull()) {
+          throw new IllegalArgumentException("input." + e.getKey() + " must be a string, number or boolean");
+        }
+        input.put(e.getKey(), e.getValue().asText());
+      }
+    }
+    for (var it = root.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!f.equals("input") && !f.equals("webhook")) {
+        throw new IllegalArgumentException("unknown field '" + f + "'; expected input and webhook");
+      }
+    }
+    JsonNode webhook = root.path("webhook");
+    if (!webhook.isMissingNode() && !webhook.isNull() && !webhook.isTextual()) {
+      throw new IllegalArgumentException("'webhook' must be a URL string");
+    }
+    return new RunRequest(input, webhook.isTextual() ? webhook.asText() : "");
+  }
+
+  private void runs(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    pipelines.runs(name).whenComplete((runs, err) -> {
+      if (err != null) {
+        error(ctx, 500, "listing runs failed: " + unwrap(err));
+        return;
+      }
+      ObjectNode o = JSON.createObjectNode();
+      ArrayNode list = o.putArray("runs");
+      for (RunStatus s : runs.subList(0, Math.min(runs.size(), 1000))) {
+        list.addObject().put("runId", s.runId()).put("state", s.state().name()).put("coordinator", s.coordinator())
+            .put("createdAtMs", s.createdAtMs()).put("endedAtMs", s.endedAtMs()).put("error", s.error());
+      }
+      send(ctx, 200, o);
+    });
+  }
+
+  private void run(RoutingContext ctx) {
+    String name = ctx.pathParam("name");
+    String id = ctx.pathParam("id");
+    pipelines.run(id).whenComplete((s, err) -> {
+      if (err != null) {
+        error(ctx, 500, "reading run " + id + " failed: " + unwrap(err));
+      } else if (s.isEmpty() || !s.get().pipeline().equals(name)) {
+        error(ctx, 404, "no run " + id + " of pipeline '" + name + "'");
+      } else {
+        send(ctx, 200, s.get());
+      }
+    });
+  }
+
+  private void cache(RoutingContext ctx) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("node", runtime.nodeId());
+    var cache = pipelines.cache();
+    body.put("usedBytes", cache == null ? 0 : cache.usedBytes());
+    body.put("maxBytes", cache == null ? 0 : cache.options().maxBytes());
+    body.put("entries", cache == null ? List.of() : cache.entries());
+    body.put("index", pipelines.cacheIndex().snapshot());
+    body.put("steps", pipelines.stepLoads().values());
+    send(ctx, 200, body);
+  }
+
+  private void problems(RoutingContext ctx, List<Problem> problems) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("error", problems.size() + " problem(s) in the deployment file; nothing was applied");
+    ArrayNode list = o.putArray("problems");
+    for (Problem p : problems) {
+      list.addObject().put("file", p.file()).put("line", p.line()).put("column", p.column())
+          .put("path", p.path()).put("message", p.message());
+    }
+    send(ctx, 400, o);
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  static void send(RoutingContext ctx, int status, Object body) {
+    if (ctx.response().ended()) {
+      return;
+    }
+    ctx.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+        .end(WireCodec.toJson(body));
+  }
+
+  static void error(RoutingContext ctx, int status, String message) {
+    send(ctx, status, Map.of("error", message));
+  }
+}
