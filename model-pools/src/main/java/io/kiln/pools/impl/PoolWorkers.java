@@ -195,6 +195,12 @@ public final class PoolWorkers {
         return;
       }
       ActorState s = info == null ? ActorState.DEAD : info.state();
+      if (s == ActorState.ALIVE && info.restarts() > e.restarts) {
+        // Restarted since it last joined the rotation (a fatal error, or the controller's health check):
+        // its model was reloaded already; a second kill would only spend another restart.
+        awaitReady(e);
+        return;
+      }
       switch (s) {
         case DEAD -> died(e, info == null ? describe(err) : info.deathCause());
         case RESTARTING -> awaitReady(e); // a fatal error: the runtime is restarting it already
