@@ -19,9 +19,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,56 +59,9 @@ final class ActorCell extends VerticleBase {
   private volatile boolean abandoned;
   private String deathCause;
   /** The actor's own threads (WORKER mode), one pool per incarnation; null on the event loop. */
-  private ExecutorService executor;
+  private ActorThreads executor;
   private final ArrayDeque<Invocation> mailbox = new ArrayDeque<>();
   private final Set<Invocation> running = new LinkedHashSet<>();
-
-  /** A call in the mailbox or in progress, with how often it was re-sent after the actor died. */
-  private static final class Invocation {
-    final Message<CallMessage> message;
-    int retries;
-    /** Set by the thread that runs it: a call that never started is re-queued without using a retry. */
-    volatile boolean started;
-    /**
-     * Which hand-off may answer: a worker thread answers with the token it was given, and re-queuing the
-     * call after the actor broke moves the token on, so a late answer from the broken incarnation is
-     * dropped rather than racing the retry. {@link #DONE} once answered.
-     */
-    private final AtomicInteger token = new AtomicInteger();
-    static final int DONE = -1;
-
-    Invocation(Message<CallMessage> message) {
-      this.message = message;
-    }
-
-    int token() {
-      return token.get();
-    }
-
-    boolean answered() {
-      return token.get() == DONE;
-    }
-
-    /** Answers if {@code expected} is still the live token. */
-    boolean replyAs(int expected, ReplyMessage reply) {
-      if (expected != DONE && token.compareAndSet(expected, DONE)) {
-        message.reply(reply);
-        return true;
-      }
-      return false;
-    }
-
-    /** Answers unless already answered (event-loop paths, which hold the live token). */
-    void reply(ReplyMessage reply) {
-      replyAs(token.get(), reply);
-    }
-
-    /** Takes the call back from whoever runs it, for re-queuing; false if it was answered meanwhile. */
-    boolean revoke() {
-      int t = token.get();
-      return t != DONE && token.compareAndSet(t, t + 1);
-    }
-  }
 
   /**
    * How a worker thread's run of a batch ended: {@code stoppedAt} is the index of the call it stopped on
@@ -199,8 +149,9 @@ final class ActorCell extends VerticleBase {
     int gen = ++generation;
     liveGeneration = gen;
     if (options.mode() == ExecutionMode.WORKER) {
-      executor = newThreads(gen);
-      onThread(this::newInstance, outcome -> constructed(gen, outcome),
+      executor = ActorThreads.start("kiln-actor-" + (options.name() == null ? actorId : options.name()) + "-" + gen + "-",
+          options.maxConcurrency());
+      executor.run(context, this::newInstance, outcome -> constructed(gen, outcome),
           rejected -> constructed(gen, new Outcome(null, rejected)));
     } else {
       constructed(gen, newInstance());
@@ -220,7 +171,7 @@ final class ActorCell extends VerticleBase {
 
   private void constructed(int gen, Outcome outcome) {
     if (gen != generation || state == ActorState.DEAD) {
-      closeQuietly(outcome.value());
+      ActorThreads.closeQuietly(outcome.value(), displayName());
       return;
     }
     if (outcome.error() != null) {
@@ -272,7 +223,7 @@ final class ActorCell extends VerticleBase {
       inv.started = true;
       executed(inv, gen, invoke(inv, target));
     } else {
-      onThread(() -> {
+      executor.run(context, () -> {
         inv.started = true;
         return invoke(inv, target);
       }, outcome -> executed(inv, gen, outcome), rejected -> executed(inv, gen, new Outcome(null, rejected)));
@@ -295,7 +246,7 @@ final class ActorCell extends VerticleBase {
     for (int i = 0; i < tokens.length; i++) {
       tokens[i] = batch.get(i).token();
     }
-    onThread(() -> runBatch(batch, tokens, target, gen), end -> batchEnded(batch, gen, end),
+    executor.run(context, () -> runBatch(batch, tokens, target, gen), end -> batchEnded(batch, gen, end),
         rejected -> batchEnded(batch, gen, new BatchEnd(0, new Outcome(null, rejected))));
   }
 
@@ -442,7 +393,9 @@ final class ActorCell extends VerticleBase {
             "actor " + displayName() + " died while running " + inv.message.body().method.displayName() + ": " + cause)));
       }
     }
-    retireExecutor(old);
+    ActorThreads threads = executor;
+    executor = null;
+    ActorThreads.retire(threads, old, displayName());
     if (restart) {
       restarts++;
       state = ActorState.RESTARTING;
@@ -470,65 +423,6 @@ final class ActorCell extends VerticleBase {
 
   private ActorDiedException diedException() {
     return new ActorDiedException(actorId, "actor " + displayName() + " is dead: " + deathCause);
-  }
-
-  private ExecutorService newThreads(int gen) {
-    AtomicInteger n = new AtomicInteger();
-    String prefix = "kiln-actor-" + (options.name() == null ? actorId : options.name()) + "-" + gen + "-";
-    return Executors.newFixedThreadPool(options.maxConcurrency(), r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
-  }
-
-  /** Runs {@code work} on the actor's threads and hands its result back on the actor's event loop. */
-  private <T> void onThread(java.util.concurrent.Callable<T> work, java.util.function.Consumer<T> then,
-                            java.util.function.Consumer<Throwable> rejected) {
-    ExecutorService ex = executor;
-    Context ctx = context;
-    try {
-      ex.execute(() -> {
-        T result;
-        try {
-          result = work.call();
-        } catch (Exception e) {
-          ctx.runOnContext(v -> rejected.accept(e));
-          return;
-        }
-        ctx.runOnContext(v -> then.accept(result));
-      });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      ctx.runOnContext(v -> rejected.accept(e));
-    }
-  }
-
-  /**
-   * Retires an incarnation's threads: they finish what they are running (a call is never interrupted
-   * mid-way: native model code must not be torn down under it), then close the instance if it holds
-   * resources, then exit.
-   */
-  private void retireExecutor(Object old) {
-    ExecutorService ex = executor;
-    executor = null;
-    if (ex != null) {
-      if (old instanceof AutoCloseable) {
-        ex.execute(() -> closeQuietly(old));
-      }
-      ex.shutdown();
-    } else {
-      closeQuietly(old);
-    }
-  }
-
-  private void closeQuietly(Object o) {
-    if (o instanceof AutoCloseable c) {
-      try {
-        c.close();
-      } catch (Exception e) {
-        LOG.debug("closing actor {} failed", displayName(), e);
-      }
-    }
   }
 
   String displayName() {

@@ -1,16 +1,12 @@
 package io.kiln.runtime.impl;
 
 import io.kiln.runtime.ActorCreation;
-import io.kiln.runtime.ActorDiedException;
 import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorNotFoundException;
 import io.kiln.runtime.ActorState;
-import io.kiln.runtime.CallTimeoutException;
 import io.kiln.runtime.ClusterView;
-import io.kiln.runtime.KilnException;
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.NodeDiedException;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.NodeView;
 import io.kiln.runtime.TaskCreation;
@@ -27,12 +23,9 @@ import io.kiln.runtime.spi.cluster.MembershipListener;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.ReplyException;
-import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.io.Serializable;
 import java.lang.reflect.Type;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -62,6 +55,7 @@ public final class RuntimeImpl implements KilnRuntime {
   private final Placer placer;
   private final CallTracker calls;
   private final ActorCreator creator;
+  private final CallPath callPath;
   private final Supplier<Future<Void>> onShutdown;
   private volatile boolean stopped;
   private final java.util.Map<Class<?>, Object> localServices = new java.util.concurrent.ConcurrentHashMap<>();
@@ -77,6 +71,7 @@ public final class RuntimeImpl implements KilnRuntime {
     this.agent = new NodeAgent(this, vertx, node);
     this.placer = new Placer(vertx.getOrCreateContext(), this::clusterView);
     this.creator = new ActorCreator(this);
+    this.callPath = new CallPath(this);
   }
 
   /**
@@ -302,129 +297,22 @@ public final class RuntimeImpl implements KilnRuntime {
     agent.abandon();
   }
 
-  // ---- calls --------------------------------------------------------------------------------------
+  // ---- calls (see CallPath) ------------------------------------------------------------------------
 
-  /** Sends a call to an actor and adapts the reply; the hot path of the runtime. */
   <R> CompletionStage<R> invoke(ActorHandleImpl<?> h, Serializable fn, Object[] args) {
-    MethodRef method = Lambdas.resolve(fn);
-    CallMessage msg = new CallMessage(method, fn, args);
-    CompletableFuture<R> result = new CompletableFuture<>();
-    String target = h.nodeId;
-    if (target.equals(node.nodeId()) || backend.members().contains(target)) {
-      send(h, target, method, msg, result);
-    } else if (h.name() != null) {
-      follow(h).whenComplete((moved, err) -> {
-        if (moved != null) {
-          send(h, moved, method, msg, result);
-        } else {
-          result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + target
-              + " has left the cluster"));
-        }
-      });
-    } else {
-      result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + target
-          + " has left the cluster"));
-    }
-    return result;
+    return callPath.invoke(h, fn, args);
   }
 
-  private <R> void send(ActorHandleImpl<?> h, String target, MethodRef method, CallMessage msg,
-                        CompletableFuture<R> result) {
-    calls.track(target, result, n -> new ActorDiedException(h.actorId, "actor " + h + " died with its node: node "
-        + n + " left the cluster"));
-    vertx.eventBus().<ReplyMessage>request(ActorCell.address(h.actorId), msg, h.delivery).onComplete(ar -> {
-      if (ar.succeeded()) {
-        complete(result, ar.result().body(), method.resultType());
-      } else {
-        callFailed(result, ar.cause(), h);
-      }
-    });
-  }
-
-  /**
-   * A named actor whose node left may have been re-created elsewhere by the leader under the same id:
-   * wait (up to the handle's timeout) for it to be ALIVE on a live node, and point the handle there.
-   * Completes with null when it is gone for good.
-   */
-  private CompletionStage<String> follow(ActorHandleImpl<?> h) {
-    String key = ActorRecord.key(h.namespace(), h.name());
-    return registry.await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
-            && r.nodeId() != null && backend.members().contains(r.nodeId())))
-        .toCompletableFuture()
-        .completeOnTimeout(Optional.empty(), h.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
-        .thenApply(rec -> {
-          if (rec.isPresent() && rec.get().actorId().equals(h.actorId)) {
-            h.moveTo(rec.get().nodeId());
-            return rec.get().nodeId();
-          }
-          return null;
-        });
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <R> void complete(CompletableFuture<R> f, ReplyMessage reply, Type type) {
-    if (reply.isError()) {
-      f.completeExceptionally(reply.error());
-    } else {
-      try {
-        f.complete((R) reply.value(type));
-      } catch (RuntimeException e) {
-        f.completeExceptionally(e);
-      }
-    }
-  }
-
-  private void callFailed(CompletableFuture<?> f, Throwable cause, ActorHandleImpl<?> h) {
-    if (actorGone(cause)) {
-      // The address is gone: the actor died. Ask its node why, for a useful message.
-      actorInfo(h.actorId, h.nodeId).whenComplete((info, err) -> f.completeExceptionally(new ActorDiedException(
-          h.actorId, "actor " + h + " is dead: " + (info != null && info.deathCause() != null ? info.deathCause()
-          : "no longer registered"))));
-    } else if (cause instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
-      f.completeExceptionally(new CallTimeoutException("no reply from actor " + h + " within " + h.timeout));
-    } else {
-      f.completeExceptionally(cause instanceof ReplyException re ? new KilnException(re.getMessage()) : cause);
-    }
-  }
-
-  /**
-   * Whether a failed request means its address is gone: no handlers, or a message Vert.x discarded
-   * because the consumer unregistered while it waited (Vert.x reports that as a TIMEOUT).
-   */
   static boolean actorGone(Throwable cause) {
-    return cause instanceof ReplyException re && (re.failureType() == ReplyFailure.NO_HANDLERS
-        || (re.failureType() == ReplyFailure.TIMEOUT && re.getMessage() != null
-        && re.getMessage().startsWith("Discarded")));
+    return CallPath.actorGone(cause);
   }
 
   CompletionStage<ActorInfo> actorInfo(String actorId, String nodeId) {
-    if (nodeId.equals(node.nodeId())) {
-      return CompletableFuture.completedFuture(agent.info(actorId).orElse(new ActorInfo(actorId, null, null, null,
-          nodeId, ActorState.DEAD, null, 0, "unknown actor")));
-    }
-    JsonObject cmd = new JsonObject().put("op", "info").put("actorId", actorId);
-    return this.<ActorInfo>request(nodeId, NodeAgent.address(nodeId), cmd, ActorInfo.class, CONTROL)
-        .handle((info, err) -> info != null ? info : new ActorInfo(actorId, null, null, null, nodeId, ActorState.DEAD,
-            null, 0, err != null ? "node " + nodeId + " unreachable: " + ErrorCodecs.unwrap(err).getMessage()
-            : "unknown actor"));
+    return callPath.actorInfo(actorId, nodeId);
   }
 
-  /** A request to a node's agent whose reply is a {@link ReplyMessage}; tracked for node death. */
   <R> CompletionStage<R> request(String nodeId, String address, Object body, Type resultType, DeliveryOptions opts) {
-    CompletableFuture<R> f = new CompletableFuture<>();
-    if (!nodeId.equals(node.nodeId()) && !backend.members().contains(nodeId)) {
-      f.completeExceptionally(new NodeDiedException("node " + nodeId + " is not a cluster member"));
-      return f;
-    }
-    calls.track(nodeId, f, n -> new NodeDiedException("node " + n + " left the cluster"));
-    vertx.eventBus().<ReplyMessage>request(address, body, opts).onComplete(ar -> {
-      if (ar.succeeded()) {
-        complete(f, ar.result().body(), resultType);
-      } else {
-        f.completeExceptionally(ar.cause());
-      }
-    });
-    return f;
+    return callPath.request(nodeId, address, body, resultType, opts);
   }
 
   // ---- membership ---------------------------------------------------------------------------------

@@ -1,0 +1,155 @@
+package io.kiln.runtime.impl;
+
+import io.kiln.runtime.ActorDiedException;
+import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.ActorState;
+import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.KilnException;
+import io.kiln.runtime.NodeDiedException;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.json.JsonObject;
+import java.io.Serializable;
+import java.lang.reflect.Type;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Requests from this node: actor calls (the runtime's hot path) and node-agent requests. Every request to
+ * another node is tracked so that node's death fails it at once; replies are adapted from
+ * {@link ReplyMessage}s and event-bus failures into the runtime's exceptions.
+ */
+final class CallPath {
+
+  private final RuntimeImpl rt;
+
+  CallPath(RuntimeImpl rt) {
+    this.rt = rt;
+  }
+
+
+  /** Sends a call to an actor and adapts the reply; the hot path of the runtime. */
+  <R> CompletionStage<R> invoke(ActorHandleImpl<?> h, Serializable fn, Object[] args) {
+    MethodRef method = Lambdas.resolve(fn);
+    CallMessage msg = new CallMessage(method, fn, args);
+    CompletableFuture<R> result = new CompletableFuture<>();
+    String target = h.nodeId;
+    if (target.equals(rt.nodeId()) || rt.cluster().members().contains(target)) {
+      send(h, target, method, msg, result);
+    } else if (h.name() != null) {
+      follow(h).whenComplete((moved, err) -> {
+        if (moved != null) {
+          send(h, moved, method, msg, result);
+        } else {
+          result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + target
+              + " has left the cluster"));
+        }
+      });
+    } else {
+      result.completeExceptionally(new ActorDiedException(h.actorId, "actor " + h + " is dead: node " + target
+          + " has left the cluster"));
+    }
+    return result;
+  }
+
+  private <R> void send(ActorHandleImpl<?> h, String target, MethodRef method, CallMessage msg,
+                        CompletableFuture<R> result) {
+    rt.calls().track(target, result, n -> new ActorDiedException(h.actorId, "actor " + h + " died with its node: node "
+        + n + " left the cluster"));
+    rt.vertx().eventBus().<ReplyMessage>request(ActorCell.address(h.actorId), msg, h.delivery).onComplete(ar -> {
+      if (ar.succeeded()) {
+        complete(result, ar.result().body(), method.resultType());
+      } else {
+        callFailed(result, ar.cause(), h);
+      }
+    });
+  }
+
+  /**
+   * A named actor whose node left may have been re-created elsewhere by the leader under the same id:
+   * wait (up to the handle's timeout) for it to be ALIVE on a live node, and point the handle there.
+   * Completes with null when it is gone for good.
+   */
+  private CompletionStage<String> follow(ActorHandleImpl<?> h) {
+    String key = ActorRecord.key(h.namespace(), h.name());
+    return rt.registry().await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
+            && r.nodeId() != null && rt.cluster().members().contains(r.nodeId())))
+        .toCompletableFuture()
+        .completeOnTimeout(Optional.empty(), h.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .thenApply(rec -> {
+          if (rec.isPresent() && rec.get().actorId().equals(h.actorId)) {
+            h.moveTo(rec.get().nodeId());
+            return rec.get().nodeId();
+          }
+          return null;
+        });
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <R> void complete(CompletableFuture<R> f, ReplyMessage reply, Type type) {
+    if (reply.isError()) {
+      f.completeExceptionally(reply.error());
+    } else {
+      try {
+        f.complete((R) reply.value(type));
+      } catch (RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    }
+  }
+
+  private void callFailed(CompletableFuture<?> f, Throwable cause, ActorHandleImpl<?> h) {
+    if (actorGone(cause)) {
+      // The address is gone: the actor died. Ask its node why, for a useful message.
+      actorInfo(h.actorId, h.nodeId).whenComplete((info, err) -> f.completeExceptionally(new ActorDiedException(
+          h.actorId, "actor " + h + " is dead: " + (info != null && info.deathCause() != null ? info.deathCause()
+          : "no longer registered"))));
+    } else if (cause instanceof ReplyException re && re.failureType() == ReplyFailure.TIMEOUT) {
+      f.completeExceptionally(new CallTimeoutException("no reply from actor " + h + " within " + h.timeout));
+    } else {
+      f.completeExceptionally(cause instanceof ReplyException re ? new KilnException(re.getMessage()) : cause);
+    }
+  }
+
+  /**
+   * Whether a failed request means its address is gone: no handlers, or a message Vert.x discarded
+   * because the consumer unregistered while it waited (Vert.x reports that as a TIMEOUT).
+   */
+  static boolean actorGone(Throwable cause) {
+    return cause instanceof ReplyException re && (re.failureType() == ReplyFailure.NO_HANDLERS
+        || (re.failureType() == ReplyFailure.TIMEOUT && re.getMessage() != null
+        && re.getMessage().startsWith("Discarded")));
+  }
+
+  CompletionStage<ActorInfo> actorInfo(String actorId, String nodeId) {
+    if (nodeId.equals(rt.nodeId())) {
+      return CompletableFuture.completedFuture(rt.agent().info(actorId).orElse(new ActorInfo(actorId, null, null, null,
+          nodeId, ActorState.DEAD, null, 0, "unknown actor")));
+    }
+    JsonObject cmd = new JsonObject().put("op", "info").put("actorId", actorId);
+    return this.<ActorInfo>request(nodeId, NodeAgent.address(nodeId), cmd, ActorInfo.class, RuntimeImpl.CONTROL)
+        .handle((info, err) -> info != null ? info : new ActorInfo(actorId, null, null, null, nodeId, ActorState.DEAD,
+            null, 0, err != null ? "node " + nodeId + " unreachable: " + ErrorCodecs.unwrap(err).getMessage()
+            : "unknown actor"));
+  }
+
+  /** A request to a node's agent whose reply is a {@link ReplyMessage}; tracked for node death. */
+  <R> CompletionStage<R> request(String nodeId, String address, Object body, Type resultType, DeliveryOptions opts) {
+    CompletableFuture<R> f = new CompletableFuture<>();
+    if (!nodeId.equals(rt.nodeId()) && !rt.cluster().members().contains(nodeId)) {
+      f.completeExceptionally(new NodeDiedException("node " + nodeId + " is not a cluster member"));
+      return f;
+    }
+    rt.calls().track(nodeId, f, n -> new NodeDiedException("node " + n + " left the cluster"));
+    rt.vertx().eventBus().<ReplyMessage>request(address, body, opts).onComplete(ar -> {
+      if (ar.succeeded()) {
+        complete(f, ar.result().body(), resultType);
+      } else {
+        f.completeExceptionally(ar.cause());
+      }
+    });
+    return f;
+  }
+}
