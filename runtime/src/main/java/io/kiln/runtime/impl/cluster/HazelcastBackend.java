@@ -57,16 +57,25 @@ public final class HazelcastBackend implements ClusterBackend {
     hz.getCluster().addMembershipListener(new MembershipListener() {
       @Override
       public void memberAdded(MembershipEvent e) {
-        events.execute(() -> membershipChanged(nodeOf(e.getMember()), true));
+        onEventThread(() -> membershipChanged(nodeOf(e.getMember()), true));
       }
 
       @Override
       public void memberRemoved(MembershipEvent e) {
-        events.execute(() -> membershipChanged(nodeOf(e.getMember()), false));
+        onEventThread(() -> membershipChanged(nodeOf(e.getMember()), false));
       }
     });
     refreshMembers();
     wasLeader.set(isLeader());
+  }
+
+  /** Runs a listener task in event order; after {@link #leave()} there is nobody left to tell. */
+  private void onEventThread(Runnable task) {
+    try {
+      events.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException ignored) {
+      // this member has left the cluster
+    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -232,11 +241,7 @@ public final class HazelcastBackend implements ClusterBackend {
     }
 
     private void forward(String key, String value) {
-      try {
-        events.execute(() -> target.changed(key, value));
-      } catch (java.util.concurrent.RejectedExecutionException ignored) {
-        // left the cluster
-      }
+      onEventThread(() -> target.changed(key, value));
     }
 
     @Override
