@@ -290,16 +290,18 @@ start_node() {
     --cluster-name "kiln-bench" "$@" >>"$OUT/cluster-start.log" 2>&1 || die "node $name did not start; see $OUT/cluster-start.log"
 }
 
-# wait_pools DEPLOYMENT N   until the management API reports N ready workers of DEPLOYMENT (180 s at most)
+# wait_pools DEPLOYMENT N   until the management API reports N ready pools of DEPLOYMENT (180 s at most)
 wait_pools() {
   local url="http://127.0.0.1:$CLUSTER_HTTP_BASE/api/v1/status" end=$((SECONDS + 180)) n
   while ((SECONDS < end)); do
-    n=$(curl -sf "$url" | jq "[.. | objects | select(.deployment? == \"$1\" or .name? == \"$1\") | .readyWorkers? // empty] | add // 0" 2>/dev/null || echo 0)
+    n=$(curl -sf "$url" | jq --arg d "$1" '[.deployments[] | select(.name == $d) | .pools[] | select(.ready)] | length' \
+      2>/dev/null || echo 0)
     [[ "$n" -ge "$2" ]] && return 0
     sleep 1
   done
-  curl -s "$url" >"$OUT/status-timeout.json" || true
-  die "$1 did not get $2 ready workers within 180 s; status in $OUT/status-timeout.json"
+  mkdir -p "$OUT/cluster"
+  curl -s "$url" >"$OUT/cluster/status-timeout.json" || true
+  die "$1 did not get $2 ready pools within 180 s; status in $OUT/cluster/status-timeout.json"
 }
 
 # Three Kiln nodes on loopback (`kiln start --head` + 2 x `--address`), the tiny model on every node, load
@@ -320,20 +322,27 @@ scenario_cluster() {
     wait_ready "http://127.0.0.1:$((CLUSTER_HTTP_BASE + i - 1))" /v2/models/mlp/ready 180s
   done
   wait_pools mlp 3
-  curl -s "http://127.0.0.1:$CLUSTER_HTTP_BASE/api/v1/status" >"$OUT/status.json" || true
-  tensor_request "$OUT/request.json" ''
-  tensor_request "$OUT/request-pinned.json" '"parameters": {"node_id": "bench-n2"}, '
+  # Not beside the run summaries: `compare` and RESULTS.md read every *.json there.
+  mkdir -p "$OUT/cluster"
+  curl -s "http://127.0.0.1:$CLUSTER_HTTP_BASE/api/v1/status" >"$OUT/cluster/status.json" || true
+  tensor_request "$OUT/cluster/request.json" ''
+  tensor_request "$OUT/cluster/request-pinned.json" '"parameters": {"node_id": "bench-n2"}, '
   local c gw="http://127.0.0.1:$CLUSTER_HTTP_BASE"
   for c in 16 64; do
     loadgen "bare-c$c" --url "http://127.0.0.1:$BARE_PORT" --model bare --mode closed --connections "$c"
-    loadgen "cluster-c$c" --url "$gw" --model mlp --request "$OUT/request.json" --mode closed --connections "$c"
-    loadgen "cluster-pinned-c$c" --url "$gw" --model mlp --request "$OUT/request-pinned.json" --mode closed --connections "$c"
+    loadgen "cluster-c$c" --url "$gw" --model mlp --request "$OUT/cluster/request.json" --mode closed --connections "$c"
+    loadgen "cluster-pinned-c$c" --url "$gw" --model mlp --request "$OUT/cluster/request-pinned.json" --mode closed --connections "$c"
     limit "cluster-c$c" "bare-c$c"
     limit "cluster-pinned-c$c" "bare-c$c" "cluster-c$c"
   done
+  # Evidence of where requests went: routes taken by node 1's gateway, requests served by each node's pool.
+  for i in 1 2 3; do
+    curl -s "http://127.0.0.1:$((CLUSTER_HTTP_BASE + i - 1))/metrics" | grep -E '^kiln_(gateway_routes|pool_requests|pool_batch_size_(count|sum))' \
+      >"$OUT/cluster/metrics-bench-n$i.txt" || true
+  done
   "$ROOT/kiln" stop >>"$OUT/kiln-stop.log" 2>&1 || log "kiln stop failed; see $OUT/kiln-stop.log"
   KILN_NODES=0
-  for i in 1 2 3; do cp "$ROOT/.kiln/logs/bench-n$i.log" "$OUT/" 2>/dev/null || true; done
+  for i in 1 2 3; do cp "$ROOT/.kiln/logs/bench-n$i.log" "$OUT/cluster/" 2>/dev/null || true; done
   compare bare-c16 "3-node loopback cluster, tiny model, through one gateway: unpinned and pinned to another node"
 }
 

@@ -211,8 +211,9 @@ public final class LoadGen {
           row.run().latencyMs().p99(), row.p99Ratio());
     }
     for (Reports.LimitRow row : Reports.limits(runs, limitsOf)) {
-      out.printf(Locale.ROOT, "%-24s / %-20s throughput %5.2fx  p50 %5.2fx  p99 %5.2fx%n", row.run().name(),
-          row.limit().name(), row.throughputRatio(), row.p50Ratio(), row.p99Ratio());
+      out.printf(Locale.ROOT, "%-24s / %-20s throughput %5sx  p50 %5.2fx  p99 %5.2fx%n", row.run().name(),
+          row.limit().name(), io.kiln.loadtest.impl.Html.ratioNumber(row.throughputRatio()), row.p50Ratio(),
+          row.p99Ratio());
     }
     out.println("wrote " + outFile);
     return 0;

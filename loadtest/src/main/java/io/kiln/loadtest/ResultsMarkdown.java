@@ -2,6 +2,7 @@ package io.kiln.loadtest;
 
 import io.kiln.loadtest.impl.BenchOutput;
 import io.kiln.loadtest.impl.Floors;
+import io.kiln.loadtest.impl.Html;
 import io.kiln.loadtest.impl.ResultsFolder;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -162,7 +163,7 @@ public final class ResultsMarkdown {
       StringBuilder vs = new StringBuilder();
       for (String limitName : f.limits().getOrDefault(r.name(), List.of())) {
         f.run(limitName).ifPresent(l -> vs.append(vs.length() == 0 ? "" : "; ").append(String.format(Locale.ROOT,
-            "**%.2f×** %s (p99 %.1f×)", r.achievedRps() / l.achievedRps(), limitName,
+            "**%s×** %s (p99 %.1f×)", Html.ratioNumber(r.achievedRps() / l.achievedRps()), limitName,
             r.latencyMs().p99() / l.latencyMs().p99())));
       }
       sb.append("| ").append(r.name()).append(" | ").append(r.config().getOrDefault("protocol", "?")).append(" | ")
