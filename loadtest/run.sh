@@ -259,13 +259,14 @@ scenario_tiny() {
 
 # A ResNet-class model: ResNet-18 for 3x64x64 images (a size this 2-core box serves at a useful rate; at
 # 224x224 one image takes ~20 ms here), through Kiln with batching on at concurrency 1/8/32, against the
-# compute limit measured first in this run: direct ModelRunner calls at batch 1/8/16 on as many threads.
+# compute limit measured first in this run: direct ModelRunner calls at batch 1/8/16 on as many threads as
+# the deployment has workers.
 scenario_resnet() {
   meta title "ResNet-18 (3×64×64) with batching vs the compute limit"
-  meta notes "ResNet-18 at 64×64 (not 224×224: on 2 shared cores one 224×224 image takes ~20 ms, so runs would measure little but the queue). Kiln serves it per deploy/examples/bench/resnet.yaml: 1 worker with 2 intra-op threads, batches up to 16, waiting at most 2 ms. The compute limit, measured first in the same run with the machine to itself: one thread with its own runner and 2 intra-op threads calling ModelRunner.infer back to back at batch 1, 8, 16 (direct-bN, images/s). Requests use the binary tensor extension (one 48 KiB image each); resnet-json-c8 shows the cost of JSON tensors."
+  meta notes "ResNet-18 at 64×64 (not 224×224: on 2 shared cores one 224×224 image takes ~20 ms, so runs would measure little but the queue). Kiln serves it per deploy/examples/bench/resnet.yaml: 2 workers with 1 intra-op thread each, batches up to 16, waiting at most 2 ms. The compute limit, measured first in the same run with the machine to itself: 2 threads, each with its own runner (1 intra-op thread), calling ModelRunner.infer back to back at batch 1, 8, 16 (direct-bN, images/s). Requests use the binary tensor extension (one 48 KiB image each); resnet-json-c8 shows the cost of JSON tensors."
   need_kiln
   need_pools_bench
-  direct_baseline --model resnet18 --dir "$ROOT/models/resnet18-64" --image-size 64 --callers 1 --threads 2 --batches 1,8,16 --seconds 5 --warmup 2
+  direct_baseline --model resnet18 --dir "$ROOT/models/resnet18-64" --image-size 64 --callers 2 --threads 1 --batches 1,8,16 --seconds 5 --warmup 2
   start_kiln --file "$EXAMPLES/resnet.yaml"
   local c kiln="http://127.0.0.1:$KILN_PORT"
   for c in 1 8 32; do

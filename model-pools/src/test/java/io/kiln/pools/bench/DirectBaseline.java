@@ -40,8 +40,14 @@ import org.HdrHistogram.Recorder;
  * {@code DIR/<prefix>-b<batch>.json}. Defaults: {@code models/mlp} (TorchScript) or
  * {@code models/resnet18-<size>} (built there first if missing). Blocks for about
  * {@code (warmup + seconds)} per batch size.
+ *
+ * <p>{@code --cold-shapes N} instead loads one runner warmed at batch 1 only and prints, for every batch size
+ * 1..N, the first call's time and the next call's: what a pool pays the first time dynamic batching forms a
+ * batch size that warm-up did not cover.
  */
 public final class DirectBaseline {
+
+  private static final int CALLS_PER_SHAPE = 6;
 
   private DirectBaseline() {
   }
@@ -57,8 +63,10 @@ public final class DirectBaseline {
     double seconds = 5;
     double warmup = 2;
     String prefix = "direct";
+    int coldShapes = 0;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
+        case "--cold-shapes" -> coldShapes = Integer.parseInt(args[++i]);
         case "--model" -> model = args[++i];
         case "--out" -> out = Path.of(args[++i]);
         case "--dir" -> dir = Path.of(args[++i]);
@@ -72,7 +80,7 @@ public final class DirectBaseline {
         default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'; see the class comment");
       }
     }
-    if (model == null || out == null) {
+    if (model == null || (out == null && coldShapes == 0)) {
       throw new IllegalArgumentException("--model mlp|resnet18 and --out DIR are required; see the class comment");
     }
     ModelSpec.Builder spec = switch (model) {
@@ -89,6 +97,10 @@ public final class DirectBaseline {
     ModelSpec ms = spec.engine(ModelSpec.ENGINE_PYTORCH).intraOpThreads(threads).interOpThreads(1)
         .warmupBatchSizes(warm).build();
     InferenceRequest row = row(ms);
+    if (coldShapes > 0) {
+      coldShapes(ms.toBuilder().warmupBatchSizes(1).build(), row, coldShapes);
+      return;
+    }
     Files.createDirectories(out);
     System.out.printf(Locale.ROOT, "# direct ModelRunner.infer: %s (%s), %d caller(s), %d intra-op thread(s), "
         + "%.0f s per batch size after %.0f s warm-up%n", model, ms.uri(), callers, threads, seconds, warmup);
@@ -102,6 +114,24 @@ public final class DirectBaseline {
       Map<String, Object> l = (Map<String, Object>) result.get("latencyMs");
       System.out.printf(Locale.ROOT, "%-14s %12.1f %10.3f %10.3f %10d%n", result.get("name"), result.get("achievedRps"),
           l.get("p50"), l.get("p99"), (long) result.get("requests") / b);
+    }
+  }
+
+  private static void coldShapes(ModelSpec spec, InferenceRequest row, int max) {
+    System.out.printf(Locale.ROOT, "# the first %d calls per batch size, in order; runner warmed at batch 1 only (%s)%n",
+        CALLS_PER_SHAPE, spec.uri());
+    System.out.printf("%6s  %s%n", "batch", "call times, ms");
+    try (ModelRunner runner = ModelRunners.load(spec, List.of())) {
+      for (int b = 1; b <= max; b++) {
+        List<InferenceRequest> batch = Collections.nCopies(b, row);
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%6d ", b));
+        for (int k = 0; k < CALLS_PER_SHAPE; k++) {
+          long t0 = System.nanoTime();
+          runner.infer(batch);
+          line.append(String.format(Locale.ROOT, " %8.1f", (System.nanoTime() - t0) / 1e6));
+        }
+        System.out.println(line);
+      }
     }
   }
 
