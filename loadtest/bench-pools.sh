@@ -14,7 +14,7 @@ CP="$CP:$(cat model-pools/target/bench.cp)"
 new_results_dir pools
 meta_start pools "loadtest/bench-pools.sh $*"
 meta title "ResNet-18: direct ModelRunner calls vs a pool with batching off and on"
-meta notes "PoolBenchmark, in one JVM: direct ModelRunner.infer on one thread at batch 1/8/16 (the compute limit), then a pool on a one-node runtime reached through PoolClient with max_batch_size 1 (batching off), 8 and 16 (on, max_batch_delay 2 ms), each under closed-loop load of 1, 8 and 32 one-image clients; 1 worker with 2 intra-op threads. Every round runs every scenario; the last round is quoted."
+meta notes "PoolBenchmark, in one JVM: direct ModelRunner.infer on one thread at batch 1/8/16 (the compute limit), then a pool on a one-node runtime reached through PoolClient with max_batch_size 1 (batching off), 8 and 16 (on, max_batch_delay 2 ms), each under closed-loop load of 1, 8 and 32 one-image clients (the defaults; the first line of the printout says what ran). Every round runs every scenario; the last round is quoted."
 wait_for_quiet
 java -Xmx1g -cp "$CP" -Dai.djl.offline=true -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   io.kiln.pools.bench.PoolBenchmark "$@" 2>&1 | tee "$OUT/output.txt"

@@ -59,15 +59,21 @@ public final class BenchOutput {
     return out;
   }
 
-  /** The lines worth quoting: headers ({@code #}), table headers and result lines; no log output. */
+  /**
+   * The lines worth quoting: comments ({@code #}, {@code ## round}), table headers (they name {@code p50})
+   * and result lines; log output and stack traces are left out.
+   */
   public static List<String> quotable(List<String> output) {
     List<String> out = new ArrayList<>();
     for (String line : output) {
       boolean log = line.contains(" WARN ") || line.contains(" INFO ") || line.contains(" ERROR ")
-          || line.startsWith("WARNING") || line.startsWith("\tat ") || line.startsWith("[");
-      if (!log && !line.isBlank()) {
-        out.add(line);
-      } else if (line.isBlank() && !out.isEmpty() && !out.get(out.size() - 1).isBlank()) {
+          || line.startsWith(" ") || line.startsWith("\t") || line.startsWith("[");
+      boolean keep = line.startsWith("#") || (!log && (line.contains(" p50 ") || CALL.matcher(line).matches()
+          || POOL.matcher(line).matches()));
+      if (keep) {
+        if (line.startsWith("## ") && !out.isEmpty()) {
+          out.add("");
+        }
         out.add(line);
       }
     }

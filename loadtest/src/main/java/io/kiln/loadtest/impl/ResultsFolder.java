@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  *
  * @param dir      the folder
  * @param meta     the folder's description; {@code finished} is present only when the script completed
- * @param runs     run summaries, in file-name order
+ * @param runs     run summaries, in the order they started
  * @param searches max-throughput searches
  * @param limits   run name → the names of its limits, in file order
  * @param output   the benchmark's printout, or empty
@@ -98,6 +98,7 @@ public record ResultsFolder(Path dir, Map<String, String> meta, List<RunResult> 
         runs.add(Reports.readJson(f));
       }
     }
+    runs.sort(Comparator.comparing(ResultsFolder::startedAt));
     Map<String, List<String>> limits = new LinkedHashMap<>();
     Path lf = dir.resolve("limits.txt");
     if (Files.isRegularFile(lf)) {
@@ -111,6 +112,15 @@ public record ResultsFolder(Path dir, Map<String, String> meta, List<RunResult> 
     Path out = dir.resolve("output.txt");
     List<String> output = Files.isRegularFile(out) ? Files.readAllLines(out) : List.of();
     return new ResultsFolder(dir, meta, List.copyOf(runs), List.copyOf(searches), limits, output);
+  }
+
+  /** When the run started; a run without a readable time sorts first. */
+  private static java.time.Instant startedAt(RunResult r) {
+    try {
+      return r.startedAt() == null ? java.time.Instant.EPOCH : java.time.Instant.parse(r.startedAt());
+    } catch (java.time.format.DateTimeParseException e) {
+      return java.time.Instant.EPOCH;
+    }
   }
 
   static Map<String, String> meta(Path file) throws IOException {
