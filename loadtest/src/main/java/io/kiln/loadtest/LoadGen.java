@@ -4,10 +4,13 @@ import io.kiln.loadtest.impl.CliArgs;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -18,7 +21,11 @@ public final class LoadGen {
   static final String USAGE = """
       usage: LoadGen [options]                         one load test
              LoadGen --search --p99-target-ms MS [options]  find the highest rate with p99 under MS
-             LoadGen compare --baseline NAME --out FILE.html [--title T] RUN.json...
+             LoadGen compare --baseline NAME --out FILE.html [--title T] [--limits RUN=LIMIT,...]
+                             [--links FILE.html,...] RUN.json...
+                                               runs side by side; --limits adds each run's ratios to its own
+                                               limits (a run may have several); every run's own report and
+                                               --links are linked
              LoadGen wait --url URL [--path /v2/health/ready] [--timeout 120s]   until GET answers 200
 
       target and request
@@ -171,19 +178,55 @@ public final class LoadGen {
     String baseline = args.string("baseline", null);
     Path outFile = Path.of(args.string("out", null));
     String title = args.string("title", "Scenario comparison");
-    args.rejectUnused();
-    List<RunResult> runs = new ArrayList<>();
-    for (String f : files) {
-      runs.add(Reports.readJson(Path.of(f)));
+    Map<String, List<String>> limitsOf = new LinkedHashMap<>();
+    for (String pair : list(args.string("limits", ""))) {
+      int eq = pair.indexOf('=');
+      if (eq <= 0 || eq == pair.length() - 1) {
+        throw new IllegalArgumentException("--limits: expected RUN=LIMIT pairs separated by commas, got '" + pair + "'");
+      }
+      limitsOf.computeIfAbsent(pair.substring(0, eq), k -> new ArrayList<>()).add(pair.substring(eq + 1));
     }
-    Reports.writeComparisonHtml(title, runs, baseline, outFile);
+    List<String> extraLinks = list(args.string("links", ""));
+    args.rejectUnused();
+    Path folder = outFile.toAbsolutePath().getParent();
+    List<RunResult> runs = new ArrayList<>();
+    Map<String, String> links = new LinkedHashMap<>();
+    for (String f : files) {
+      RunResult r = Reports.readJson(Path.of(f));
+      runs.add(r);
+      Path html = Reports.htmlBeside(Path.of(f)).toAbsolutePath();
+      if (Files.isRegularFile(html)) {
+        links.put("run " + r.name(), folder.relativize(html).toString());
+      }
+    }
+    for (String l : extraLinks) {
+      Path p = Path.of(l).toAbsolutePath();
+      links.put(p.getFileName().toString(), folder.relativize(p).toString());
+    }
+    Reports.ComparisonExtras extras = new Reports.ComparisonExtras(limitsOf, links);
+    Reports.writeComparisonHtml(title, runs, baseline, extras, outFile);
     for (Reports.ComparisonRow row : Reports.compare(runs, baseline)) {
       out.printf(Locale.ROOT, "%-24s %12.1f req/s (%5.2fx)  p50 %9.3f ms (%5.2fx)  p99 %9.3f ms (%5.2fx)%n",
           row.run().name(), row.run().achievedRps(), row.throughputRatio(), row.run().latencyMs().p50(), row.p50Ratio(),
           row.run().latencyMs().p99(), row.p99Ratio());
     }
+    for (Reports.LimitRow row : Reports.limits(runs, limitsOf)) {
+      out.printf(Locale.ROOT, "%-24s / %-20s throughput %5sx  p50 %5.2fx  p99 %5.2fx%n", row.run().name(),
+          row.limit().name(), io.kiln.loadtest.impl.Html.ratioNumber(row.throughputRatio()), row.p50Ratio(),
+          row.p99Ratio());
+    }
     out.println("wrote " + outFile);
     return 0;
+  }
+
+  private static List<String> list(String csv) {
+    List<String> out = new ArrayList<>();
+    for (String s : csv.split(",")) {
+      if (!s.isBlank()) {
+        out.add(s.trim());
+      }
+    }
+    return out;
   }
 
   /** Polls {@code GET url+path} every 250 ms until it answers 200 (exit 0) or the timeout passes (exit 1). */

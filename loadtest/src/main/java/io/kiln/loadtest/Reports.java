@@ -10,7 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -31,6 +34,32 @@ public final class Reports {
    * One row of a scenario comparison. Ratios are run / baseline; NaN when the baseline value is 0.
    */
   public record ComparisonRow(RunResult run, double throughputRatio, double p50Ratio, double p99Ratio) {
+  }
+
+  /**
+   * A run against its own limit: the baseline measured for the same load in the same session (e.g. the
+   * bare HTTP server at the same concurrency, or direct model calls). Ratios are run / limit; NaN when the
+   * limit's value is 0.
+   */
+  public record LimitRow(RunResult run, RunResult limit, double throughputRatio, double p50Ratio, double p99Ratio) {
+  }
+
+  /**
+   * What a comparison page shows besides the runs.
+   *
+   * @param limitsOf run name → the names of the runs that are its limits (e.g. the HTTP limit and the compute
+   *                 limit), in order
+   * @param links    label → relative URL of related reports (each run's own page, searches), in order
+   */
+  public record ComparisonExtras(Map<String, List<String>> limitsOf, Map<String, String> links) {
+    public static final ComparisonExtras NONE = new ComparisonExtras(Map.of(), Map.of());
+
+    public ComparisonExtras {
+      Map<String, List<String>> copy = new LinkedHashMap<>();
+      limitsOf.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+      limitsOf = Collections.unmodifiableMap(copy);
+      links = Collections.unmodifiableMap(new LinkedHashMap<>(links));
+    }
   }
 
   public static String toJson(Object value) {
@@ -100,15 +129,51 @@ public final class Reports {
     return rows;
   }
 
+  /**
+   * Each run named in {@code limitsOf} against each of its limits, in the order of {@code runs}.
+   *
+   * @throws IllegalArgumentException if a named limit is not among {@code runs}
+   */
+  public static List<LimitRow> limits(List<RunResult> runs, Map<String, List<String>> limitsOf) {
+    Map<String, RunResult> byName = new LinkedHashMap<>();
+    for (RunResult r : runs) {
+      byName.putIfAbsent(r.name(), r);
+    }
+    List<LimitRow> rows = new ArrayList<>();
+    for (RunResult r : runs) {
+      for (String limitName : limitsOf.getOrDefault(r.name(), List.of())) {
+        RunResult limit = byName.get(limitName);
+        if (limit == null) {
+          throw new IllegalArgumentException("limit '" + limitName + "' of run '" + r.name() + "' is not among "
+              + byName.keySet());
+        }
+        rows.add(new LimitRow(r, limit, div(r.achievedRps(), limit.achievedRps()),
+            div(r.latencyMs().p50(), limit.latencyMs().p50()), div(r.latencyMs().p99(), limit.latencyMs().p99())));
+      }
+    }
+    return rows;
+  }
+
   /** Several runs side by side: a table with ratios to {@code baseline} and overlaid charts. */
   public static String comparisonHtml(String title, List<RunResult> runs, String baseline) {
+    return comparisonHtml(title, runs, baseline, ComparisonExtras.NONE);
+  }
+
+  /** As {@link #comparisonHtml(String, List, String)}, plus each run's ratios to its own limit and links. */
+  public static String comparisonHtml(String title, List<RunResult> runs, String baseline, ComparisonExtras extras) {
     Objects.requireNonNull(title, "title");
-    return HtmlReports.comparison(title, runs, compare(runs, baseline), baseline);
+    return HtmlReports.comparison(title, runs, compare(runs, baseline), baseline, limits(runs, extras.limitsOf()),
+        extras.links());
   }
 
   public static void writeComparisonHtml(String title, List<RunResult> runs, String baseline, Path file)
       throws IOException {
     write(file, comparisonHtml(title, runs, baseline));
+  }
+
+  public static void writeComparisonHtml(String title, List<RunResult> runs, String baseline, ComparisonExtras extras,
+      Path file) throws IOException {
+    write(file, comparisonHtml(title, runs, baseline, extras));
   }
 
   /** {@code results/x.json} → {@code results/x.html}. */

@@ -66,4 +66,27 @@ class LoadGenTest {
     assertThat(out.toString()).contains("noop").contains("0.50x").contains("4.00x");
     assertThat(Files.readString(dir.resolve("cmp.html"))).contains("0.50×");
   }
+
+  @Test
+  void compareAddsRatiosToEachRunsLimitsAndLinksTheReports(@TempDir Path dir) throws Exception {
+    Reports.writeJson(ReportsTest.synthetic("bare-c16", 1000, 1, 2), dir.resolve("bare-c16.json"));
+    Reports.writeJson(ReportsTest.synthetic("direct-b8", 4000, 1, 1), dir.resolve("direct-b8.json"));
+    Reports.writeJson(ReportsTest.synthetic("kiln-c16", 500, 2, 8), dir.resolve("kiln-c16.json"));
+    Files.writeString(dir.resolve("kiln-c16.html"), "<html></html>");
+    Files.writeString(dir.resolve("kiln.search.html"), "<html></html>");
+
+    int code = run("compare", "--baseline", "bare-c16", "--out", dir.resolve("index.html").toString(),
+        "--limits", "kiln-c16=bare-c16,kiln-c16=direct-b8", "--links", dir.resolve("kiln.search.html").toString(),
+        dir.resolve("bare-c16.json").toString(), dir.resolve("direct-b8.json").toString(),
+        dir.resolve("kiln-c16.json").toString());
+
+    assertThat(code).as(err.toString()).isZero();
+    assertThat(out.toString()).contains("kiln-c16                 / bare-c16             throughput  0.50x  p50  2.00x  "
+        + "p99  4.00x").contains("/ direct-b8            throughput  0.13x");
+    String html = Files.readString(dir.resolve("index.html"));
+    assertThat(html).contains("Against the limits").contains("<b>0.50×</b>").contains("<b>0.13×</b>")
+        .contains("<a href=\"kiln-c16.html\">run kiln-c16</a>").contains("<a href=\"kiln.search.html\">");
+    assertThat(run("compare", "--baseline", "bare-c16", "--out", dir.resolve("x.html").toString(), "--limits", "kiln-c16",
+        dir.resolve("bare-c16.json").toString())).isEqualTo(2);
+  }
 }

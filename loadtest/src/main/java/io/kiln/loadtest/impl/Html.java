@@ -65,6 +65,11 @@ public final class Html {
   }
 
   static String ratio(double v) {
-    return Double.isFinite(v) ? String.format(Locale.ROOT, "%.2f×", v) : "–";
+    return Double.isFinite(v) ? ratioNumber(v) + "×" : "–";
+  }
+
+  /** Two decimals, or two significant digits below 0.1 (a ratio to a compute limit can be 0.019). */
+  public static String ratioNumber(double v) {
+    return String.format(Locale.ROOT, v != 0 && Math.abs(v) < 0.1 ? "%.2g" : "%.2f", v);
   }
 }

@@ -82,7 +82,31 @@ public final class HtmlReports {
   /** Several runs side by side, with ratios to the baseline row. */
   public static String comparison(String title, List<RunResult> runs, List<Reports.ComparisonRow> rows,
       String baseline) {
+    return comparison(title, runs, rows, baseline, List.of(), Map.of());
+  }
+
+  /**
+   * Several runs side by side, with ratios to the baseline row, then (if any) each run against its own
+   * limit, then links to related reports.
+   */
+  public static String comparison(String title, List<RunResult> runs, List<Reports.ComparisonRow> rows,
+      String baseline, List<Reports.LimitRow> limits, Map<String, String> links) {
     StringBuilder sb = Html.page(title, "Baseline: " + baseline + " · ratios are run / baseline");
+    if (!limits.isEmpty()) {
+      sb.append("<h2>Against the limits</h2>\n<p class=\"note\">Each run against the baseline measured for the same "
+          + "load in this session (ratios are run / limit).</p>\n<table><tr><th class=\"l\">run</th>"
+          + "<th class=\"l\">limit</th><th>req/s</th><th>limit req/s</th><th>× throughput</th><th>p50 ms</th>"
+          + "<th>× p50</th><th>p99 ms</th><th>× p99</th></tr>\n");
+      for (Reports.LimitRow l : limits) {
+        sb.append("<tr><td class=\"l\">").append(escape(l.run().name())).append("</td><td class=\"l\">")
+            .append(escape(l.limit().name())).append("</td><td>").append(rate(l.run().achievedRps())).append("</td><td>")
+            .append(rate(l.limit().achievedRps())).append("</td><td><b>").append(ratio(l.throughputRatio()))
+            .append("</b></td><td>").append(ms(l.run().latencyMs().p50())).append("</td><td>").append(ratio(l.p50Ratio()))
+            .append("</td><td>").append(ms(l.run().latencyMs().p99())).append("</td><td>").append(ratio(l.p99Ratio()))
+            .append("</td></tr>\n");
+      }
+      sb.append("</table>\n");
+    }
     sb.append("<h2>Scenarios</h2>\n<table><tr><th class=\"l\">scenario</th><th class=\"l\">mode</th>"
         + "<th>offered req/s</th><th>achieved req/s</th><th>× baseline</th><th>p50 ms</th><th>× baseline</th>"
         + "<th>p99 ms</th><th>× baseline</th><th>p99.9 ms</th><th>max ms</th><th>errors</th></tr>\n");
@@ -120,6 +144,12 @@ public final class HtmlReports {
     }
     sb.append(Svg.lineChart("throughput-over-time", "Throughput per second", "seconds since warm-up ended", "req/s",
         lines, null, false));
+    if (!links.isEmpty()) {
+      sb.append("<h2>Reports</h2>\n<ul>\n");
+      links.forEach((label, href) -> sb.append("<li><a href=\"").append(escape(href)).append("\">").append(escape(label))
+          .append("</a></li>\n"));
+      sb.append("</ul>\n");
+    }
     return Html.end(sb);
   }
 
