@@ -23,13 +23,14 @@ import org.junit.jupiter.api.Test;
  * either loads or is refused with a {@link DeploymentValidationException} listing problems; nothing else
  * escapes, and the bytes allocated stay within a small multiple of the input (an alias bomb does not expand).
  *
- * <p>CI runs {@value #CI_ITERATIONS} inputs; {@code -Dkiln.reliability.fuzz.iterations=N} and
+ * <p>CI runs {@value #CI_ITERATIONS} inputs; {@code -Dkiln.reliability.fuzz.yaml.iterations=N} (else {@code fuzz.iterations}) and
  * {@code -Dkiln.reliability.fuzz.seed=S} run more or replay one ({@code reliability/run.sh fuzz}).
  */
 class DeploymentYamlFuzzTest {
 
   static final int CI_ITERATIONS = 1500;
-  static final long ITERATIONS = Long.getLong("kiln.reliability.fuzz.iterations", CI_ITERATIONS);
+  static final long ITERATIONS = Long.getLong("kiln.reliability.fuzz.yaml.iterations",
+      Long.getLong("kiln.reliability.fuzz.iterations", CI_ITERATIONS));
   static final long SEED = Long.getLong("kiln.reliability.fuzz.seed", 20261130L);
   static final long BYTES_PER_INPUT_BYTE = 200;
   static final long FIXED_ALLOWANCE = 4L << 20;
