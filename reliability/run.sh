@@ -9,7 +9,7 @@
 #   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
 #   leader           leader killed mid-deploy (at the first manager, and at the first worker)
 #   overload   [s]   capacity measured, then 10x capacity open loop (default 30 s)
-#   slow       [n]   slowloris / stalled / vanishing clients (default 500 connections)
+#   slow       [n]   slowloris / stalled / vanishing clients (default 500 connections; n/2 vanish from a real pool)
 #   fuzz       [n]   seeded fuzzing of the JSON, binary and gRPC decoders (n inputs each, default 1,000,000), of
 #                    the real HTTP server (n/100) and of the YAML loaders (n/20); SEED=... replays a seed
 #   security         cluster admission (name, secret), event bus, bytecode scan, default binds
@@ -46,7 +46,8 @@ scenario() {
     leader)    unit serve LeaderLossMidDeployTest ;;
     overload)  unit gateway OverloadTest -Dkiln.reliability.overload.seconds="${size:-30}" \
                   -Dkiln.reliability.overload.measureSeconds=10 ;;
-    slow)      unit gateway SlowClientsTest -Dkiln.reliability.slow.connections="${size:-500}" ;;
+    slow)      unit gateway 'SlowClientsTest,VanishingClientsTest' -Dkiln.reliability.slow.connections="${size:-500}" \
+                  -Dkiln.reliability.vanish.clients=$(( ${size:-500} / 2 )) ;;
     fuzz)      unit gateway,serve 'HostileInputFuzzTest,HostileHttpTest,DeploymentYamlFuzzTest' \
                   -Dkiln.reliability.fuzz.iterations="${size:-1000000}" \
                   -Dkiln.reliability.fuzz.http.iterations=$(( ${size:-1000000} / 100 )) \
@@ -58,7 +59,7 @@ scenario() {
     *)         sed -n '2,18p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
-  ls -1t "$OUT"/*.json | head -5
+  ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true
 }
 
 scenario "${1:-help}" "${2:-}"

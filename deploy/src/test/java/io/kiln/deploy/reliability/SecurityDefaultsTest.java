@@ -68,6 +68,16 @@ class SecurityDefaultsTest {
     }
     assertThat(violations).as("scanned %d classes", classes).isEmpty();
     assertThat(classes).isGreaterThan(300);
+    Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
+    String json = "{\"scenario\":\"serialization-scan\",\"modules\":" + modules.size() + ",\"classes\":" + classes
+        + ",\"violations\":0}";
+    try {
+      Files.createDirectories(out);
+      Files.writeString(out.resolve("serialization-scan.json"), json);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    System.out.println("RELIABILITY serialization-scan " + json);
   }
 
   @Test

@@ -78,6 +78,12 @@ class ClusterSecurityIT {
     assertThat(head.clusterView().aliveNodes()).extracting(n -> n.nodeId()).containsExactly("head");
 
     assertThat(tryJoin("insider", name, secret)).as("a member with the name and the secret joins").isNull();
+    String json = "{\"scenario\":\"cluster-admission\",\"attempts\":4,\"refused\":3,\"admitted\":1,"
+        + "\"clusterSizeAfterRefusals\":1}";
+    java.nio.file.Path out = java.nio.file.Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
+    java.nio.file.Files.createDirectories(out);
+    java.nio.file.Files.writeString(out.resolve("cluster-admission.json"), json);
+    System.out.println("RELIABILITY cluster-admission " + json);
   }
 
   /**
