@@ -4,8 +4,8 @@
 #
 #   reliability/run.sh <scenario> [size]
 #
-#   node-loss  [s]   3 node processes, traffic through every gateway, SIGKILL one, restart it (s: seconds of traffic
-#                    before the kill and after detection; default 15)
+#   node-loss  [n]   3 node processes, traffic through every gateway, SIGKILL one, restart it (n: answers per
+#                    gateway before the kill and again after the detection; default 5000)
 #   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
 #   leader           leader killed mid-deploy (at the first manager, and at the first worker)
 #   overload   [s]   capacity measured, then 10x capacity open loop (default 30 s)
@@ -40,8 +40,7 @@ scenario() {
   local name=$1 size=${2:-}
   echo "== $name $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
   case "$name" in
-    node-loss) it deploy NodeLossIT -Dkiln.reliability.nodeloss.steadySeconds="${size:-15}" \
-                  -Dkiln.reliability.nodeloss.afterSeconds="${size:-15}" ;;
+    node-loss) it deploy NodeLossIT -Dkiln.reliability.nodeloss.requests="${size:-5000}" ;;
     crash)     unit gateway WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
     leader)    unit serve LeaderLossMidDeployTest ;;
     overload)  unit gateway OverloadTest -Dkiln.reliability.overload.seconds="${size:-30}" \

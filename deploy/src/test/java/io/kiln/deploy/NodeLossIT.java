@@ -43,8 +43,8 @@ class NodeLossIT {
   static final Duration START = Duration.ofSeconds(180);
   static final Duration DEADLINE = Duration.ofSeconds(5);
   static final Duration SLACK = Duration.ofSeconds(5);
-  static final Duration STEADY = Duration.ofSeconds(Long.getLong("kiln.reliability.nodeloss.steadySeconds", 3));
-  static final Duration AFTER = Duration.ofSeconds(Long.getLong("kiln.reliability.nodeloss.afterSeconds", 4));
+  /** Answers each serving gateway gives before the kill, and again after the detection. */
+  static final long PHASE_REQUESTS = Long.getLong("kiln.reliability.nodeloss.requests", 300);
   static final int CLIENTS_PER_GATEWAY = 2;
   static final String TOKEN = "t-" + UUID.randomUUID();
   static final ObjectMapper JSON = new ObjectMapper();
@@ -204,7 +204,9 @@ class NodeLossIT {
       }
       await().atMost(Duration.ofSeconds(60)).until(() -> tallies.get("head").ranOn.containsKey("n1")
           && tallies.get("head").ranOn.containsKey("n2"));
-      await().pollDelay(STEADY).atMost(STEADY.plusSeconds(5)).until(() -> true);
+      long[] before = {tallies.get("head").ok.get(), tallies.get("n1").ok.get(), tallies.get("n2").ok.get()};
+      await().atMost(Duration.ofMinutes(10)).until(() -> tallies.get("head").ok.get() >= before[0] + PHASE_REQUESTS
+          && tallies.get("n1").ok.get() >= before[1] + PHASE_REQUESTS && tallies.get("n2").ok.get() >= before[2] + PHASE_REQUESTS);
 
       long killedAt = System.nanoTime();
       n1Killed.set(true);
@@ -214,8 +216,10 @@ class NodeLossIT {
       long deadInStatusMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
       await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> !poolReady(status(), "n1"));
       long poolGoneMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-      // The survivors keep serving for a while after detection.
-      await().pollDelay(AFTER).atMost(AFTER.plusSeconds(5)).until(() -> true);
+      // The survivors keep serving after the detection.
+      long[] detected = {tallies.get("head").ok.get(), tallies.get("n2").ok.get()};
+      await().atMost(Duration.ofMinutes(10)).until(() -> tallies.get("head").ok.get() >= detected[0] + PHASE_REQUESTS
+          && tallies.get("n2").ok.get() >= detected[1] + PHASE_REQUESTS);
       long routingExcludedMs = Math.max(0, TimeUnit.NANOSECONDS.toMillis(Math.max(
           tallies.get("head").lastFailureNanos, tallies.get("n2").lastFailureNanos) - killedAt));
 
@@ -257,6 +261,7 @@ class NodeLossIT {
       f.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
       f.put("nodes", 3);
       f.put("clients", 3 * CLIENTS_PER_GATEWAY);
+      f.put("requestsPerPhasePerGateway", PHASE_REQUESTS);
       f.put("deadlineMs", DEADLINE.toMillis());
       f.put("sent", sent);
       f.put("succeeded", ok);

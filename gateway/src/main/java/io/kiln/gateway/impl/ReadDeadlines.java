@@ -47,7 +47,7 @@ final class ReadDeadlines {
    */
   void requestStarted(HttpServerRequest req, java.util.function.Consumer<Runnable> answered) {
     HttpConnection c = req.connection();
-    if (c == null || !timers.containsKey(c) && req.version() == io.vertx.core.http.HttpVersion.HTTP_2) {
+    if (c == null) {
       return;
     }
     if (req.version() == io.vertx.core.http.HttpVersion.HTTP_2) {

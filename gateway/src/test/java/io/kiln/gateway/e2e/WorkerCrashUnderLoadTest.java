@@ -61,10 +61,11 @@ class WorkerCrashUnderLoadTest {
       assertThat(poisoned.clean.get()).as("every poison answered 503").isEqualTo(poisoned.sent.get()).isPositive();
       assertThat(poisoned.byStatus).containsOnlyKeys(503);
 
-      // Each poison crashed a worker twice (in its batch, then alone on its retry); each crash reloads the model.
+      // Each poison crashed a worker twice (in its batch, then alone on its retry), unless two poisons shared a
+      // first batch; each crash reloads the model.
       await().atMost(ServingCluster.WAIT).until(() -> allReady(cluster));
       long restarts = restarts(cluster);
-      assertThat(restarts).isEqualTo(2 * poisoned.sent.get());
+      assertThat(restarts).isBetween(poisoned.sent.get(), 2 * poisoned.sent.get());
       assertThat(loads(cluster) - loadsBefore).isEqualTo(restarts);
 
       // Recovery of one crash, timed: from the poison's answer until its pool is whole again.

@@ -62,7 +62,9 @@ class SlowClientsTest {
         cluster, cluster, cluster);
     GatewayTestBase.join(gateway.start(vertx));
     net = vertx.createNetClient(new NetClientOptions().setConnectTimeout(10_000));
-    http = WebClient.create(vertx);
+    // No keep-alive: the server closes idle connections after the (1 s) read timeout, and a pooled one reused
+    // at that moment would fail the normal client for a reason this test does not study.
+    http = WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setKeepAlive(false));
   }
 
   @BeforeEach
@@ -149,7 +151,8 @@ class SlowClientsTest {
     }
     assertThat(trickled.get()).as("bytes kept coming until the server closed").isGreaterThan(3);
     long[] open = conns.stream().mapToLong(Conn::openMillis).sorted().toArray();
-    assertThat(open[0]).as("no connection closed before its read timeout").isGreaterThanOrEqualTo(READ_TIMEOUT.toMillis() - 50);
+    // The client's clock starts after the server's (at accept), so allow for a late start on a loaded machine.
+    assertThat(open[0]).as("closed by the read timeout, not at once").isGreaterThanOrEqualTo(READ_TIMEOUT.toMillis() / 2);
     assertThat(open[open.length - 1]).as("every connection closed soon after its read timeout").isLessThan(15_000);
     assertThat(gateway.slowConnectionsClosed() - closedBefore).isGreaterThanOrEqualTo(CONNECTIONS);
     assertThat(cluster.sent).as("only the normal client's request reached a pool").hasSize(1);
@@ -178,7 +181,7 @@ class SlowClientsTest {
 
     await().atMost(Duration.ofSeconds(30)).until(() -> stalled.stream().allMatch(Conn::closed)
         && vanishing.stream().allMatch(Conn::closed));
-    assertThat(stalled).allSatisfy(c -> assertThat(c.openMillis()).isGreaterThanOrEqualTo(READ_TIMEOUT.toMillis() - 50));
+    assertThat(stalled).allSatisfy(c -> assertThat(c.openMillis()).isGreaterThanOrEqualTo(READ_TIMEOUT.toMillis() / 2));
     assertThat(gateway.slowConnectionsClosed() - closedBefore).isGreaterThanOrEqualTo(stalled.size());
     assertThat(cluster.sent).isEmpty();
     assertThat(inFlight()).isZero();
