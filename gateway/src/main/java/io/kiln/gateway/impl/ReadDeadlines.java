@@ -14,14 +14,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * time; a client waiting for its answer is never timed out here (the request deadline covers that). Idle
  * keep-alive connections are closed by the same clock, like a keep-alive timeout.
  *
- * <p>Every method runs on the connection's event loop; the map is shared by all loops.
+ * <p>Every method runs on the connection's event loop; the maps are shared by all loops. It sets each
+ * connection's close handler: other code must not replace it (use the response's).
  */
 final class ReadDeadlines {
 
   private final Vertx vertx;
   private final long timeoutMillis;
   private final Map<HttpConnection, Long> timers = new ConcurrentHashMap<>();
-  private final java.util.Set<HttpConnection> open = ConcurrentHashMap.newKeySet();
+  // Weak, so a connection whose close handler someone else replaced is still forgotten once it is gone.
+  private final java.util.Set<HttpConnection> open =
+      java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
   private final AtomicLong closed = new AtomicLong();
 
   ReadDeadlines(Vertx vertx, long timeoutMillis) {
