@@ -202,6 +202,9 @@ class KilnCliIT {
         .until(() -> Boolean.FALSE.equals(alive(status("head")).get("n1")));
     Duration noticed = Duration.ofNanos(System.nanoTime() - killedAt);
     assertThat(noticed).as("time until status showed n1 dead").isLessThan(Duration.ofSeconds(20));
+    // Each node learns of the death from its own membership events: n2's view may lag the head's a little.
+    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
+        .until(() -> Boolean.FALSE.equals(alive(status("n2")).get("n1")));
     assertThat(alive(status("n2"))).containsEntry("n1", false).containsEntry("head", true).containsEntry("n2", true);
 
     for (String node : List.of("head", "n2")) {

@@ -18,10 +18,15 @@ import java.util.Objects;
  * @param registry where the gateway registers its meters and what {@code /metrics} exposes; pass the
  *     node's registry so pool meters appear too, or {@code null} for a registry of the gateway's own
  * @param bindJvmMetrics whether to register JVM meters (memory, GC, threads, classes, CPU, uptime)
+ * @param requestReadTimeout how long a client has to send a whole request (headers and body), counted from
+ *     when its connection opened or its previous answer was sent; a connection that takes longer is closed
+ *     (slow-client defence: a trickle of bytes never holds a connection for good)
+ * @param idleTimeout a connection on which no byte moves either way this long is closed; never shorter in
+ *     effect than {@code defaultTimeout} plus 10 s, so a connection waiting for its answer is not cut
  */
 public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
                              int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
-                             boolean bindJvmMetrics) {
+                             boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout) {
 
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 8000;
@@ -30,6 +35,8 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
   public static final int DEFAULT_RETRY_AFTER_SECONDS = 1;
   public static final String DEFAULT_SERVER_VERSION = "0.1.0";
+  public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(120);
 
   /** The largest body accepted: one byte under 2 GiB, the most a Vert.x buffer holds. */
   public static final long MAX_BODY_BYTES_LIMIT = Integer.MAX_VALUE - 1;
@@ -52,6 +59,20 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     if (retryAfterSeconds < 0) {
       throw new IllegalArgumentException("retryAfterSeconds must be >= 0, got " + retryAfterSeconds);
     }
+    checkTimeout("requestReadTimeout", requestReadTimeout);
+    checkTimeout("idleTimeout", idleTimeout);
+  }
+
+  /** The idle timeout in force: {@link #idleTimeout()}, raised to the deadline plus 10 s if shorter. */
+  public Duration effectiveIdleTimeout() {
+    Duration floor = defaultTimeout.plusSeconds(10);
+    return idleTimeout.compareTo(floor) < 0 ? floor : idleTimeout;
+  }
+
+  private static void checkTimeout(String what, Duration d) {
+    if (d == null || d.toMillis() < 1) {
+      throw new IllegalArgumentException(what + " must be at least 1 ms, got " + d);
+    }
   }
 
   public static GatewayOptions defaults() {
@@ -66,7 +87,8 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
   public Builder toBuilder() {
     return new Builder().host(host).httpPort(httpPort).grpcPort(grpcPort).maxBodyBytes(maxBodyBytes)
         .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
-        .registry(registry).bindJvmMetrics(bindJvmMetrics);
+        .registry(registry).bindJvmMetrics(bindJvmMetrics).requestReadTimeout(requestReadTimeout)
+        .idleTimeout(idleTimeout);
   }
 
   private static void checkPort(String what, int port) {
@@ -86,6 +108,8 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     private String serverVersion = DEFAULT_SERVER_VERSION;
     private PrometheusMeterRegistry registry;
     private boolean bindJvmMetrics = true;
+    private Duration requestReadTimeout = DEFAULT_REQUEST_READ_TIMEOUT;
+    private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
 
     private Builder() {
     }
@@ -150,9 +174,21 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
       return this;
     }
 
+    public Builder requestReadTimeout(Duration value) {
+      checkTimeout("requestReadTimeout", value);
+      requestReadTimeout = value;
+      return this;
+    }
+
+    public Builder idleTimeout(Duration value) {
+      checkTimeout("idleTimeout", value);
+      idleTimeout = value;
+      return this;
+    }
+
     public GatewayOptions build() {
       return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
-          serverVersion, registry, bindJvmMetrics);
+          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout);
     }
   }
 }

@@ -78,6 +78,14 @@ public final class KilnGateway {
     return servers.grpcPort();
   }
 
+  /**
+   * Connections closed since start because their client did not send a whole request within
+   * {@link GatewayOptions#requestReadTimeout()} (slow or stalled senders, idle keep-alive connections).
+   */
+  public long slowConnectionsClosed() {
+    return servers.slowConnectionsClosed();
+  }
+
   /** The registry the gateway records into and {@code /metrics} exposes. */
   public PrometheusMeterRegistry registry() {
     return servers.registry();

@@ -47,6 +47,12 @@ class GatewayLifecycleTest {
     assertThat(o.maxBodyBytes()).isEqualTo(64L * 1024 * 1024);
     assertThat(o.defaultTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(o.registry()).isNull();
+    assertThat(o.requestReadTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(o.idleTimeout()).isEqualTo(Duration.ofSeconds(120));
+    assertThat(o.effectiveIdleTimeout()).isEqualTo(Duration.ofSeconds(120));
+    // A connection waiting for its answer is never idle-closed before the request's deadline.
+    assertThat(o.toBuilder().defaultTimeout(Duration.ofMinutes(5)).build().effectiveIdleTimeout())
+        .isEqualTo(Duration.ofSeconds(310));
     assertThat(o.toBuilder().build()).isEqualTo(o);
   }
 
@@ -60,6 +66,8 @@ class GatewayLifecycleTest {
     assertThatThrownBy(() -> GatewayOptions.builder().defaultTimeout(Duration.ZERO)).hasMessageContaining("defaultTimeout");
     assertThatThrownBy(() -> GatewayOptions.builder().retryAfterSeconds(-1)).hasMessageContaining("retryAfterSeconds");
     assertThatThrownBy(() -> GatewayOptions.builder().httpPort(9000).grpcPort(9000).build()).hasMessageContaining("differ");
+    assertThatThrownBy(() -> GatewayOptions.builder().requestReadTimeout(Duration.ZERO)).hasMessageContaining("requestReadTimeout");
+    assertThatThrownBy(() -> GatewayOptions.builder().idleTimeout(null)).hasMessageContaining("idleTimeout");
   }
 
   @Test

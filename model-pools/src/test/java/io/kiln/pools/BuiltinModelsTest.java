@@ -175,6 +175,26 @@ class BuiltinModelsTest {
   }
 
   @Test
+  void sleepModelHoldsItsWorkerForTheLargestFirstInputElementInMillisAndReturnsItsInputs() {
+    ModelSpec spec = ModelSpec.builder().uri("builtin:sleep").engine("Builtin")
+        .input("ms", DataType.FP32, -1, 2).input("n", DataType.INT32, -1).build();
+    try (ModelRunner runner = ModelRunners.load(spec, List.of())) {
+      byte[] big = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(100_000).array();
+      Tensor n = new Tensor("n", DataType.INT32, new long[] {1}, big); // not the first input: no effect
+      InferenceRequest quick = InferenceRequest.of(Tensor.ofFloats("ms", new long[] {1, 2}, new float[] {Float.NaN, -5}), n);
+      InferenceRequest slow = InferenceRequest.of(Tensor.ofFloats("ms", new long[] {1, 2}, new float[] {3, 60}), n);
+
+      long start = System.nanoTime();
+      List<List<Tensor>> out = runner.infer(List.of(quick, slow));
+      long tookMillis = (System.nanoTime() - start) / 1_000_000;
+
+      assertThat(tookMillis).as("slept for the batch's largest element").isGreaterThanOrEqualTo(60);
+      assertThat(out.get(1).get(0).asFloats()).containsExactly(3, 60);
+      assertThat(out.get(0).get(1).data()).isEqualTo(big);
+    }
+  }
+
+  @Test
   void closedRunnerRefusesWork() {
     ModelRunner runner = ModelRunners.load(twoInputs(IDENTITY), List.of());
     runner.close();

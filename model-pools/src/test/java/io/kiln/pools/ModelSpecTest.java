@@ -70,7 +70,7 @@ class ModelSpecTest {
     ModelSpec.Builder builtin = ModelSpec.builder().uri("builtin:identity").engine("Builtin").input("x", DataType.FP32, -1);
 
     assertThat(builtin.build().isBuiltin()).isTrue();
-    assertThatThrownBy(() -> builtin.uri("builtin:sleep").build()).hasMessageContaining("unknown built-in model 'builtin:sleep'");
+    assertThatThrownBy(() -> builtin.uri("builtin:nope").build()).hasMessageContaining("unknown built-in model 'builtin:nope'");
     assertThatThrownBy(() -> builtin.uri("builtin:identity").output("y", DataType.INT32, -1).build())
         .hasMessageContaining("'y' must have the datatype of input 'x' (FP32)");
     assertThatThrownBy(() -> builtin.outputs(List.of()).format("torchscript").build())

@@ -31,8 +31,8 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
     members = members == null ? List.of() : List.copyOf(members);
     Objects.requireNonNull(heartbeatInterval, "heartbeatInterval");
     Objects.requireNonNull(failureTimeout, "failureTimeout");
-    if (host.equals("0.0.0.0") || host.equals("::")) {
-      throw new IllegalArgumentException("bind the cluster to an explicit interface, not " + host);
+    if (isWildcard(host)) {
+      throw new IllegalArgumentException("bind the cluster to an explicit interface, not '" + host + "'");
     }
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port must be 0..65535, got " + port);
@@ -45,6 +45,29 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
         throw new IllegalArgumentException("member address must be host:port, got '" + m + "'");
       }
     }
+  }
+
+  /**
+   * Whether {@code host} is empty or a wildcard address in any spelling ({@code 0.0.0.0}, {@code ::},
+   * {@code [::]}, {@code 0:0:0:0:0:0:0:0}, {@code 0}, {@code *}). Only IP literals are parsed; names are never
+   * looked up here.
+   */
+  static boolean isWildcard(String host) {
+    String h = host.trim();
+    if (h.startsWith("[") && h.endsWith("]")) {
+      h = h.substring(1, h.length() - 1);
+    }
+    if (h.isEmpty() || h.equals("*")) {
+      return true;
+    }
+    if (h.contains(":") || h.chars().allMatch(c -> Character.isDigit(c) || c == '.')) {
+      try {
+        return java.net.InetAddress.getByName(h).isAnyLocalAddress();
+      } catch (java.net.UnknownHostException e) {
+        return false; // not a literal after all; membership will say it cannot bind
+      }
+    }
+    return false;
   }
 
   /** A new cluster (the head) on {@code host:port}. */

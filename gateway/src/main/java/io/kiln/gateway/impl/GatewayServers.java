@@ -36,6 +36,7 @@ public final class GatewayServers {
   private GatewayMetrics metrics;
   private HttpServer http;
   private HttpServer grpc;
+  private volatile ReadDeadlines deadlines;
 
   public GatewayServers(GatewayOptions options, ModelDirectory models, PoolDirectory pools, DataLocator locator,
                         LongSupplier nanoClock) {
@@ -68,17 +69,39 @@ public final class GatewayServers {
         new HttpInferDecoder(json), new JsonResponseEncoder(json.factory()), new ErrorMapper(options.retryAfterSeconds()),
         metrics, registry, () -> started && !closed);
 
-    HttpServerOptions httpOptions = new HttpServerOptions().setHost(options.host()).setPort(options.httpPort());
-    HttpServerOptions grpcOptions = new HttpServerOptions().setHost(options.host()).setPort(options.grpcPort());
-    io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw).router();
+    // HTTP/1.1 only: with h2c upgrades on, Vert.x opens a connection (and so its read clock) only once the
+    // first request's headers are complete, which a slowloris client never sends.
+    HttpServerOptions httpOptions = serverOptions(options.httpPort()).setHttp2ClearTextEnabled(false);
+    HttpServerOptions grpcOptions = serverOptions(options.grpcPort());
+    deadlines = new ReadDeadlines(vertx, options.requestReadTimeout().toMillis());
+    io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw, deadlines).router();
     extraRoutes.forEach(r -> r.accept(httpRouter));
-    http = vertx.createHttpServer(httpOptions).requestHandler(httpRouter);
-    grpc = vertx.createHttpServer(grpcOptions).requestHandler(new GrpcApi(vertx, gw).server());
+    http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpRouter);
+    io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();
+    grpc = vertx.createHttpServer(grpcOptions).connectionHandler(deadlines::opened).requestHandler(req -> {
+      deadlines.requestStarted(req, answered -> { });
+      grpcApi.handle(req);
+    });
     return http.listen()
         .compose(h -> grpc.listen())
         .<Void>mapEmpty()
         .onSuccess(v -> started = true)
         .recover(err -> close().transform(ignored -> Future.failedFuture(err)));
+  }
+
+  /** Explicit interface, bounded request line and headers, and connections that cannot idle for ever. */
+  private HttpServerOptions serverOptions(int port) {
+    return new HttpServerOptions().setHost(options.host()).setPort(port)
+        .setMaxInitialLineLength(HttpServerOptions.DEFAULT_MAX_INITIAL_LINE_LENGTH)
+        .setMaxHeaderSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)
+        .setIdleTimeoutUnit(java.util.concurrent.TimeUnit.MILLISECONDS)
+        .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, options.effectiveIdleTimeout().toMillis()));
+  }
+
+  /** Connections closed because their client was too slow to send a request, since start. */
+  public long slowConnectionsClosed() {
+    ReadDeadlines d = deadlines;
+    return d == null ? 0 : d.closedCount();
   }
 
   public synchronized Future<Void> close() {

@@ -35,14 +35,20 @@ final class HttpApi {
 
   private final Vertx vertx;
   private final GatewayContext gw;
+  private final ReadDeadlines deadlines;
 
-  HttpApi(Vertx vertx, GatewayContext gw) {
+  HttpApi(Vertx vertx, GatewayContext gw, ReadDeadlines deadlines) {
     this.vertx = vertx;
     this.gw = gw;
+    this.deadlines = deadlines;
   }
 
   io.vertx.ext.web.Router router() {
     io.vertx.ext.web.Router r = io.vertx.ext.web.Router.router(vertx);
+    r.route().order(-1).handler(ctx -> {
+      deadlines.requestStarted(ctx.request(), answered -> ctx.addEndHandler(v -> answered.run()));
+      ctx.next();
+    });
     BodyHandler body = BodyHandler.create(false).setBodyLimit(gw.options().maxBodyBytes());
     r.get("/v2/health/live").handler(ctx -> json(ctx, 200, Map.of("live", true)));
     r.get("/v2/health/ready").handler(this::serverReady);

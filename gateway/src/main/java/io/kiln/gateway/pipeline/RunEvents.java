@@ -54,7 +54,8 @@ final class RunEvents {
         live(e);
       }
     });
-    ctx.request().connection().closeHandler(v -> close());
+    // The response's close handler, not the connection's: the gateway's read deadlines own that one.
+    ctx.response().closeHandler(v -> close());
     Context context = runtime.vertx().getOrCreateContext(); // the request's: replay and live events stay serial
     consumer.completion().onComplete(ar -> pipelines.run(runId).whenComplete((s, err) ->
         context.runOnContext(v -> replay(s == null ? null : s.orElse(null), err))));

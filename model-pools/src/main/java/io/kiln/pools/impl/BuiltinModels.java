@@ -18,6 +18,9 @@ import java.util.List;
  *   <li>{@value #CRASH_ON_NAN}: the identity, except that a batch in which any FP32 or FP64 input element is
  *       NaN throws a {@link ModelExecutionException} (not an {@code InferenceException}), as a crashing
  *       worker would. Reliability tests send one such request to kill a worker mid-batch.
+ *   <li>{@value #SLEEP}: the identity, after holding its worker as many milliseconds as the largest element of
+ *       the batch's first input (capped at {@value #MAX_SLEEP_MILLIS} ms; NaN, negative and BOOL count as 0), as
+ *       a model of that cost would. Overload and queueing tests use it to set a pool's capacity exactly.
  * </ul>
  *
  * Both accept whatever inputs the spec declares (any datatype but BYTES); their outputs take the spec's
@@ -27,7 +30,9 @@ public final class BuiltinModels {
 
   public static final String IDENTITY = "builtin:identity";
   public static final String CRASH_ON_NAN = "builtin:crash-on-nan";
-  private static final List<String> NAMES = List.of(IDENTITY, CRASH_ON_NAN);
+  public static final String SLEEP = "builtin:sleep";
+  public static final long MAX_SLEEP_MILLIS = 10_000;
+  private static final List<String> NAMES = List.of(IDENTITY, CRASH_ON_NAN, SLEEP);
 
   private BuiltinModels() {
   }
@@ -43,15 +48,17 @@ public final class BuiltinModels {
     String name = spec.uri().toString();
     checkName(name);
     List<TensorSpec> outputs = spec.outputs().isEmpty() ? spec.inputs() : spec.outputs();
-    return new IdentityRunner(spec, outputs, name.equals(CRASH_ON_NAN));
+    return new IdentityRunner(spec, outputs, name.equals(CRASH_ON_NAN), name.equals(SLEEP));
   }
 
   private static final class IdentityRunner extends AbstractModelRunner {
     private final boolean crashOnNan;
+    private final boolean sleep;
 
-    IdentityRunner(ModelSpec spec, List<TensorSpec> outputs, boolean crashOnNan) {
+    IdentityRunner(ModelSpec spec, List<TensorSpec> outputs, boolean crashOnNan, boolean sleep) {
       super(spec, outputs);
       this.crashOnNan = crashOnNan;
+      this.sleep = sleep;
     }
 
     @Override
@@ -64,6 +71,16 @@ public final class BuiltinModels {
           }
         }
       }
+      if (sleep && !inputs.isEmpty()) {
+        long millis = Math.min(MAX_SLEEP_MILLIS, largestMillis(inputs.get(0)));
+        long end = System.nanoTime() + millis * 1_000_000L;
+        for (long left = millis * 1_000_000L; left > 0; left = end - System.nanoTime()) {
+          java.util.concurrent.locks.LockSupport.parkNanos(left);
+          if (Thread.currentThread().isInterrupted()) {
+            throw new ModelExecutionException("interrupted while sleeping (" + SLEEP + ")");
+          }
+        }
+      }
       return inputs;
     }
 
@@ -71,6 +88,37 @@ public final class BuiltinModels {
     protected void release() {
       // nothing is held outside the heap
     }
+  }
+
+  /** The largest element of {@code t} read as milliseconds; 0 for none, NaN, negatives, BOOL and BYTES. */
+  static long largestMillis(Tensor t) {
+    ByteBuffer buf = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);
+    int size = switch (t.datatype()) {
+      case INT8, UINT8 -> 1;
+      case INT16, UINT16, FP16, BF16 -> 2;
+      case INT32, UINT32, FP32 -> 4;
+      case INT64, UINT64, FP64 -> 8;
+      default -> 0;
+    };
+    double max = 0;
+    for (int i = 0; size > 0 && i + size <= t.data().length; i += size) {
+      double v = switch (t.datatype()) {
+        case INT8 -> buf.get(i);
+        case UINT8 -> buf.get(i) & 0xff;
+        case INT16 -> buf.getShort(i);
+        case UINT16 -> buf.getShort(i) & 0xffff;
+        case INT32 -> buf.getInt(i);
+        case UINT32 -> buf.getInt(i) & 0xffffffffL;
+        case INT64, UINT64 -> buf.getLong(i);
+        case FP32 -> buf.getFloat(i);
+        case FP64 -> buf.getDouble(i);
+        default -> 0; // half floats: not worth decoding for a test model
+      };
+      if (v > max) {
+        max = v;
+      }
+    }
+    return (long) Math.min(max, MAX_SLEEP_MILLIS);
   }
 
   static boolean containsNan(Tensor t) {

@@ -176,6 +176,10 @@ class PipelineLocalityTest {
       Map<String, String> fetchNode = new HashMap<>();
       ids.forEach(id -> fetchNode.put(id, c.status(id).step("fetch").orElseThrow().nodeId()));
       c.crash(victim);
+      // The loss must be handled while 'hold' still runs: opened earlier, a hold could finish first and the
+      // run would fail at 'analyse' instead (seen under load).
+      await().atMost(WAIT).until(() -> ids.stream().filter(id -> fetchNode.get(id).equals(victim))
+          .allMatch(id -> c.status(id).state() == RunState.FAILED));
       TestSteps.gate("hard-gate").countDown();
       for (String id : ids) {
         RunStatus s = c.awaitEnd(HEAD, id);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Kiln's reliability suite, at full size. CI runs the same tests CI-sized inside ./mvnw verify; this script
+# runs one scenario (or all) bigger/longer and writes its figures to reliability/results/<scenario>.json.
+#
+#   reliability/run.sh <scenario> [size]
+#
+#   node-loss  [n]   3 node processes, traffic through every gateway, SIGKILL one, restart it (n: answers per
+#                    gateway before the kill and again after the detection; default 5000)
+#   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
+#   leader           leader killed mid-deploy (at the first manager, and at the first worker)
+#   overload   [s]   capacity measured, then 10x capacity open loop (default 30 s)
+#   slow       [n]   slowloris / stalled / vanishing clients (default 500 connections; n/2 vanish from a real pool)
+#   fuzz       [n]   seeded fuzzing of the JSON, binary and gRPC decoders (n inputs each, default 1,000,000), of
+#                    the real HTTP server (n/100) and of the YAML loaders (n/20); SEED=... replays a seed
+#   security         cluster admission (name, secret), event bus, bytecode scan, default binds
+#   all              every scenario above at its default size
+#
+# Extra Maven flags go in MAVEN_ARGS (e.g. MAVEN_ARGS=-o to stay offline). Needs only a JDK 17+.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT="$ROOT/reliability/results"
+mkdir -p "$OUT"
+MVN=(./mvnw -B ${MAVEN_ARGS:-} -Dkiln.reliability.out="$OUT" -Dsurefire.failIfNoSpecifiedTests=false
+     -Dfailsafe.failIfNoSpecifiedTests=false)
+
+unit() { # modules tests extra-args...
+  local modules=$1 tests=$2
+  shift 2
+  "${MVN[@]}" -pl "$modules" -am verify -DskipITs -Dtest="$tests" "$@"
+}
+
+it() { # modules its extra-args...
+  local modules=$1 its=$2
+  shift 2
+  "${MVN[@]}" -pl "$modules" -am verify -Dtest=none -Dit.test="$its" "$@"
+}
+
+scenario() {
+  local name=$1 size=${2:-}
+  echo "== $name $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
+  case "$name" in
+    node-loss) it deploy NodeLossIT -Dkiln.reliability.nodeloss.requests="${size:-5000}" ;;
+    crash)     unit gateway WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
+    leader)    unit serve LeaderLossMidDeployTest ;;
+    overload)  unit gateway OverloadTest -Dkiln.reliability.overload.seconds="${size:-30}" \
+                  -Dkiln.reliability.overload.measureSeconds=10 ;;
+    slow)      unit gateway 'SlowClientsTest,VanishingClientsTest' -Dkiln.reliability.slow.connections="${size:-500}" \
+                  -Dkiln.reliability.vanish.clients=$(( ${size:-500} / 2 )) ;;
+    fuzz)      unit gateway,serve 'HostileInputFuzzTest,HostileHttpTest,DeploymentYamlFuzzTest' \
+                  -Dkiln.reliability.fuzz.iterations="${size:-1000000}" \
+                  -Dkiln.reliability.fuzz.http.iterations=$(( ${size:-1000000} / 100 )) \
+                  -Dkiln.reliability.fuzz.yaml.iterations=$(( ${size:-1000000} / 20 )) \
+                  -Dkiln.reliability.fuzz.seed="${SEED:-$(date +%s)}" ;;
+    security)  unit deploy SecurityDefaultsTest
+               it runtime ClusterSecurityIT ;;
+    all)       for s in security fuzz slow leader crash overload node-loss; do scenario "$s"; done; return ;;
+    *)         sed -n '2,18p' "$0"; exit 2 ;;
+  esac
+  echo "== figures in $OUT:"
+  ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true
+}
+
+scenario "${1:-help}" "${2:-}"
