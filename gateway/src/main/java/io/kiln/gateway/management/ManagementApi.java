@@ -21,7 +21,6 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -53,19 +52,19 @@ public final class ManagementApi {
 
   private final KilnRuntime runtime;
   private final ServeController serve;
-  private final byte[] token;
+  private final BearerToken authorize;
 
   /** @param token required bearer token, or null/empty for none */
   public ManagementApi(KilnRuntime runtime, ServeController serve, String token) {
     this.runtime = runtime;
     this.serve = serve;
-    this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
+    this.authorize = new BearerToken(token);
   }
 
   /** Mounts the API on {@code r} under {@code /api/v1/}, with its own authorization and error handling. */
   public void mount(Router r) {
     Router api = Router.router(runtime.vertx());
-    api.route().handler(this::authorize);
+    api.route().handler(authorize);
     api.post("/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::apply);
     api.get("/deployments").handler(this::list);
     api.get("/deployments/:name").handler(this::one);
@@ -75,21 +74,6 @@ public final class ManagementApi {
     r.route("/api/v1/*").subRouter(api);
   }
 
-  private void authorize(RoutingContext ctx) {
-    if (token == null) {
-      ctx.next();
-      return;
-    }
-    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    byte[] given = header != null && header.startsWith("Bearer ")
-        ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
-    if (MessageDigest.isEqual(given, token)) {
-      ctx.next();
-    } else {
-      ctx.response().putHeader("WWW-Authenticate", "Bearer");
-      error(ctx, 401, "management API needs a valid token (Authorization: Bearer ...)");
-    }
-  }
 
   private void failure(RoutingContext ctx) {
     int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;

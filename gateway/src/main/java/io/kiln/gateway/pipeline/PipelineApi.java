@@ -1,5 +1,6 @@
 package io.kiln.gateway.pipeline;
 
+import io.kiln.gateway.management.BearerToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -21,7 +22,6 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +62,7 @@ public final class PipelineApi {
   private final Pipelines pipelines;
   private final Supplier<Set<String>> deployed;
   private final PipelineLoader loader;
-  private final byte[] token;
+  private final BearerToken authorize;
 
   /**
    * @param deployed names of deployments already in the cluster (infer steps may name them)
@@ -79,13 +79,13 @@ public final class PipelineApi {
     this.pipelines = pipelines;
     this.deployed = deployed;
     this.loader = loader;
-    this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
+    this.authorize = new BearerToken(token);
   }
 
   public void mount(Router r) {
-    r.route("/api/v1/pipelines*").handler(this::authorize);
-    r.route("/api/v1/cache*").handler(this::authorize);
-    r.route("/api/v1/deployments").handler(this::authorize);
+    r.route("/api/v1/pipelines*").handler(authorize);
+    r.route("/api/v1/cache*").handler(authorize);
+    r.route("/api/v1/deployments").handler(authorize);
     r.post("/api/v1/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::deploy);
     r.get("/api/v1/pipelines").handler(this::list);
     r.get("/api/v1/pipelines/:name").handler(this::get);
@@ -98,21 +98,6 @@ public final class PipelineApi {
     r.get("/api/v1/cache").handler(this::cache);
   }
 
-  private void authorize(RoutingContext ctx) {
-    if (token == null) {
-      ctx.next();
-      return;
-    }
-    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    byte[] given = header != null && header.startsWith("Bearer ")
-        ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
-    if (MessageDigest.isEqual(given, token)) {
-      ctx.next();
-    } else {
-      ctx.response().putHeader("WWW-Authenticate", "Bearer");
-      error(ctx, 401, "management API needs a valid token (Authorization: Bearer ...)");
-    }
-  }
 
   /** Validates and stores a file's pipelines, then hands the request on to the management API. */
   private void deploy(RoutingContext ctx) {

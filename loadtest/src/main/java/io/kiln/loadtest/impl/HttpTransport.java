@@ -55,7 +55,9 @@ final class HttpTransport implements Transport {
       requests[i] = r;
     }
     client = vertx.createHttpClient(
-        new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true).setPipelining(false).setMaxRedirects(0),
+        // Kiln closes a connection idle for 30 s; dropping ours at 15 s means we never reuse one it is closing.
+        new HttpClientOptions().setKeepAlive(true).setKeepAliveTimeout(15).setTcpNoDelay(true).setPipelining(false)
+            .setMaxRedirects(0),
         new PoolOptions().setHttp1MaxSize(options.connections()).setMaxWaitQueueSize(-1));
   }
 
