@@ -31,6 +31,11 @@ public final class GatewayServers {
 
   private final java.util.List<java.util.function.Consumer<io.vertx.ext.web.Router>> extraRoutes =
       new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** Event loops serving the REST port: one per core, at most four ({@code -Dkiln.gateway.httpEventLoops}). */
+  static final int HTTP_EVENT_LOOPS = Integer.getInteger("kiln.gateway.httpEventLoops",
+      Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())));
+  private volatile String extraHttp;
+  private Vertx owner;
   private volatile boolean started;
   private volatile boolean closed;
   private GatewayMetrics metrics;
@@ -62,6 +67,7 @@ public final class GatewayServers {
       throw new IllegalStateException("gateway already started");
     }
     metrics = new GatewayMetrics(registry, options.bindJvmMetrics(), nanoClock);
+    owner = vertx;
     Router router = new Router(new SharedRandom(), Duration.ofSeconds(options.retryAfterSeconds()));
     Dispatcher dispatcher = new Dispatcher(vertx, pools, router, metrics, options.defaultTimeout().toMillis(), nanoClock);
     JsonRequestDecoder json = new JsonRequestDecoder(options.maxBodyBytes());
@@ -83,10 +89,31 @@ public final class GatewayServers {
       grpcApi.handle(req);
     });
     return http.listen()
+        .compose(h -> moreHttpInstances(vertx, httpOptions, httpRouter))
         .compose(h -> grpc.listen())
         .<Void>mapEmpty()
         .onSuccess(v -> started = true)
         .recover(err -> close().transform(ignored -> Future.failedFuture(err)));
+  }
+
+  /**
+   * Serves the REST port from more event loops: further servers on the same port (Vert.x shares it,
+   * round-robining connections), each deployed on an event loop of its own, so request decoding and
+   * encoding use every core rather than one.
+   */
+  private Future<Void> moreHttpInstances(Vertx vertx, HttpServerOptions httpOptions, io.vertx.ext.web.Router router) {
+    int extra = HTTP_EVENT_LOOPS - 1;
+    if (extra <= 0) {
+      return Future.succeededFuture();
+    }
+    // Vert.x shares a listening port between servers that asked for the same port (0 included).
+    HttpServerOptions shared = new HttpServerOptions(httpOptions);
+    return vertx.deployVerticle(() -> new io.vertx.core.VerticleBase() {
+      @Override
+      public Future<?> start() {
+        return vertx.createHttpServer(shared).connectionHandler(deadlines::opened).requestHandler(router).listen();
+      }
+    }, new io.vertx.core.DeploymentOptions().setInstances(extra)).onSuccess(id -> extraHttp = id).mapEmpty();
   }
 
   /** Explicit interface, bounded request line and headers, and connections that cannot idle for ever. */
@@ -109,7 +136,9 @@ public final class GatewayServers {
       return Future.succeededFuture();
     }
     closed = true;
-    Future<Void> h = http != null ? http.close() : Future.succeededFuture();
+    String more = extraHttp;
+    Future<Void> h = (more != null ? owner.undeploy(more).recover(e -> Future.succeededFuture()) : Future.<Void>succeededFuture())
+        .compose(v -> http != null ? http.close() : Future.succeededFuture());
     Future<Void> g = grpc != null ? grpc.close() : Future.succeededFuture();
     GatewayMetrics m = metrics;
     return Future.join(h, g).<Void>mapEmpty().onComplete(ar -> {
