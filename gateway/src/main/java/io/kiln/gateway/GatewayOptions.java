@@ -23,10 +23,13 @@ import java.util.Objects;
  *     (slow-client defence: a trickle of bytes never holds a connection for good)
  * @param idleTimeout a connection on which no byte moves either way this long is closed; never shorter in
  *     effect than {@code defaultTimeout} plus 10 s, so a connection waiting for its answer is not cut
+ * @param httpEventLoops event loops serving the REST port (servers sharing it, connections round-robined);
+ *     default one per core, at most {@value #MAX_DEFAULT_HTTP_EVENT_LOOPS}
  */
 public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
                              int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
-                             boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout) {
+                             boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout,
+                             int httpEventLoops) {
 
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 8000;
@@ -37,6 +40,10 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
   public static final String DEFAULT_SERVER_VERSION = "0.1.0";
   public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(30);
   public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(120);
+  /** The default number of REST event loops never exceeds this, however many cores the machine has. */
+  public static final int MAX_DEFAULT_HTTP_EVENT_LOOPS = 4;
+  /** The most REST event loops one gateway may be given. */
+  public static final int MAX_HTTP_EVENT_LOOPS = 64;
 
   /** The largest body accepted: one byte under 2 GiB, the most a Vert.x buffer holds. */
   public static final long MAX_BODY_BYTES_LIMIT = Integer.MAX_VALUE - 1;
@@ -61,6 +68,18 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     }
     checkTimeout("requestReadTimeout", requestReadTimeout);
     checkTimeout("idleTimeout", idleTimeout);
+    checkEventLoops(httpEventLoops);
+  }
+
+  /** One REST event loop per core, at most {@value #MAX_DEFAULT_HTTP_EVENT_LOOPS}. */
+  public static int defaultHttpEventLoops() {
+    return Math.max(1, Math.min(MAX_DEFAULT_HTTP_EVENT_LOOPS, Runtime.getRuntime().availableProcessors()));
+  }
+
+  private static void checkEventLoops(int n) {
+    if (n < 1 || n > MAX_HTTP_EVENT_LOOPS) {
+      throw new IllegalArgumentException("httpEventLoops must be in [1, " + MAX_HTTP_EVENT_LOOPS + "], got " + n);
+    }
   }
 
   /** The idle timeout in force: {@link #idleTimeout()}, raised to the deadline plus 10 s if shorter. */
@@ -88,7 +107,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     return new Builder().host(host).httpPort(httpPort).grpcPort(grpcPort).maxBodyBytes(maxBodyBytes)
         .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
         .registry(registry).bindJvmMetrics(bindJvmMetrics).requestReadTimeout(requestReadTimeout)
-        .idleTimeout(idleTimeout);
+        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops);
   }
 
   private static void checkPort(String what, int port) {
@@ -110,6 +129,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     private boolean bindJvmMetrics = true;
     private Duration requestReadTimeout = DEFAULT_REQUEST_READ_TIMEOUT;
     private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+    private int httpEventLoops = defaultHttpEventLoops();
 
     private Builder() {
     }
@@ -186,9 +206,15 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
       return this;
     }
 
+    public Builder httpEventLoops(int value) {
+      checkEventLoops(value);
+      httpEventLoops = value;
+      return this;
+    }
+
     public GatewayOptions build() {
       return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
-          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout);
+          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops);
     }
   }
 }

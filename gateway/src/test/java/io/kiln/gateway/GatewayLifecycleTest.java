@@ -53,6 +53,8 @@ class GatewayLifecycleTest {
     // A connection waiting for its answer is never idle-closed before the request's deadline.
     assertThat(o.toBuilder().defaultTimeout(Duration.ofMinutes(5)).build().effectiveIdleTimeout())
         .isEqualTo(Duration.ofSeconds(310));
+    assertThat(o.httpEventLoops()).isBetween(1, GatewayOptions.MAX_DEFAULT_HTTP_EVENT_LOOPS)
+        .isEqualTo(Math.min(4, Runtime.getRuntime().availableProcessors()));
     assertThat(o.toBuilder().build()).isEqualTo(o);
   }
 
@@ -68,6 +70,31 @@ class GatewayLifecycleTest {
     assertThatThrownBy(() -> GatewayOptions.builder().httpPort(9000).grpcPort(9000).build()).hasMessageContaining("differ");
     assertThatThrownBy(() -> GatewayOptions.builder().requestReadTimeout(Duration.ZERO)).hasMessageContaining("requestReadTimeout");
     assertThatThrownBy(() -> GatewayOptions.builder().idleTimeout(null)).hasMessageContaining("idleTimeout");
+    assertThatThrownBy(() -> GatewayOptions.builder().httpEventLoops(0)).hasMessageContaining("httpEventLoops");
+    assertThatThrownBy(() -> GatewayOptions.builder().httpEventLoops(65)).hasMessageContaining("httpEventLoops");
+  }
+
+  @Test
+  void theRestPortIsServedFromAsManyEventLoopsAsConfigured() {
+    assertThat(threadsServing(1)).hasSize(1);
+    assertThat(threadsServing(3)).hasSize(3);
+  }
+
+  /** The distinct threads that answered 12 requests, each on a connection of its own. */
+  private java.util.Set<String> threadsServing(int eventLoops) {
+    KilnGateway gw = new KilnGateway(loopback().httpEventLoops(eventLoops).build(), cluster, cluster, DataLocator.NONE);
+    gw.addRoutes(r -> r.get("/thread").handler(ctx -> ctx.response().end(Thread.currentThread().getName())));
+    join(gw.start(vertx));
+    java.util.Set<String> threads = new java.util.TreeSet<>();
+    for (int i = 0; i < 12; i++) {
+      // Without keep-alive every request opens a connection, and Vert.x hands connections round-robin to the
+      // servers sharing the port.
+      WebClient client = WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setKeepAlive(false));
+      threads.add(join(client.get(gw.httpPort(), "127.0.0.1", "/thread").send()).bodyAsString());
+      client.close();
+    }
+    join(gw.close());
+    return threads;
   }
 
   @Test

@@ -31,9 +31,6 @@ public final class GatewayServers {
 
   private final java.util.List<java.util.function.Consumer<io.vertx.ext.web.Router>> extraRoutes =
       new java.util.concurrent.CopyOnWriteArrayList<>();
-  /** Event loops serving the REST port: one per core, at most four ({@code -Dkiln.gateway.httpEventLoops}). */
-  static final int HTTP_EVENT_LOOPS = Integer.getInteger("kiln.gateway.httpEventLoops",
-      Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())));
   private volatile String extraHttp;
   private Vertx owner;
   private volatile boolean started;
@@ -77,7 +74,7 @@ public final class GatewayServers {
 
     // HTTP/1.1 only: with h2c upgrades on, Vert.x opens a connection (and so its read clock) only once the
     // first request's headers are complete, which a slowloris client never sends.
-    HttpServerOptions httpOptions = serverOptions(options.httpPort()).setHttp2ClearTextEnabled(false);
+    HttpServerOptions httpOptions = serverOptions(sharedHttpPort(vertx)).setHttp2ClearTextEnabled(false);
     HttpServerOptions grpcOptions = serverOptions(options.grpcPort());
     deadlines = new ReadDeadlines(vertx, options.requestReadTimeout().toMillis());
     io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw, deadlines).router();
@@ -102,7 +99,7 @@ public final class GatewayServers {
    * encoding use every core rather than one.
    */
   private Future<Void> moreHttpInstances(Vertx vertx, HttpServerOptions httpOptions, io.vertx.ext.web.Router router) {
-    int extra = HTTP_EVENT_LOOPS - 1;
+    int extra = options.httpEventLoops() - 1;
     if (extra <= 0) {
       return Future.succeededFuture();
     }
@@ -114,6 +111,21 @@ public final class GatewayServers {
         return vertx.createHttpServer(shared).connectionHandler(deadlines::opened).requestHandler(router).listen();
       }
     }, new io.vertx.core.DeploymentOptions().setInstances(extra)).onSuccess(id -> extraHttp = id).mapEmpty();
+  }
+
+  /**
+   * The port the REST servers ask for. Vert.x shares a port between servers of one Vert.x instance that ask
+   * for the same one, but never port 0: each such server gets a random port of its own, so the extra event
+   * loops would serve ports nobody knows. A random port is shared when asked for as a negative number, one
+   * per gateway (counted in the Vert.x instance's local data), so two gateways on one Vert.x (tests,
+   * in-process clusters) keep ports of their own.
+   */
+  private int sharedHttpPort(Vertx vertx) {
+    if (options.httpPort() != 0) {
+      return options.httpPort();
+    }
+    int id = vertx.sharedData().<String, Integer>getLocalMap("kiln.gateway.random-ports").merge("next", 1, Integer::sum);
+    return -(id % 65_535 + 1);
   }
 
   /** Explicit interface, bounded request line and headers, and connections that cannot idle for ever. */
