@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 if [[ "${SKIP_BUILD:-0}" != 1 || ! -d loadtest/target/lib ]]; then
-  ./mvnw -B -q -pl loadtest -DskipTests package dependency:copy-dependencies -DincludeScope=runtime \
+  ./mvnw -B -q -pl loadtest -am -DskipTests package dependency:copy-dependencies -DincludeScope=runtime \
     -DoutputDirectory=target/lib
 fi
 CP="$(ls loadtest/target/kiln-loadtest-*.jar | grep -v -- '-tests.jar' | head -1):loadtest/target/lib/*"

@@ -67,7 +67,7 @@ build() {
     log "SKIP_BUILD=1: using the existing build"
   else
     log "building the loadtest module"
-    (cd "$ROOT" && ./mvnw -B -q -pl loadtest -DskipTests package dependency:copy-dependencies \
+    (cd "$ROOT" && ./mvnw -B -q -pl loadtest -am -DskipTests package dependency:copy-dependencies \
       -DincludeScope=runtime -DoutputDirectory=target/lib)
   fi
   CP="$(ls "$LT"/target/kiln-loadtest-*.jar | grep -v -- '-tests.jar' | head -1):$LT/target/lib/*"
