@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.gpu.GpuDiscovery;
+import io.kiln.runtime.gpu.GpuDiscoveryException;
+import io.kiln.runtime.gpu.GpuInventory;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -28,8 +31,14 @@ final class NodeCommandOptions {
   @Option(names = "--node-id", description = "node id (default: node-<random>)")
   String nodeId;
 
-  @Option(names = "--gpus", description = "logical GPUs this node advertises (default 0)")
-  Integer gpus;
+  @Option(names = "--gpus", defaultValue = "auto", description = "GPUs this node advertises: auto (default: the"
+      + " NVIDIA GPUs nvidia-smi finds, with labels accelerator, gpu_memory_gib, gpu_driver, cuda_version) or a count"
+      + " (0 = none; a count on a machine without GPUs declares logical ones, for tests)")
+  String gpus;
+
+  @Option(names = "--nvidia-smi", defaultValue = "nvidia-smi", description = "the nvidia-smi that --gpus auto runs"
+      + " (default: the one on PATH)")
+  String nvidiaSmi;
 
   @Option(names = "--cpus", description = "CPUs this node advertises (default: the processor count)")
   Double cpus;
@@ -47,23 +56,63 @@ final class NodeCommandOptions {
       defaultValue = "30000")
   long requestTimeoutMs;
 
+  /** The GPUs a node advertises: how many, the labels describing them, and where that came from. */
+  record Gpus(int count, Map<String, String> labels, String description) {
+  }
+
+  private Gpus gpuChoice;
+
   NodeOptions node() {
-    if (gpus != null && gpus < 0) {
-      throw new CliException("--gpus must be >= 0, got " + gpus);
-    }
     Map<String, Double> custom = resources == null || resources.isBlank() ? Map.of() : customResources(resources);
+    Gpus g = gpus();
     try {
       Resources r = Resources.cpu(cpus != null ? cpus : Runtime.getRuntime().availableProcessors());
-      if (gpus != null) {
-        r = r.withGpu(gpus);
+      if (g.count() > 0) {
+        r = r.withGpu(g.count());
       }
       for (Map.Entry<String, Double> e : custom.entrySet()) {
         r = r.with(e.getKey(), e.getValue());
       }
-      return new NodeOptions(nodeId != null ? nodeId : NodeOptions.randomNodeId(), host, r, labels);
+      // The user's labels win over discovered ones (e.g. to group different cards under one name).
+      Map<String, String> all = new LinkedHashMap<>(g.labels());
+      all.putAll(labels);
+      return new NodeOptions(nodeId != null ? nodeId : NodeOptions.randomNodeId(), host, r, all);
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
     }
+  }
+
+  /** What {@code --gpus} stands for; {@code auto} runs nvidia-smi once per command. */
+  Gpus gpus() {
+    if (gpuChoice == null) {
+      gpuChoice = chooseGpus();
+    }
+    return gpuChoice;
+  }
+
+  private Gpus chooseGpus() {
+    String value = gpus == null ? "auto" : gpus.strip();
+    if (value.equalsIgnoreCase("auto")) {
+      try {
+        GpuInventory found = new GpuDiscovery(nvidiaSmi == null ? "nvidia-smi" : nvidiaSmi,
+            GpuDiscovery.DEFAULT_TIMEOUT).discover();
+        org.slf4j.LoggerFactory.getLogger(NodeCommandOptions.class).info("GPUs: {}", found.describe());
+        return new Gpus(found.count(), found.labels(), found.describe());
+      } catch (GpuDiscoveryException | IllegalArgumentException e) {
+        throw new CliException("--gpus auto: " + e.getMessage());
+      }
+    }
+    int n;
+    try {
+      n = Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      throw new CliException("--gpus must be auto or a count >= 0, got '" + gpus + "'");
+    }
+    if (n < 0) {
+      throw new CliException("--gpus must be >= 0, got " + n);
+    }
+    // Declared, not found: no labels, so node selectors never mistake them for real cards.
+    return new Gpus(n, Map.of(), n + " GPU(s) declared with --gpus");
   }
 
   /** {@code {"name": number, ...}}, or a one-line error naming what is wrong. */

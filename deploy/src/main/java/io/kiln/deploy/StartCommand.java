@@ -179,9 +179,8 @@ final class StartCommand implements Callable<Integer> {
     out.addAll(List.of("--host", opts.host, "--port", Integer.toString(opts.httpPort), "--grpc-port",
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
         "--request-timeout-ms", Long.toString(opts.requestTimeoutMs)));
-    if (opts.gpus != null) {
-      out.addAll(List.of("--gpus", Integer.toString(opts.gpus)));
-    }
+    out.addAll(List.of("--gpus", opts.gpus == null ? "auto" : opts.gpus, "--nvidia-smi",
+        opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi));
     if (opts.cpus != null) {
       out.addAll(List.of("--cpus", Double.toString(opts.cpus)));
     }
