@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.ApplyResult;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;

@@ -1,7 +1,7 @@
 package io.kiln.gateway.pipeline;
 
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.kiln.serve.pipeline.Pipelines;
 import io.kiln.serve.pipeline.RunStatus;

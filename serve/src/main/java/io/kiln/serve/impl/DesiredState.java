@@ -3,7 +3,7 @@ package io.kiln.serve.impl;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.runtime.spi.cluster.ClusterBackend;
 import io.kiln.runtime.spi.cluster.SharedMap;
 import io.kiln.serve.DeploymentSpec;

@@ -71,7 +71,7 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
 
   private CompletionStage<Void> put(CacheEntry e) {
     changed(e.key() + "@" + e.nodeId(), "{}"); // known locally at once
-    return map.put(e.key() + "@" + e.nodeId(), io.kiln.runtime.impl.WireCodec.toJson(e));
+    return map.put(e.key() + "@" + e.nodeId(), io.kiln.runtime.WireCodec.toJson(e));
   }
 
   private void changed(String entryKey, String value) {

@@ -1,6 +1,6 @@
 package io.kiln.serve.pipeline.impl;
 
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.vertx.core.Vertx;
 
