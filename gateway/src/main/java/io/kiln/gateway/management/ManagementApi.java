@@ -179,7 +179,7 @@ public final class ManagementApi {
     runtime.namedActors().whenComplete(answer(ctx, (actors, err) -> {
       ObjectNode o = JSON.createObjectNode();
       o.put("node", runtime.nodeId());
-      List<String> members = runtime.cluster().members();
+      List<String> members = runtime.members();
       o.put("leader", members.isEmpty() ? null : members.get(0));
       ArrayNode nodes = o.putArray("nodes");
       for (NodeView n : runtime.clusterView().nodes()) {

@@ -36,7 +36,7 @@ final class CallPath {
     CallMessage msg = new CallMessage(method, fn, args);
     CompletableFuture<R> result = new CompletableFuture<>();
     String target = h.nodeId;
-    if (target.equals(rt.nodeId()) || rt.cluster().members().contains(target)) {
+    if (target.equals(rt.nodeId()) || rt.members().contains(target)) {
       send(h, target, method, msg, result);
     } else if (h.name() != null) {
       follow(h).whenComplete((moved, err) -> {
@@ -75,7 +75,7 @@ final class CallPath {
   private CompletionStage<String> follow(ActorHandleImpl<?> h) {
     String key = ActorRecord.key(h.namespace(), h.name());
     return rt.registry().await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
-            && r.nodeId() != null && rt.cluster().members().contains(r.nodeId())))
+            && r.nodeId() != null && rt.members().contains(r.nodeId())))
         .toCompletableFuture()
         .completeOnTimeout(Optional.empty(), h.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
         .thenApply(rec -> {
@@ -138,7 +138,7 @@ final class CallPath {
   /** A request to a node's agent whose reply is a {@link ReplyMessage}; tracked for node death. */
   <R> CompletionStage<R> request(String nodeId, String address, Object body, Type resultType, DeliveryOptions opts) {
     CompletableFuture<R> f = new CompletableFuture<>();
-    if (!nodeId.equals(rt.nodeId()) && !rt.cluster().members().contains(nodeId)) {
+    if (!nodeId.equals(rt.nodeId()) && !rt.members().contains(nodeId)) {
       f.completeExceptionally(new NodeDiedException("node " + nodeId + " is not a cluster member"));
       return f;
     }

@@ -7,8 +7,11 @@ import io.kiln.runtime.ActorNotFoundException;
 import io.kiln.runtime.ActorState;
 import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.MembershipListener;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.NodeView;
+import io.kiln.runtime.SharedStore;
+import io.kiln.runtime.StoreCodec;
 import io.kiln.runtime.TaskCreation;
 import io.kiln.runtime.function.ActorFactory0;
 import io.kiln.runtime.function.ActorFactory1;
@@ -19,7 +22,6 @@ import io.kiln.runtime.function.TaskFunction1;
 import io.kiln.runtime.function.TaskFunction2;
 import io.kiln.runtime.function.TaskFunction3;
 import io.kiln.runtime.spi.cluster.ClusterBackend;
-import io.kiln.runtime.spi.cluster.MembershipListener;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -120,7 +122,8 @@ public final class RuntimeImpl implements KilnRuntime {
     return calls;
   }
 
-  ClusterBackend backend() {
+  /** The cluster back-end this node runs on; for the runtime's own wiring and tests, not for other modules. */
+  public ClusterBackend backend() {
     return backend;
   }
 
@@ -137,8 +140,28 @@ public final class RuntimeImpl implements KilnRuntime {
   }
 
   @Override
-  public ClusterBackend cluster() {
-    return backend;
+  public List<String> members() {
+    return backend.members();
+  }
+
+  @Override
+  public boolean isLeader() {
+    return backend.isLeader();
+  }
+
+  @Override
+  public void addMembershipListener(MembershipListener listener) {
+    backend.addMembershipListener(listener);
+  }
+
+  @Override
+  public <V> SharedStore<V> store(String name, Class<V> type) {
+    return store(name, StoreCodec.json(type));
+  }
+
+  @Override
+  public <V> SharedStore<V> store(String name, StoreCodec<V> codec) {
+    return new SharedStoreImpl<>(backend.map(name), codec);
   }
 
   // ---- KilnRuntime --------------------------------------------------------------------------------

@@ -18,6 +18,6 @@ public final class EventSink {
   }
 
   public static PipelineEvent decode(Object body) {
-    return WireCodec.fromJson(body.toString(), PipelineEvent.class);
+    return PipelineEvent.fromMessage(body);
   }
 }
