@@ -48,7 +48,7 @@ public final class KilnCluster {
 
   /** The membership port this node actually bound (useful when {@link ClusterOptions#port()} was 0). */
   public static int clusterPort(KilnRuntime runtime) {
-    if (runtime instanceof RuntimeImpl rt && rt.cluster() instanceof HazelcastBackend hz) {
+    if (runtime instanceof RuntimeImpl rt && rt.backend() instanceof HazelcastBackend hz) {
       return hz.hazelcast().getCluster().getLocalMember().getAddress().getPort();
     }
     throw new IllegalArgumentException("not a clustered node");

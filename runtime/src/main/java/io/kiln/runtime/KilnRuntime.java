@@ -14,7 +14,7 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * One node of Kiln's actor runtime: creates actors and tasks, finds named actors, and exposes the cluster
- * view that placement decisions are made on. The same interface runs in one process (in-memory cluster,
+ * view that placement decisions are made on, its membership and its typed shared stores. The same interface runs in one process (in-memory cluster,
  * for single-node use and fast tests) or clustered through Hazelcast.
  *
  * <p>All methods are thread-safe and non-blocking; they return futures that complete on Vert.x threads.
@@ -78,15 +78,32 @@ public interface KilnRuntime extends AutoCloseable {
   <S> java.util.Optional<S> localService(Class<S> type);
 
   /**
-   * The cluster this node belongs to: membership, leadership and the shared maps that components above
-   * the runtime (the serve controller's desired state) keep their cluster-wide state in.
+   * Ids of the cluster's live members, this node included, as this node sees them now (answered from
+   * local state, never blocks). A node that crashed leaves this list within the failure-detection timeout.
    */
-  io.kiln.runtime.spi.cluster.ClusterBackend cluster();
+  List<String> members();
 
-  /** Whether this node is the cluster's leader (the oldest member), which runs cluster-wide duties. */
-  default boolean isLeader() {
-    return cluster().isLeader();
-  }
+  /**
+   * Whether this node is the cluster's leader (the oldest live member), which runs cluster-wide duties.
+   * Exactly one live member is leader once membership has settled. Answered from local state.
+   */
+  boolean isLeader();
+
+  /**
+   * Tells {@code listener} of every later membership change and leadership change of this node. Listeners
+   * run off the caller's thread, in order, after the runtime's own bookkeeping (requests to a node that
+   * left have already failed), and must not block.
+   */
+  void addMembershipListener(MembershipListener listener);
+
+  /**
+   * The cluster-wide store {@code name} with values encoded as {@link WireCodec} JSON of {@code type}.
+   * Opening a store is cheap and local; every node opening the same name sees the same entries.
+   */
+  <V> SharedStore<V> store(String name, Class<V> type);
+
+  /** The cluster-wide store {@code name} with values in {@code codec}'s stored form. */
+  <V> SharedStore<V> store(String name, StoreCodec<V> codec);
 
   /**
    * Publishes a service of this node in its node-table row (the gateway advertises {@code http} and

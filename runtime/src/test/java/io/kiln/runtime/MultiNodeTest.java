@@ -137,9 +137,9 @@ class MultiNodeTest {
 
   @Test
   void leaderIsTheOldestAndMovesWhenItDies() {
-    assertThat(((io.kiln.runtime.impl.RuntimeImpl) a).cluster().isLeader()).isTrue();
-    assertThat(((io.kiln.runtime.impl.RuntimeImpl) b).cluster().isLeader()).isFalse();
+    assertThat(a.isLeader()).isTrue();
+    assertThat(b.isLeader()).isFalse();
     cluster.crash("a");
-    await().until(() -> ((io.kiln.runtime.impl.RuntimeImpl) b).cluster().isLeader());
+    await().until(() -> b.isLeader());
   }
 }

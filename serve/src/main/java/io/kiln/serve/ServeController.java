@@ -107,7 +107,7 @@ public final class ServeController implements AutoCloseable {
 
   public ServeController(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board, Options options) {
     this.runtime = runtime;
-    this.state = new DesiredState(runtime.cluster());
+    this.state = new DesiredState(runtime);
     this.loop = new ControllerLoop(runtime, state, pools, board, options.clockMillis(), options.period(),
         options.drainGrace());
   }

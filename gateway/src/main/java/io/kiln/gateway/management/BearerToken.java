@@ -35,7 +35,7 @@ public final class BearerToken implements Handler<RoutingContext> {
     } else {
       ctx.response().setStatusCode(401).putHeader("WWW-Authenticate", "Bearer")
           .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-          .end(io.kiln.runtime.impl.WireCodec.toJson(Map.of("error",
+          .end(io.kiln.runtime.WireCodec.toJson(Map.of("error",
               "management API needs a valid token (Authorization: Bearer ...)")));
     }
   }

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.ApplyResult;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
@@ -179,7 +179,7 @@ public final class ManagementApi {
     runtime.namedActors().whenComplete(answer(ctx, (actors, err) -> {
       ObjectNode o = JSON.createObjectNode();
       o.put("node", runtime.nodeId());
-      List<String> members = runtime.cluster().members();
+      List<String> members = runtime.members();
       o.put("leader", members.isEmpty() ? null : members.get(0));
       ArrayNode nodes = o.putArray("nodes");
       for (NodeView n : runtime.clusterView().nodes()) {

@@ -1,11 +1,10 @@
 package io.kiln.gateway.pipeline;
 
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.kiln.serve.pipeline.Pipelines;
 import io.kiln.serve.pipeline.RunStatus;
-import io.kiln.serve.pipeline.impl.EventSink;
 import io.vertx.core.Context;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpHeaders;
@@ -49,7 +48,7 @@ final class RunEvents {
       lastSeq = 0;
     }
     consumer = runtime.vertx().eventBus().consumer(PipelineEvent.ADDRESS, m -> {
-      PipelineEvent e = EventSink.decode(m.body());
+      PipelineEvent e = PipelineEvent.fromMessage(m.body());
       if (e.runId().equals(runId)) {
         live(e);
       }

@@ -25,6 +25,7 @@ import io.kiln.pools.WorkerState;
 import io.kiln.pools.WorkerStatus;
 import io.kiln.pools.impl.BuiltinModels;
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.WireCodec;
 import io.kiln.runtime.function.ActorAsyncMethod1;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.MessageCodec;

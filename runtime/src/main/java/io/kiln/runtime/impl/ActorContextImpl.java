@@ -57,7 +57,7 @@ final class ActorContextImpl implements ActorContext {
 
   @Override
   public <T> ActorHandle<T> self(Class<T> type) {
-    return cell.agent.runtime().handle(cell.actorId, cell.options.namespace(), cell.options.name(),
+    return cell.agent.callPath().handle(cell.actorId, cell.options.namespace(), cell.options.name(),
         cell.agent.nodeId(), type);
   }
 }

@@ -28,10 +28,16 @@ final class ActorCreator {
   /** A holder that dies while we wait is replaced by us; this bounds how often that can repeat. */
   private static final int MAX_NAME_ATTEMPTS = 5;
 
-  private final RuntimeImpl runtime;
+  private final String nodeId;
+  private final ActorRegistry registry;
+  private final Placer placer;
+  private final CallPath callPath;
 
-  ActorCreator(RuntimeImpl runtime) {
-    this.runtime = runtime;
+  ActorCreator(String nodeId, ActorRegistry registry, Placer placer, CallPath callPath) {
+    this.nodeId = nodeId;
+    this.registry = registry;
+    this.placer = placer;
+    this.callPath = callPath;
   }
 
   <T> ActorCreation<T> creation(Serializable constructor, Object[] args) {
@@ -82,11 +88,11 @@ final class ActorCreator {
     }
     Class<T> type = (Class<T>) ctor.ownerClass();
     ActorContext owner = CurrentActor.get();
-    String ownerNode = owner != null ? owner.nodeId() : runtime.nodeId();
+    String ownerNode = owner != null ? owner.nodeId() : nodeId;
     String ownerActor = owner != null ? owner.actorId() : null;
     if (o.name() == null) {
-      return place(new AgentRequests.CreateActor(RuntimeImpl.newId(), ctor, ctorFn, args, o, ownerNode, ownerActor, null, 0))
-          .thenApply(info -> runtime.handle(info.actorId(), o.namespace(), null, info.nodeId(), type));
+      return place(new AgentRequests.CreateActor(Ids.newId(), ctor, ctorFn, args, o, ownerNode, ownerActor, null, 0))
+          .thenApply(info -> callPath.handle(info.actorId(), o.namespace(), null, info.nodeId(), type));
     }
     return getOrCreate(ctor, ctorFn, args, o, ownerNode, ownerActor, type, 1);
   }
@@ -94,7 +100,7 @@ final class ActorCreator {
   private <T> CompletionStage<ActorHandle<T>> getOrCreate(MethodRef ctor, Serializable ctorFn, Object[] args,
                                                           ActorOptions o, String ownerNode, String ownerActor,
                                                           Class<T> type, int attempt) {
-    String actorId = RuntimeImpl.newId();
+    String actorId = Ids.newId();
     boolean hard = o.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
     AgentRequests.CreateActor req = new AgentRequests.CreateActor(actorId, ctor, ctorFn, args, o, ownerNode,
         ownerActor, null, 0);
@@ -102,19 +108,19 @@ final class ActorCreator {
     String creation = !hard && o.maxRestarts() != 0 && o.lifetime() == io.kiln.runtime.Lifetime.DETACHED
         ? AgentRequests.armour(req) : null;
     ActorRecord pending = new ActorRecord(actorId, o.namespace(), o.name(), ctor.ownerClass().getName(), null,
-        ActorState.PENDING, o.lifetime(), runtime.nodeId(), ownerNode, ownerActor, 0, null, hard, o.maxRestarts(),
+        ActorState.PENDING, o.lifetime(), nodeId, ownerNode, ownerActor, 0, null, hard, o.maxRestarts(),
         creation, 0);
     String json = ActorRegistry.encode(pending);
     String key = pending.key();
-    return runtime.registry().putIfAbsent(pending, json).thenCompose(existing -> {
+    return registry.putIfAbsent(pending, json).thenCompose(existing -> {
       if (existing.isEmpty()) {
         CompletionStage<ActorInfo> placed = place(req.relocated(json, 0));
         return placed.handle((info, err) -> {
           if (err != null) {
-            runtime.registry().remove(key, json); // free the name we claimed; no-op if the host already did
+            registry.remove(key, json); // free the name we claimed; no-op if the host already did
             throw new java.util.concurrent.CompletionException(ErrorCodecs.unwrap(err));
           }
-          return runtime.handle(info.actorId(), o.namespace(), o.name(), info.nodeId(), type);
+          return callPath.handle(info.actorId(), o.namespace(), o.name(), info.nodeId(), type);
         });
       }
       ActorRecord holder = existing.get();
@@ -122,11 +128,11 @@ final class ActorCreator {
         return CompletableFuture.failedFuture(new ActorNameTakenException("actor name " + key
             + " is taken by actor " + holder.actorId() + " (" + holder.state() + ")"));
       }
-      return runtime.registry().await(key, r -> r.state() == ActorState.ALIVE || r.state() == ActorState.RESTARTING)
+      return registry.await(key, r -> r.state() == ActorState.ALIVE || r.state() == ActorState.RESTARTING)
           .thenCompose(live -> {
             if (live.isPresent()) {
               ActorRecord r = live.get();
-              return CompletableFuture.completedFuture(runtime.handle(r.actorId(), o.namespace(), o.name(), r.nodeId(),
+              return CompletableFuture.completedFuture(callPath.handle(r.actorId(), o.namespace(), o.name(), r.nodeId(),
                   type));
             }
             if (attempt >= MAX_NAME_ATTEMPTS) {
@@ -142,8 +148,8 @@ final class ActorCreator {
     ActorOptions o = req.options();
     String what = "actor " + (o.name() == null ? req.ctor().ownerClass().getSimpleName() : o.namespace() + "/" + o.name());
     DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(CREATE_REPLY_TIMEOUT.toMillis());
-    return runtime.placer().place(o.resources(), o.strategy(), o.placementTimeout(), what,
-        node -> runtime.request(node, NodeAgent.address(node), req, ActorInfo.class, delivery));
+    return placer.place(o.resources(), o.strategy(), o.placementTimeout(), what,
+        node -> callPath.request(node, NodeAgent.address(node), req, ActorInfo.class, delivery));
   }
 
   /**
@@ -155,19 +161,19 @@ final class ActorCreator {
     try {
       original = AgentRequests.unarmour(rec.creation());
     } catch (RuntimeException e) {
-      runtime.registry().remove(key, json);
+      registry.remove(key, json);
       return;
     }
     ActorRecord pending = new ActorRecord(rec.actorId(), rec.namespace(), rec.name(), rec.className(), null,
-        ActorState.PENDING, rec.lifetime(), runtime.nodeId(), rec.ownerNodeId(), rec.ownerActorId(),
+        ActorState.PENDING, rec.lifetime(), nodeId, rec.ownerNodeId(), rec.ownerActorId(),
         rec.restarts() + 1, "node " + rec.nodeId() + " died", false, rec.maxRestarts(), rec.creation(),
         rec.version() + 1);
     String pendingJson = ActorRegistry.encode(pending);
-    runtime.registry().replace(key, json, pendingJson).thenAccept(ok -> {
+    registry.replace(key, json, pendingJson).thenAccept(ok -> {
       if (ok) {
         place(original.relocated(pendingJson, rec.restarts() + 1)).whenComplete((info, err) -> {
           if (err != null) {
-            runtime.registry().remove(key, pendingJson);
+            registry.remove(key, pendingJson);
           }
         });
       }

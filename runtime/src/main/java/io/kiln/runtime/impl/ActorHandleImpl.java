@@ -16,12 +16,12 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
-/** An immutable actor reference; every call goes through {@link RuntimeImpl#invoke}. */
+/** An immutable actor reference; every call goes through {@link CallPath#invoke}. */
 final class ActorHandleImpl<T> implements ActorHandle<T> {
 
   private static final Object[] NO_ARGS = new Object[0];
 
-  private final RuntimeImpl runtime;
+  private final CallPath callPath;
   final String actorId;
   private final String namespace;
   private final String name;
@@ -31,9 +31,9 @@ final class ActorHandleImpl<T> implements ActorHandle<T> {
   final Duration timeout;
   final DeliveryOptions delivery;
 
-  ActorHandleImpl(RuntimeImpl runtime, String actorId, String namespace, String name, String nodeId, Class<T> type,
+  ActorHandleImpl(CallPath callPath, String actorId, String namespace, String name, String nodeId, Class<T> type,
                   Duration timeout) {
-    this.runtime = runtime;
+    this.callPath = callPath;
     this.actorId = actorId;
     this.namespace = namespace;
     this.name = name;
@@ -77,62 +77,62 @@ final class ActorHandleImpl<T> implements ActorHandle<T> {
     if (callTimeout.isZero() || callTimeout.isNegative()) {
       throw new IllegalArgumentException("call timeout must be positive");
     }
-    return new ActorHandleImpl<>(runtime, actorId, namespace, name, nodeId, type, callTimeout);
+    return new ActorHandleImpl<>(callPath, actorId, namespace, name, nodeId, type, callTimeout);
   }
 
   @Override
   public <R> CompletionStage<R> call(ActorMethod0<T, R> method) {
-    return runtime.invoke(this, method, NO_ARGS);
+    return callPath.invoke(this, method, NO_ARGS);
   }
 
   @Override
   public <A, R> CompletionStage<R> call(ActorMethod1<T, A, R> method, A a) {
-    return runtime.invoke(this, method, new Object[] {a});
+    return callPath.invoke(this, method, new Object[] {a});
   }
 
   @Override
   public <A, B, R> CompletionStage<R> call(ActorMethod2<T, A, B, R> method, A a, B b) {
-    return runtime.invoke(this, method, new Object[] {a, b});
+    return callPath.invoke(this, method, new Object[] {a, b});
   }
 
   @Override
   public <A, B, C, R> CompletionStage<R> call(ActorMethod3<T, A, B, C, R> method, A a, B b, C c) {
-    return runtime.invoke(this, method, new Object[] {a, b, c});
+    return callPath.invoke(this, method, new Object[] {a, b, c});
   }
 
   @Override
   public CompletionStage<Void> run(ActorVoidMethod0<T> method) {
-    return runtime.invoke(this, method, NO_ARGS);
+    return callPath.invoke(this, method, NO_ARGS);
   }
 
   @Override
   public <A> CompletionStage<Void> run(ActorVoidMethod1<T, A> method, A a) {
-    return runtime.invoke(this, method, new Object[] {a});
+    return callPath.invoke(this, method, new Object[] {a});
   }
 
   @Override
   public <A, B> CompletionStage<Void> run(ActorVoidMethod2<T, A, B> method, A a, B b) {
-    return runtime.invoke(this, method, new Object[] {a, b});
+    return callPath.invoke(this, method, new Object[] {a, b});
   }
 
   @Override
   public <R> CompletionStage<R> callAsync(ActorAsyncMethod0<T, R> method) {
-    return runtime.invoke(this, method, NO_ARGS);
+    return callPath.invoke(this, method, NO_ARGS);
   }
 
   @Override
   public <A, R> CompletionStage<R> callAsync(ActorAsyncMethod1<T, A, R> method, A a) {
-    return runtime.invoke(this, method, new Object[] {a});
+    return callPath.invoke(this, method, new Object[] {a});
   }
 
   @Override
   public <A, B, R> CompletionStage<R> callAsync(ActorAsyncMethod2<T, A, B, R> method, A a, B b) {
-    return runtime.invoke(this, method, new Object[] {a, b});
+    return callPath.invoke(this, method, new Object[] {a, b});
   }
 
   @Override
   public CompletionStage<ActorInfo> info() {
-    return runtime.actorInfo(actorId, nodeId);
+    return callPath.actorInfo(actorId, nodeId);
   }
 
   @Override

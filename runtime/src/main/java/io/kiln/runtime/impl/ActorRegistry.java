@@ -1,6 +1,7 @@
 package io.kiln.runtime.impl;
 
 import io.kiln.runtime.ActorState;
+import io.kiln.runtime.WireCodec;
 import io.kiln.runtime.spi.cluster.SharedMap;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.type.TypeReference;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.WireCodec;
 import java.io.IOException;
 import java.util.Map;
 
@@ -62,7 +63,7 @@ final class AgentRequests {
       gen.writeString(m.actorId());
       gen.writeString(m.ctor().key());
       CallMessage.writeArgs(gen, m.ctor(), m.args(), false);
-      WireCodec.write(gen, Map.class, OptionsJson.actorOptions(m.options()));
+      WireValues.write(gen, Map.class, OptionsJson.actorOptions(m.options()));
       gen.writeString(m.ownerNodeId());
       gen.writeString(m.ownerActorId());
       gen.writeString(m.pendingRecordJson());
@@ -97,7 +98,7 @@ final class AgentRequests {
       gen.writeString(m.taskId());
       gen.writeString(m.fn().key());
       CallMessage.writeArgs(gen, m.fn(), m.args(), false);
-      WireCodec.write(gen, Map.class, m.resources().units());
+      WireValues.write(gen, Map.class, m.resources().units());
       gen.writeNumber(m.timeoutMs());
       gen.writeEndArray();
     }

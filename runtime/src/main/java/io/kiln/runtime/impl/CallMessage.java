@@ -40,7 +40,7 @@ final class CallMessage {
     }
     gen.writeStartArray();
     for (int i = 0; i < args.length; i++) {
-      WireCodec.write(gen, types[i], args[i]);
+      WireValues.write(gen, types[i], args[i]);
     }
     gen.writeEndArray();
   }
@@ -50,7 +50,7 @@ final class CallMessage {
     p.nextToken(); // START_ARRAY
     Object[] args = new Object[types.length];
     for (int i = 0; i < types.length; i++) {
-      args[i] = WireCodec.read(p, types[i]);
+      args[i] = WireValues.read(p, types[i]);
     }
     p.nextToken(); // END_ARRAY
     return args;

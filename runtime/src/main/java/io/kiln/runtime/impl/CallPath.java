@@ -1,20 +1,24 @@
 package io.kiln.runtime.impl;
 
 import io.kiln.runtime.ActorDiedException;
+import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorState;
 import io.kiln.runtime.CallTimeoutException;
 import io.kiln.runtime.KilnException;
 import io.kiln.runtime.NodeDiedException;
+import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonObject;
 import java.io.Serializable;
 import java.lang.reflect.Type;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * Requests from this node: actor calls (the runtime's hot path) and node-agent requests. Every request to
@@ -23,10 +27,33 @@ import java.util.concurrent.CompletionStage;
  */
 final class CallPath {
 
-  private final RuntimeImpl rt;
+  /** Node-agent commands (kill, info): answered at once, so a long wait means the node is in trouble. */
+  static final DeliveryOptions CONTROL = new DeliveryOptions().setSendTimeout(30_000);
 
-  CallPath(RuntimeImpl rt) {
-    this.rt = rt;
+  private final String nodeId;
+  private final Vertx vertx;
+  private final Supplier<List<String>> members;
+  private final CallTracker calls;
+  private final ActorRegistry registry;
+  private final LocalActors localActors;
+
+  /**
+   * @param members the live cluster members, answered from local state
+   * @param localActors answers info about actors on this node without a message
+   */
+  CallPath(String nodeId, Vertx vertx, Supplier<List<String>> members, CallTracker calls, ActorRegistry registry,
+           LocalActors localActors) {
+    this.nodeId = nodeId;
+    this.vertx = vertx;
+    this.members = members;
+    this.calls = calls;
+    this.registry = registry;
+    this.localActors = localActors;
+  }
+
+  /** A handle on an actor; its calls go through this call path. */
+  <T> ActorHandle<T> handle(String actorId, String namespace, String name, String actorNodeId, Class<T> type) {
+    return new ActorHandleImpl<>(this, actorId, namespace, name, actorNodeId, type, ActorHandle.DEFAULT_CALL_TIMEOUT);
   }
 
 
@@ -36,7 +63,7 @@ final class CallPath {
     CallMessage msg = new CallMessage(method, fn, args);
     CompletableFuture<R> result = new CompletableFuture<>();
     String target = h.nodeId;
-    if (target.equals(rt.nodeId()) || rt.cluster().members().contains(target)) {
+    if (target.equals(nodeId) || members.get().contains(target)) {
       send(h, target, method, msg, result);
     } else if (h.name() != null) {
       follow(h).whenComplete((moved, err) -> {
@@ -56,9 +83,9 @@ final class CallPath {
 
   private <R> void send(ActorHandleImpl<?> h, String target, MethodRef method, CallMessage msg,
                         CompletableFuture<R> result) {
-    rt.calls().track(target, result, n -> new ActorDiedException(h.actorId, "actor " + h + " died with its node: node "
+    calls.track(target, result, n -> new ActorDiedException(h.actorId, "actor " + h + " died with its node: node "
         + n + " left the cluster"));
-    rt.vertx().eventBus().<ReplyMessage>request(ActorCell.address(h.actorId), msg, h.delivery).onComplete(ar -> {
+    vertx.eventBus().<ReplyMessage>request(ActorCell.address(h.actorId), msg, h.delivery).onComplete(ar -> {
       if (ar.succeeded()) {
         complete(result, ar.result().body(), method.resultType());
       } else {
@@ -74,8 +101,8 @@ final class CallPath {
    */
   private CompletionStage<String> follow(ActorHandleImpl<?> h) {
     String key = ActorRecord.key(h.namespace(), h.name());
-    return rt.registry().await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
-            && r.nodeId() != null && rt.cluster().members().contains(r.nodeId())))
+    return registry.await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
+            && r.nodeId() != null && members.get().contains(r.nodeId())))
         .toCompletableFuture()
         .completeOnTimeout(Optional.empty(), h.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
         .thenApply(rec -> {
@@ -123,27 +150,27 @@ final class CallPath {
         && re.getMessage().startsWith("Discarded")));
   }
 
-  CompletionStage<ActorInfo> actorInfo(String actorId, String nodeId) {
-    if (nodeId.equals(rt.nodeId())) {
-      return CompletableFuture.completedFuture(rt.agent().info(actorId).orElse(new ActorInfo(actorId, null, null, null,
-          nodeId, ActorState.DEAD, null, 0, "unknown actor")));
+  CompletionStage<ActorInfo> actorInfo(String actorId, String actorNodeId) {
+    if (actorNodeId.equals(nodeId)) {
+      return CompletableFuture.completedFuture(localActors.info(actorId).orElse(new ActorInfo(actorId, null, null,
+          null, actorNodeId, ActorState.DEAD, null, 0, "unknown actor")));
     }
     JsonObject cmd = new JsonObject().put("op", "info").put("actorId", actorId);
-    return this.<ActorInfo>request(nodeId, NodeAgent.address(nodeId), cmd, ActorInfo.class, RuntimeImpl.CONTROL)
-        .handle((info, err) -> info != null ? info : new ActorInfo(actorId, null, null, null, nodeId, ActorState.DEAD,
-            null, 0, err != null ? "node " + nodeId + " unreachable: " + ErrorCodecs.unwrap(err).getMessage()
-            : "unknown actor"));
+    return this.<ActorInfo>request(actorNodeId, NodeAgent.address(actorNodeId), cmd, ActorInfo.class, CONTROL)
+        .handle((info, err) -> info != null ? info : new ActorInfo(actorId, null, null, null, actorNodeId,
+            ActorState.DEAD, null, 0, err != null ? "node " + actorNodeId + " unreachable: "
+            + ErrorCodecs.unwrap(err).getMessage() : "unknown actor"));
   }
 
   /** A request to a node's agent whose reply is a {@link ReplyMessage}; tracked for node death. */
-  <R> CompletionStage<R> request(String nodeId, String address, Object body, Type resultType, DeliveryOptions opts) {
+  <R> CompletionStage<R> request(String target, String address, Object body, Type resultType, DeliveryOptions opts) {
     CompletableFuture<R> f = new CompletableFuture<>();
-    if (!nodeId.equals(rt.nodeId()) && !rt.cluster().members().contains(nodeId)) {
-      f.completeExceptionally(new NodeDiedException("node " + nodeId + " is not a cluster member"));
+    if (!target.equals(nodeId) && !members.get().contains(target)) {
+      f.completeExceptionally(new NodeDiedException("node " + target + " is not a cluster member"));
       return f;
     }
-    rt.calls().track(nodeId, f, n -> new NodeDiedException("node " + n + " left the cluster"));
-    rt.vertx().eventBus().<ReplyMessage>request(address, body, opts).onComplete(ar -> {
+    calls.track(target, f, n -> new NodeDiedException("node " + n + " left the cluster"));
+    vertx.eventBus().<ReplyMessage>request(address, body, opts).onComplete(ar -> {
       if (ar.succeeded()) {
         complete(f, ar.result().body(), resultType);
       } else {

@@ -1,7 +1,7 @@
 package io.kiln.runtime.impl;
 
+import io.kiln.runtime.MembershipListener;
 import io.kiln.runtime.spi.cluster.ClusterBackend;
-import io.kiln.runtime.spi.cluster.MembershipListener;
 import io.kiln.runtime.spi.cluster.SharedMap;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -2,8 +2,8 @@ package io.kiln.runtime.impl;
 
 import io.kiln.runtime.ActorDiedException;
 import io.kiln.runtime.ActorInfo;
-import io.kiln.runtime.ActorState;
 import io.kiln.runtime.Allocation;
+import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.Lifetime;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.SchedulingStrategy;
@@ -14,7 +14,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,21 +33,18 @@ import org.slf4j.LoggerFactory;
 final class NodeAgent {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodeAgent.class);
-  private static final int MAX_TOMBSTONES = 10_000;
   static final String ACTOR_DIED_EVENTS = "kiln.events.actor-died";
 
-  private final RuntimeImpl runtime;
+  private final KilnRuntime runtime;
   private final Vertx vertx;
   private final NodeOptions node;
   private final ResourceLedger ledger;
-  private final Map<String, ActorCell> cells = new ConcurrentHashMap<>();
+  private final LocalActors cells;
+  private final ActorRegistry registry;
+  private final NodeTable nodeTable;
+  private final Runnable resourcesReleased;
+  private final CallPath callPath;
   private final Map<String, String> registryJson = new ConcurrentHashMap<>();
-  private final Map<String, ActorInfo> tombstones = new LinkedHashMap<>(16, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, ActorInfo> eldest) {
-      return size() > MAX_TOMBSTONES;
-    }
-  };
   private final AtomicLong rowVersion = new AtomicLong();
   private final long startedAt = System.currentTimeMillis();
   private final Map<String, String> services = new ConcurrentHashMap<>();
@@ -56,11 +52,23 @@ final class NodeAgent {
   private WorkerExecutor taskExecutor;
   private volatile boolean closing;
 
-  NodeAgent(RuntimeImpl runtime, Vertx vertx, NodeOptions node) {
+  /**
+   * @param runtime the runtime hosting this agent, only handed to actors and tasks as their context's
+   *     {@link KilnRuntime} (the public interface: hosted code may create actors and tasks itself)
+   * @param resourcesReleased told when resources return to the ledger, so waiting placements retry
+   * @param callPath makes handles of hosted actors ({@code ActorContext.self})
+   */
+  NodeAgent(KilnRuntime runtime, Vertx vertx, NodeOptions node, ResourceLedger ledger, LocalActors cells,
+            ActorRegistry registry, NodeTable nodeTable, Runnable resourcesReleased, CallPath callPath) {
     this.runtime = runtime;
     this.vertx = vertx;
     this.node = node;
-    this.ledger = new ResourceLedger(node.resources());
+    this.ledger = ledger;
+    this.cells = cells;
+    this.registry = registry;
+    this.nodeTable = nodeTable;
+    this.resourcesReleased = resourcesReleased;
+    this.callPath = callPath;
   }
 
   static String address(String nodeId) {
@@ -71,12 +79,12 @@ final class NodeAgent {
     return node.nodeId();
   }
 
-  RuntimeImpl runtime() {
+  KilnRuntime runtime() {
     return runtime;
   }
 
-  ResourceLedger ledger() {
-    return ledger;
+  CallPath callPath() {
+    return callPath;
   }
 
   Future<Void> start() {
@@ -124,7 +132,7 @@ final class NodeAgent {
     publishRow();
     ActorCell cell = new ActorCell(this, req.actorId(), req.options(), allocation.get(), req.ctor(), req.ctorFn(),
         req.args(), req.ownerNodeId(), req.ownerActorId(), req.restarts());
-    cells.put(req.actorId(), cell);
+    cells.add(cell);
     if (req.pendingRecordJson() != null) {
       registryJson.put(req.actorId(), req.pendingRecordJson());
     }
@@ -165,7 +173,7 @@ final class NodeAgent {
   private void command(Message<Object> m, JsonObject cmd) {
     String actorId = cmd.getString("actorId");
     switch (cmd.getString("op", "")) {
-      case "info" -> m.reply(ReplyMessage.ok(info(actorId).orElse(null), ActorInfo.class));
+      case "info" -> m.reply(ReplyMessage.ok(cells.info(actorId).orElse(null), ActorInfo.class));
       case "kill" -> {
         ActorCell cell = cells.get(actorId);
         if (cell == null) {
@@ -178,25 +186,6 @@ final class NodeAgent {
       }
       default -> m.reply(ReplyMessage.failed(new IllegalArgumentException("unknown agent command " + cmd)));
     }
-  }
-
-  Optional<ActorInfo> info(String actorId) {
-    ActorCell cell = cells.get(actorId);
-    if (cell != null) {
-      return Optional.of(cell.info());
-    }
-    synchronized (tombstones) {
-      return Optional.ofNullable(tombstones.get(actorId));
-    }
-  }
-
-  List<ActorInfo> actors() {
-    List<ActorInfo> out = new ArrayList<>();
-    cells.values().forEach(c -> out.add(c.info()));
-    synchronized (tombstones) {
-      out.addAll(tombstones.values());
-    }
-    return out;
   }
 
   // ---- cell lifecycle -----------------------------------------------------------------------------
@@ -213,8 +202,8 @@ final class NodeAgent {
     String json = ActorRegistry.encode(rec);
     registryJson.put(cell.actorId, json);
     CompletionStage<Boolean> written = expected == null
-        ? runtime.registry().putIfAbsent(rec, json).thenApply(Optional::isEmpty)
-        : runtime.registry().replace(key, expected, json);
+        ? registry.putIfAbsent(rec, json).thenApply(Optional::isEmpty)
+        : registry.replace(key, expected, json);
     written.whenComplete((ok, err) -> {
       if (err == null && !ok && !closing) {
         nameLost(cell, key);
@@ -229,7 +218,7 @@ final class NodeAgent {
    * the name.
    */
   private void nameLost(ActorCell cell, String key) {
-    runtime.registry().get(key).thenAccept(current -> {
+    registry.get(key).thenAccept(current -> {
       if (current.isEmpty() || !current.get().actorId().equals(cell.actorId)) {
         LOG.warn("actor {} lost its name {} (freed or taken while it was being created); stopping it",
             cell.actorId, key);
@@ -245,21 +234,18 @@ final class NodeAgent {
     boolean hard = cell.options.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
     ActorInfo i = cell.info();
     return new ActorRecord(cell.actorId, cell.options.namespace(), cell.options.name(), cell.className(), nodeId(),
-        i.state(), cell.options.lifetime(), runtime.nodeId(), cell.ownerNodeId, cell.ownerActorId, i.restarts(),
+        i.state(), cell.options.lifetime(), nodeId(), cell.ownerNodeId, cell.ownerActorId, i.restarts(),
         i.deathCause(), hard, cell.options.maxRestarts(), previous == null ? null : previous.creation(), version);
   }
 
   /** Frees what a dead actor held: resources, its name, its verticle; tells owners' children to die. */
   void cellDied(ActorCell cell) {
-    cells.remove(cell.actorId);
     ActorInfo info = cell.info();
-    synchronized (tombstones) {
-      tombstones.put(cell.actorId, info);
-    }
+    cells.buried(cell, info);
     release(cell.allocation);
     String json = registryJson.remove(cell.actorId);
     Future<Boolean> nameFreed = cell.options.name() != null && json != null
-        ? Future.fromCompletionStage(runtime.registry().remove(ActorRecord.key(cell.options.namespace(),
+        ? Future.fromCompletionStage(registry.remove(ActorRecord.key(cell.options.namespace(),
             cell.options.name()), json))
         : Future.succeededFuture(true);
     Future<Void> undeployed = cell.deployed() && cell.deploymentID() != null ? vertx.undeploy(cell.deploymentID())
@@ -274,14 +260,14 @@ final class NodeAgent {
   private void release(Allocation allocation) {
     if (ledger.release(allocation)) {
       publishRow();
-      runtime.placer().resourcesChanged();
+      resourcesReleased.run();
     }
   }
 
   /** Owned actors die with their owner (an actor anywhere). */
   private void ownerDied(JsonObject event) {
     String deadActor = event.getString("actorId");
-    for (ActorCell c : cells.values()) {
+    for (ActorCell c : cells.cells()) {
       if (c.options.lifetime() == Lifetime.OWNED && deadActor.equals(c.ownerActorId)) {
         c.kill("owner actor " + deadActor + " died", false);
       }
@@ -290,7 +276,7 @@ final class NodeAgent {
 
   /** Owned actors die with their owner's node. */
   void nodeDied(String deadNode) {
-    for (ActorCell c : cells.values()) {
+    for (ActorCell c : cells.cells()) {
       if (c.options.lifetime() == Lifetime.OWNED && deadNode.equals(c.ownerNodeId)) {
         c.kill("owner node " + deadNode + " died", false);
       }
@@ -302,7 +288,7 @@ final class NodeAgent {
   void publishRow() {
     NodeRecord row = new NodeRecord(nodeId(), node.host(), ledger.total().units(), ledger.available().units(),
         node.labels(), Map.copyOf(services), startedAt, rowVersion.incrementAndGet());
-    runtime.nodeTable().publish(row).whenComplete((v, e) -> {
+    nodeTable.publish(row).whenComplete((v, e) -> {
       if (e != null && !closing) {
         LOG.debug("publishing node row failed", e);
       }
@@ -313,7 +299,7 @@ final class NodeAgent {
   Future<Void> shutdown() {
     closing = true;
     List<Future<?>> done = new ArrayList<>();
-    for (ActorCell c : new ArrayList<>(cells.values())) {
+    for (ActorCell c : new ArrayList<>(cells.cells())) {
       c.kill("node " + nodeId() + " shut down", false);
       done.add(Future.fromCompletionStage(c.terminated()));
     }
@@ -329,7 +315,7 @@ final class NodeAgent {
   /** Drops every hosted actor without cleanup or replies: a simulated process crash. */
   void abandon() {
     closing = true;
-    for (ActorCell c : cells.values()) {
+    for (ActorCell c : cells.cells()) {
       c.abandon();
       String deployment = c.deployed() ? c.deploymentID() : null;
       if (deployment != null) {
@@ -338,14 +324,5 @@ final class NodeAgent {
     }
     cells.clear();
     consumers.forEach(MessageConsumer::unregister);
-  }
-
-  boolean hasCells() {
-    return !cells.isEmpty();
-  }
-
-  ActorState stateOf(String actorId) {
-    ActorCell c = cells.get(actorId);
-    return c == null ? ActorState.DEAD : c.state();
   }
 }

@@ -149,7 +149,7 @@ final class Placer {
   }
 
   private static boolean refused(Throwable t) {
-    return t instanceof PlacementRefusedException || RuntimeImpl.actorGone(t);
+    return t instanceof PlacementRefusedException || CallPath.actorGone(t);
   }
 
   private void expire(Entry<?> e) {

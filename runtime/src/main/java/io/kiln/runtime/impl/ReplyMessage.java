@@ -3,6 +3,7 @@ package io.kiln.runtime.impl;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.type.TypeReference;
+import io.kiln.runtime.WireCodec;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;
@@ -48,7 +49,7 @@ final class ReplyMessage {
   /** The value, decoding it as {@code expected} if it came from another node. */
   Object value(Type expected) {
     if (encodedValue != null) {
-      return WireCodec.decodeValue(expected, encodedValue);
+      return WireValues.decodeValue(expected, encodedValue);
     }
     return value;
   }
@@ -63,11 +64,11 @@ final class ReplyMessage {
       gen.writeStartArray();
       if (m.error != null) {
         gen.writeBoolean(false);
-        WireCodec.write(gen, Map.class, ErrorCodecs.encode(m.error));
+        WireValues.write(gen, Map.class, ErrorCodecs.encode(m.error));
       } else {
         gen.writeBoolean(true);
         byte[] bytes = m.encodedValue != null ? m.encodedValue
-            : WireCodec.encodeValue(m.valueType == null ? Object.class : m.valueType, m.value);
+            : WireValues.encodeValue(m.valueType == null ? Object.class : m.valueType, m.value);
         gen.writeBinary(bytes);
       }
       gen.writeEndArray();

@@ -7,8 +7,11 @@ import io.kiln.runtime.ActorNotFoundException;
 import io.kiln.runtime.ActorState;
 import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.MembershipListener;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.NodeView;
+import io.kiln.runtime.SharedStore;
+import io.kiln.runtime.StoreCodec;
 import io.kiln.runtime.TaskCreation;
 import io.kiln.runtime.function.ActorFactory0;
 import io.kiln.runtime.function.ActorFactory1;
@@ -19,17 +22,11 @@ import io.kiln.runtime.function.TaskFunction1;
 import io.kiln.runtime.function.TaskFunction2;
 import io.kiln.runtime.function.TaskFunction3;
 import io.kiln.runtime.spi.cluster.ClusterBackend;
-import io.kiln.runtime.spi.cluster.MembershipListener;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonObject;
-import java.io.Serializable;
-import java.lang.reflect.Type;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
@@ -40,22 +37,29 @@ import org.slf4j.LoggerFactory;
  * The runtime of one node. The same code runs single-node (in-memory cluster backend) and clustered
  * (Hazelcast backend, clustered event bus): everything is addressed by event-bus address and shared map,
  * never by object reference, so the only difference is whether messages are encoded.
+ *
+ * <p>This class composes the node's parts and forwards the public API to them; the parts get the narrow
+ * collaborators they need and never call back into it: {@link NodeTable} and {@link ActorRegistry} (shared
+ * maps) → {@link ClusterViews} → {@link Placer}; {@link LocalActors} → {@link CallPath} (requests, handles)
+ * → {@link NodeAgent} (hosting), {@link ActorCreator}, {@link TaskSubmitter} → {@link RegistryJanitor}.
  */
 public final class RuntimeImpl implements KilnRuntime {
 
   private static final Logger LOG = LoggerFactory.getLogger(RuntimeImpl.class);
-  static final DeliveryOptions CONTROL = new DeliveryOptions().setSendTimeout(30_000);
 
   private final Vertx vertx;
   private final ClusterBackend backend;
   private final NodeOptions node;
   private final NodeTable nodeTable;
   private final ActorRegistry registry;
+  private final ClusterViews views;
+  private final LocalActors actorsHere;
   private final NodeAgent agent;
   private final Placer placer;
   private final CallTracker calls;
   private final ActorCreator creator;
   private final CallPath callPath;
+  private final RegistryJanitor janitor;
   private final Supplier<Future<Void>> onShutdown;
   private volatile boolean stopped;
   private final java.util.Map<Class<?>, Object> localServices = new java.util.concurrent.ConcurrentHashMap<>();
@@ -68,10 +72,17 @@ public final class RuntimeImpl implements KilnRuntime {
     this.nodeTable = new NodeTable(backend);
     this.registry = new ActorRegistry(backend.map(ActorRegistry.MAP));
     this.calls = new CallTracker(node.nodeId());
-    this.agent = new NodeAgent(this, vertx, node);
-    this.placer = new Placer(vertx.getOrCreateContext(), this::clusterView);
-    this.creator = new ActorCreator(this);
-    this.callPath = new CallPath(this);
+    ResourceLedger ledger = new ResourceLedger(node.resources());
+    this.views = new ClusterViews(node, nodeTable, ledger);
+    this.placer = new Placer(vertx.getOrCreateContext(), views::clusterView);
+    this.actorsHere = new LocalActors();
+    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere);
+    // The one edge back: hosted actors and tasks are handed the runtime hosting them (ActorContext.runtime(),
+    // TaskContext.runtime()), as the public interface only, stored and never called during construction.
+    this.agent = new NodeAgent(this, vertx, node, ledger, actorsHere, registry, nodeTable, placer::resourcesChanged,
+        callPath);
+    this.creator = new ActorCreator(node.nodeId(), registry, placer, callPath);
+    this.janitor = new RegistryJanitor(node.nodeId(), backend, registry, creator);
   }
 
   /**
@@ -91,36 +102,15 @@ public final class RuntimeImpl implements KilnRuntime {
         .map(v -> {
           rt.agent.publishRow();
           if (backend.isLeader()) {
-            rt.repairRegistry();
+            rt.janitor.repair();
           }
           LOG.info("node {} started with {} on {}", node.nodeId(), node.resources(), node.host());
           return rt;
         });
   }
 
-  // ---- accessors for the implementation -----------------------------------------------------------
-
-  ActorRegistry registry() {
-    return registry;
-  }
-
-  NodeTable nodeTable() {
-    return nodeTable;
-  }
-
-  Placer placer() {
-    return placer;
-  }
-
-  NodeAgent agent() {
-    return agent;
-  }
-
-  CallTracker calls() {
-    return calls;
-  }
-
-  ClusterBackend backend() {
+  /** The cluster back-end this node runs on; for the runtime's own wiring and tests, not for other modules. */
+  public ClusterBackend backend() {
     return backend;
   }
 
@@ -137,8 +127,28 @@ public final class RuntimeImpl implements KilnRuntime {
   }
 
   @Override
-  public ClusterBackend cluster() {
-    return backend;
+  public List<String> members() {
+    return backend.members();
+  }
+
+  @Override
+  public boolean isLeader() {
+    return backend.isLeader();
+  }
+
+  @Override
+  public void addMembershipListener(MembershipListener listener) {
+    backend.addMembershipListener(listener);
+  }
+
+  @Override
+  public <V> SharedStore<V> store(String name, Class<V> type) {
+    return store(name, StoreCodec.json(type));
+  }
+
+  @Override
+  public <V> SharedStore<V> store(String name, StoreCodec<V> codec) {
+    return new SharedStoreImpl<>(backend.map(name), codec);
   }
 
   // ---- KilnRuntime --------------------------------------------------------------------------------
@@ -185,46 +195,46 @@ public final class RuntimeImpl implements KilnRuntime {
   }
 
   <T> ActorHandle<T> handle(String actorId, String namespace, String name, String nodeId, Class<T> type) {
-    return new ActorHandleImpl<>(this, actorId, namespace, name, nodeId, type, ActorHandle.DEFAULT_CALL_TIMEOUT);
+    return callPath.handle(actorId, namespace, name, nodeId, type);
   }
 
   @Override
   public CompletionStage<Void> kill(ActorHandle<?> actor, boolean allowRestart) {
     JsonObject cmd = new JsonObject().put("op", "kill").put("actorId", actor.actorId())
         .put("allowRestart", allowRestart).put("cause", allowRestart ? "killed (restart allowed)" : "killed");
-    return request(actor.nodeId(), NodeAgent.address(actor.nodeId()), cmd, Void.class, CONTROL);
+    return callPath.request(actor.nodeId(), NodeAgent.address(actor.nodeId()), cmd, Void.class, CallPath.CONTROL);
   }
 
   @Override
   public <R> TaskCreation<R> task(TaskFunction0<R> fn) {
-    return new TaskSubmitter<>(this, fn, List.of());
+    return new TaskSubmitter<>(placer, callPath, fn, List.of());
   }
 
   @Override
   public <A, R> TaskCreation<R> task(TaskFunction1<A, R> fn, A a) {
-    return new TaskSubmitter<>(this, fn, List.of(CompletableFuture.completedFuture(a)));
+    return new TaskSubmitter<>(placer, callPath, fn, List.of(CompletableFuture.completedFuture(a)));
   }
 
   @Override
   public <A, R> TaskCreation<R> task(TaskFunction1<A, R> fn, CompletionStage<? extends A> a) {
-    return new TaskSubmitter<>(this, fn, List.of(a));
+    return new TaskSubmitter<>(placer, callPath, fn, List.of(a));
   }
 
   @Override
   public <A, B, R> TaskCreation<R> task(TaskFunction2<A, B, R> fn, A a, B b) {
-    return new TaskSubmitter<>(this, fn, List.of(CompletableFuture.completedFuture(a),
+    return new TaskSubmitter<>(placer, callPath, fn, List.of(CompletableFuture.completedFuture(a),
         CompletableFuture.completedFuture(b)));
   }
 
   @Override
   public <A, B, R> TaskCreation<R> task(TaskFunction2<A, B, R> fn, CompletionStage<? extends A> a,
                                         CompletionStage<? extends B> b) {
-    return new TaskSubmitter<>(this, fn, List.of(a, b));
+    return new TaskSubmitter<>(placer, callPath, fn, List.of(a, b));
   }
 
   @Override
   public <A, B, C, R> TaskCreation<R> task(TaskFunction3<A, B, C, R> fn, A a, B b, C c) {
-    return new TaskSubmitter<>(this, fn, List.of(CompletableFuture.completedFuture(a),
+    return new TaskSubmitter<>(placer, callPath, fn, List.of(CompletableFuture.completedFuture(a),
         CompletableFuture.completedFuture(b), CompletableFuture.completedFuture(c)));
   }
 
@@ -235,7 +245,7 @@ public final class RuntimeImpl implements KilnRuntime {
 
   @Override
   public List<ActorInfo> localActors() {
-    return agent.actors();
+    return actorsHere.all();
   }
 
   @Override
@@ -250,27 +260,12 @@ public final class RuntimeImpl implements KilnRuntime {
 
   @Override
   public ClusterView clusterView() {
-    List<NodeView> views = new ArrayList<>();
-    for (NodeView v : nodeTable.views()) {
-      if (v.nodeId().equals(node.nodeId())) {
-        // Our own ledger is fresher than the row we last published.
-        views.add(localNode());
-      } else {
-        views.add(v);
-      }
-    }
-    if (views.stream().noneMatch(v -> v.nodeId().equals(node.nodeId()))) {
-      views.add(localNode());
-    }
-    return new ClusterView(node.nodeId(), views);
+    return views.clusterView();
   }
 
   @Override
   public NodeView localNode() {
-    NodeRecord row = nodeTable.row(node.nodeId());
-    String address = row == null ? node.host() : row.toView(true).address();
-    return new NodeView(node.nodeId(), address, agent.ledger().total(), agent.ledger().available(), node.labels(),
-        !stopped);
+    return views.localNode();
   }
 
   @Override
@@ -279,8 +274,9 @@ public final class RuntimeImpl implements KilnRuntime {
       return CompletableFuture.completedFuture(null);
     }
     stopped = true;
+    views.stopped();
     return agent.shutdown()
-        .compose(v -> Future.fromCompletionStage(removeOwnRecords()))
+        .compose(v -> Future.fromCompletionStage(janitor.removeOwnRecords()))
         .compose(v -> Future.fromCompletionStage(nodeTable.remove(node.nodeId())))
         .recover(e -> Future.succeededFuture())
         .compose(v -> Future.fromCompletionStage(backend.leave()))
@@ -294,25 +290,8 @@ public final class RuntimeImpl implements KilnRuntime {
    */
   public void crash() {
     stopped = true;
+    views.stopped();
     agent.abandon();
-  }
-
-  // ---- calls (see CallPath) ------------------------------------------------------------------------
-
-  <R> CompletionStage<R> invoke(ActorHandleImpl<?> h, Serializable fn, Object[] args) {
-    return callPath.invoke(h, fn, args);
-  }
-
-  static boolean actorGone(Throwable cause) {
-    return CallPath.actorGone(cause);
-  }
-
-  CompletionStage<ActorInfo> actorInfo(String actorId, String nodeId) {
-    return callPath.actorInfo(actorId, nodeId);
-  }
-
-  <R> CompletionStage<R> request(String nodeId, String address, Object body, Type resultType, DeliveryOptions opts) {
-    return callPath.request(nodeId, address, body, resultType, opts);
   }
 
   // ---- membership ---------------------------------------------------------------------------------
@@ -325,7 +304,7 @@ public final class RuntimeImpl implements KilnRuntime {
       agent.nodeDied(memberId);
       placer.resourcesChanged();
       if (backend.isLeader()) {
-        repairRegistry();
+        janitor.repair();
       }
     }
 
@@ -333,52 +312,8 @@ public final class RuntimeImpl implements KilnRuntime {
     public void leaderChanged(boolean isLeader) {
       if (isLeader) {
         LOG.info("node {} is now the leader", node.nodeId());
-        repairRegistry();
+        janitor.repair();
       }
     }
-  }
-
-  /**
-   * Leader duty: drop registry entries of nodes that are no longer members, freeing names of actors
-   * that died with their node. Only the leader does this, so two nodes never both repair. Node rows of
-   * dead nodes stay (shown as not alive) until the node rejoins or is removed by an operator.
-   */
-  void repairRegistry() {
-    List<String> members = backend.members();
-    registry.rawEntries().thenAccept(entries -> entries.forEach((key, json) -> {
-      ActorRecord rec = ActorRegistry.decode(json);
-      String home = rec.nodeId() != null ? rec.nodeId() : rec.creatorNodeId();
-      if (home != null && !members.contains(home)) {
-        if (rec.nodeId() != null && rec.relocatable()) {
-          LOG.info("re-creating actor {} ({}) elsewhere: node {} is gone", key, rec.actorId(), home);
-          creator.relocate(key, json, rec);
-        } else {
-          LOG.info("freeing name {} of actor {}: node {} is gone", key, rec.actorId(), home);
-          registry.remove(key, json);
-        }
-      }
-    }));
-  }
-
-  private CompletionStage<Void> removeOwnRecords() {
-    return registry.rawEntries().thenCompose(entries -> {
-      List<CompletableFuture<Boolean>> removals = new ArrayList<>();
-      entries.forEach((key, json) -> {
-        ActorRecord rec = ActorRegistry.decode(json);
-        if (node.nodeId().equals(rec.nodeId())) {
-          removals.add(registry.remove(key, json).toCompletableFuture());
-        }
-      });
-      return CompletableFuture.allOf(removals.toArray(CompletableFuture[]::new));
-    });
-  }
-
-  static String newId() {
-    return UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-  }
-
-  Optional<String> currentActorId() {
-    var ctx = CurrentActor.get();
-    return ctx == null ? Optional.empty() : Optional.of(ctx.actorId());
   }
 }

@@ -22,13 +22,15 @@ final class TaskSubmitter<R> implements TaskCreation<R> {
 
   private static final Logger LOG = LoggerFactory.getLogger(TaskSubmitter.class);
 
-  private final RuntimeImpl runtime;
+  private final Placer placer;
+  private final CallPath callPath;
   private final Serializable fn;
   private final List<? extends CompletionStage<?>> args;
   private TaskOptions.Builder options = TaskOptions.builder();
 
-  TaskSubmitter(RuntimeImpl runtime, Serializable fn, List<? extends CompletionStage<?>> args) {
-    this.runtime = runtime;
+  TaskSubmitter(Placer placer, CallPath callPath, Serializable fn, List<? extends CompletionStage<?>> args) {
+    this.placer = placer;
+    this.callPath = callPath;
     this.fn = fn;
     this.args = args;
   }
@@ -67,12 +69,12 @@ final class TaskSubmitter<R> implements TaskCreation<R> {
   }
 
   private CompletionStage<R> attempt(MethodRef method, Object[] values, TaskOptions o, int attempt) {
-    String taskId = RuntimeImpl.newId();
+    String taskId = Ids.newId();
     AgentRequests.RunTask req = new AgentRequests.RunTask(taskId, method, fn, values, o.resources(),
         o.timeout().toMillis());
     DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(o.timeout().toMillis());
-    CompletionStage<R> run = runtime.placer().place(o.resources(), o.strategy(), o.placementTimeout(),
-        "task " + method.displayName(), node -> runtime.request(node, NodeAgent.address(node), req,
+    CompletionStage<R> run = placer.place(o.resources(), o.strategy(), o.placementTimeout(),
+        "task " + method.displayName(), node -> callPath.request(node, NodeAgent.address(node), req,
             method.resultType(), delivery));
     return run.handle((value, err) -> {
       if (err == null) {

@@ -2,6 +2,7 @@ package io.kiln.runtime.impl;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
+import io.kiln.runtime.WireCodec;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.MessageCodec;
 import java.io.ByteArrayOutputStream;

@@ -101,7 +101,7 @@ class ClusterSecurityIT {
 
   @Test
   void membershipAndEventBusBindTheExplicitInterface() {
-    var hz = ((HazelcastBackend) ((RuntimeImpl) head).cluster()).hazelcast();
+    var hz = ((HazelcastBackend) ((RuntimeImpl) head).backend()).hazelcast();
     assertThat(hz.getCluster().getLocalMember().getAddress().getHost()).isEqualTo("127.0.0.1");
     assertThat(hz.getConfig().getNetworkConfig().getInterfaces().getInterfaces()).containsExactly("127.0.0.1");
     assertThat(hz.getConfig().getNetworkConfig().getJoin().getMulticastConfig().isEnabled()).isFalse();

@@ -3,7 +3,7 @@ package io.kiln.serve.impl;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.spi.cluster.MembershipListener;
+import io.kiln.runtime.MembershipListener;
 import io.vertx.core.Context;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
@@ -45,7 +45,7 @@ public final class ControllerLoop implements AutoCloseable {
     this.creator = new PoolCreator(runtime);
     this.reconciler = new Reconciler(runtime, state, pools, board, creator, clockMillis, drainGrace, onContext);
     state.onChange(this::kick);
-    runtime.cluster().addMembershipListener(new MembershipListener() {
+    runtime.addMembershipListener(new MembershipListener() {
       @Override
       public void memberJoined(String memberId) {
         kick();

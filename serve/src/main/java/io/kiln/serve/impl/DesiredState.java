@@ -3,9 +3,10 @@ package io.kiln.serve.impl;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kiln.runtime.impl.WireCodec;
-import io.kiln.runtime.spi.cluster.ClusterBackend;
-import io.kiln.runtime.spi.cluster.SharedMap;
+import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.SharedStore;
+import io.kiln.runtime.StoreCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.SpecJson;
@@ -23,7 +24,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Desired deployments ({@code kiln.deployments}, written through the management API of any node) and their
  * observed status ({@code kiln.deployment-status}, written by the leader's controller), both in the
- * cluster's shared maps and mirrored on every node so that the gateway reads them without a round trip.
+ * cluster's shared stores and mirrored on every node so that the gateway reads them without a round trip.
  *
  * <p>Writes to the desired map are compare-and-set on the entry, so concurrent applies and deletes from
  * different nodes each get their own generation and none is lost; removing a deleted deployment only
@@ -46,42 +47,58 @@ public final class DesiredState {
   public record Desired(DeploymentSpec spec, long generation, boolean deleting) {
   }
 
-  private record Entry(Desired desired, String json) {
-  }
-
   private static final ObjectMapper JSON = WireCodec.json();
 
-  private final SharedMap deployments;
-  private final SharedMap status;
-  private final Map<String, Entry> desired = new ConcurrentHashMap<>();
+  /** The stored form of a desired deployment: its spec as {@link SpecJson}'s tree, beside generation and flag. */
+  private static final StoreCodec<Desired> CODEC = new StoreCodec<>() {
+    @Override
+    public String encode(Desired d) {
+      return DesiredState.encode(d);
+    }
+
+    @Override
+    public Desired decode(String json) {
+      try {
+        JsonNode n = JSON.readTree(json);
+        return new Desired(SpecJson.fromJson(n.get("spec").toString()), n.path("generation").asLong(),
+            n.path("deleting").asBoolean());
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  };
+
+  private final SharedStore<Desired> deployments;
+  private final SharedStore<DeploymentStatus> status;
+  private final Map<String, SharedStore.Entry<Desired>> desired = new ConcurrentHashMap<>();
   private final Map<String, DeploymentStatus> observed = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<Runnable> listeners = new CopyOnWriteArrayList<>();
 
-  public DesiredState(ClusterBackend cluster) {
-    this.deployments = cluster.map(DEPLOYMENTS);
-    this.status = cluster.map(STATUS);
-    deployments.addListener((k, v) -> {
-      if (v == null) {
+  public DesiredState(KilnRuntime runtime) {
+    this.deployments = runtime.store(DEPLOYMENTS, CODEC);
+    this.status = runtime.store(STATUS, DeploymentStatus.class);
+    deployments.addListener((k, e) -> {
+      if (e == null) {
         desired.remove(k);
       } else {
-        decode(k, v).ifPresent(e -> desired.put(k, e));
+        readable(e).ifPresent(d -> desired.put(k, e));
       }
       listeners.forEach(Runnable::run);
     });
-    status.addListener((k, v) -> {
-      if (v == null) {
+    status.addListener((k, e) -> {
+      if (e == null) {
         observed.remove(k);
       } else {
-        decodeStatus(k, v).ifPresent(s -> observed.put(k, s));
+        readableStatus(e).ifPresent(s -> observed.put(k, s));
       }
     });
   }
 
-  /** Loads both maps once; listeners keep the mirrors current afterwards. */
+  /** Loads both stores once; listeners keep the mirrors current afterwards. */
   public CompletionStage<Void> load() {
-    return deployments.entries().thenAccept(m -> m.forEach((k, v) -> decode(k, v).ifPresent(e -> desired.put(k, e))))
+    return deployments.entries().thenAccept(m -> m.forEach((k, e) -> readable(e).ifPresent(d -> desired.put(k, e))))
         .thenCompose(v -> status.entries())
-        .thenAccept(m -> m.forEach((k, v) -> decodeStatus(k, v).ifPresent(s -> observed.put(k, s))));
+        .thenAccept(m -> m.forEach((k, e) -> readableStatus(e).ifPresent(s -> observed.put(k, s))));
   }
 
   /** Called (off the caller's thread) whenever the desired deployments change. */
@@ -91,12 +108,12 @@ public final class DesiredState {
 
   public Map<String, Desired> desired() {
     Map<String, Desired> out = new java.util.HashMap<>();
-    desired.forEach((k, e) -> out.put(k, e.desired()));
+    desired.forEach((k, e) -> out.put(k, e.value()));
     return Map.copyOf(out);
   }
 
   public Optional<Desired> desired(String name) {
-    return Optional.ofNullable(desired.get(name)).map(Entry::desired);
+    return Optional.ofNullable(desired.get(name)).map(SharedStore.Entry::value);
   }
 
   public Map<String, DeploymentStatus> statuses() {
@@ -125,20 +142,20 @@ public final class DesiredState {
    */
   private CompletionStage<Optional<Desired>> update(String name, UnaryOperator<Desired> change) {
     return deployments.get(name).thenCompose(current -> {
-      Desired previous = current.flatMap(json -> decode(name, json)).map(Entry::desired).orElse(null);
+      // An entry that does not read is replaced by the next apply (compare-and-set on its stored form).
+      Desired previous = current.flatMap(DesiredState::readable).orElse(null);
       Desired next = change.apply(previous);
       if (next == null) {
         return CompletableFuture.completedFuture(Optional.<Desired>empty());
       }
-      String json = encode(next);
       CompletionStage<Boolean> written = current.isEmpty()
-          ? deployments.putIfAbsent(name, json).thenApply(Optional::isEmpty)
-          : deployments.replace(name, current.get(), json);
+          ? deployments.putIfAbsent(name, next).thenApply(Optional::isEmpty)
+          : deployments.replace(name, current.get(), next);
       return written.thenCompose(ok -> {
         if (!ok) {
           return update(name, change);
         }
-        desired.put(name, new Entry(next, json));
+        desired.put(name, SharedStore.Entry.of(DEPLOYMENTS, name, next, encode(next)));
         return CompletableFuture.completedFuture(Optional.of(next));
       });
     });
@@ -150,11 +167,11 @@ public final class DesiredState {
    */
   public CompletionStage<Boolean> forget(Desired d) {
     String name = d.spec().name();
-    Entry e = desired.get(name);
-    if (e == null || !e.desired().equals(d)) {
+    SharedStore.Entry<Desired> e = desired.get(name);
+    if (e == null || !e.value().equals(d)) {
       return CompletableFuture.completedFuture(false);
     }
-    return deployments.remove(name, e.json()).thenCompose(removed -> {
+    return deployments.remove(name, e).thenCompose(removed -> {
       if (!removed) {
         return CompletableFuture.completedFuture(false);
       }
@@ -166,7 +183,7 @@ public final class DesiredState {
 
   public CompletionStage<Void> putStatus(DeploymentStatus s) {
     observed.put(s.name(), s);
-    return status.put(s.name(), WireCodec.toJson(s));
+    return status.put(s.name(), s);
   }
 
   private static String encode(Desired d) {
@@ -178,22 +195,22 @@ public final class DesiredState {
   }
 
   /** Entries come from other nodes (maybe other versions of Kiln): one that does not read is skipped, loudly. */
-  private static Optional<Entry> decode(String name, String json) {
+  private static Optional<Desired> readable(SharedStore.Entry<Desired> e) {
     try {
-      JsonNode n = JSON.readTree(json);
-      return Optional.of(new Entry(new Desired(SpecJson.fromJson(n.get("spec").toString()),
-          n.path("generation").asLong(), n.path("deleting").asBoolean()), json));
-    } catch (IOException | RuntimeException e) {
-      LOG.error("desired deployment {} does not read, ignoring it: {}", name, e.toString());
+      return Optional.of(e.value());
+    } catch (RuntimeException err) {
+      LOG.error("desired deployment {} (in {}) does not read, ignoring it: {}", e.key(), DEPLOYMENTS,
+          err.getCause() != null ? err.getCause().toString() : err.toString());
       return Optional.empty();
     }
   }
 
-  private static Optional<DeploymentStatus> decodeStatus(String name, String json) {
+  private static Optional<DeploymentStatus> readableStatus(SharedStore.Entry<DeploymentStatus> e) {
     try {
-      return Optional.of(WireCodec.fromJson(json, DeploymentStatus.class));
-    } catch (RuntimeException e) {
-      LOG.warn("status of deployment {} does not read, ignoring it: {}", name, e.toString());
+      return Optional.of(e.value());
+    } catch (RuntimeException err) {
+      LOG.warn("status of deployment {} (in {}) does not read, ignoring it: {}", e.key(), STATUS,
+          err.getCause() != null ? err.getCause().toString() : err.toString());
       return Optional.empty();
     }
   }

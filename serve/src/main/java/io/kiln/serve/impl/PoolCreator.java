@@ -4,7 +4,7 @@ import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolSpec;
 import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;

@@ -1,7 +1,7 @@
 package io.kiln.serve.pipeline;
 
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.spi.cluster.SharedMap;
+import io.kiln.runtime.SharedStore;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,19 +33,20 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CacheIndex.class);
 
   private final KilnRuntime runtime;
-  private final SharedMap map;
+  private final SharedStore<CacheEntry> map;
   private final ConcurrentHashMap<String, Set<String>> nodesByKey = new ConcurrentHashMap<>();
   private volatile String listenerId;
 
   public CacheIndex(KilnRuntime runtime) {
     this.runtime = runtime;
-    this.map = runtime.cluster().map(MAP);
+    this.map = runtime.store(MAP, CacheEntry.class);
   }
 
   /** Starts mirroring the shared map. */
   public CompletionStage<Void> start() {
-    listenerId = map.addListener(this::changed);
-    return map.entries().thenAccept(entries -> entries.forEach(this::changed));
+    // Only presence matters here: an entry counts even if its value does not read.
+    listenerId = map.addListener((entryKey, entry) -> changed(entryKey, entry != null));
+    return map.entries().thenAccept(entries -> entries.keySet().forEach(entryKey -> changed(entryKey, true)));
   }
 
   /** Publishes every entry of this node's cache (after a start, when the cache adopted files on disk). */
@@ -70,18 +71,18 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
   }
 
   private CompletionStage<Void> put(CacheEntry e) {
-    changed(e.key() + "@" + e.nodeId(), "{}"); // known locally at once
-    return map.put(e.key() + "@" + e.nodeId(), io.kiln.runtime.impl.WireCodec.toJson(e));
+    changed(e.key() + "@" + e.nodeId(), true); // known locally at once
+    return map.put(e.key() + "@" + e.nodeId(), e);
   }
 
-  private void changed(String entryKey, String value) {
+  private void changed(String entryKey, boolean present) {
     int at = entryKey.lastIndexOf('@');
     if (at <= 0) {
       return;
     }
     String key = entryKey.substring(0, at);
     String node = entryKey.substring(at + 1);
-    if (value == null) {
+    if (!present) {
       nodesByKey.computeIfPresent(key, (k, nodes) -> {
         Set<String> left = new TreeSet<>(nodes);
         left.remove(node);
@@ -99,7 +100,7 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
   /** Live nodes holding {@code key}, sorted. */
   public List<String> nodesFor(String key) {
     Set<String> nodes = nodesByKey.getOrDefault(key, Set.of());
-    List<String> members = runtime.cluster().members();
+    List<String> members = runtime.members();
     return nodes.stream().filter(members::contains).sorted().toList();
   }
 

@@ -1,6 +1,6 @@
 package io.kiln.serve.pipeline;
 
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.impl.Sources;
 import java.io.IOException;
 import java.io.UncheckedIOException;

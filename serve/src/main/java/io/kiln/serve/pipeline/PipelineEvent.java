@@ -1,5 +1,6 @@
 package io.kiln.serve.pipeline;
 
+import io.kiln.runtime.WireCodec;
 import java.util.Objects;
 
 /**
@@ -27,6 +28,15 @@ public record PipelineEvent(String runId, String pipeline, long seq, String type
     step = step == null ? "" : step;
     nodeId = nodeId == null ? "" : nodeId;
     message = message == null ? "" : message;
+  }
+
+  /**
+   * Reads the body of a message received on {@link #ADDRESS} (JSON text).
+   *
+   * @throws java.io.UncheckedIOException if it is not a run event
+   */
+  public static PipelineEvent fromMessage(Object body) {
+    return WireCodec.fromJson(body.toString(), PipelineEvent.class);
   }
 
   /** Whether this event ends its run. */

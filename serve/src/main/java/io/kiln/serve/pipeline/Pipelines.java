@@ -60,7 +60,7 @@ public final class Pipelines implements AutoCloseable {
     this.options = options;
     this.resolver = resolver;
     this.pools = pools;
-    this.store = new RunStore(runtime.cluster());
+    this.store = new RunStore(runtime);
     this.events = new EventSink(runtime.vertx());
     this.index = new CacheIndex(runtime);
     this.stepClasses = StepJars.loader(options.stepsDir(), Pipelines.class.getClassLoader());

@@ -4,6 +4,7 @@ import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.PoolLoad;
 import io.kiln.serve.DeploymentStatus.Phase;
@@ -53,7 +54,8 @@ class DeleteTest {
       await().atMost(ServeNodes.WAIT).until(() -> nodes.poolActors("gone").isEmpty()
           && nodes.nodes().stream().allMatch(n -> !n.serve().desired().containsKey("gone")
           && !n.serve().statuses().containsKey("gone")));
-      assertThat(result(nodes.leader().runtime().cluster().map("kiln.deployments").entries())).containsOnlyKeys("stays");
+      assertThat(result(nodes.leader().runtime().store("kiln.deployments", JsonNode.class).entries()))
+          .containsOnlyKeys("stays");
       assertThat(nodes.status("stays").orElseThrow().phase()).isEqualTo(Phase.READY);
       assertThat(nodes.poolActors("stays")).hasSize(4);
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.PoolNames;
@@ -53,7 +54,8 @@ class DeployTest {
         assertThat(n.serve().statuses()).containsOnlyKeys("real");
       }
       assertThat(nodes.poolActors("dry")).isEmpty();
-      assertThat(result(nodes.leader().runtime().cluster().map("kiln.deployments").entries())).containsOnlyKeys("real");
+      assertThat(result(nodes.leader().runtime().store("kiln.deployments", JsonNode.class).entries()))
+          .containsOnlyKeys("real");
     }
   }
 

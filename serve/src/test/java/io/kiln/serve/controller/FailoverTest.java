@@ -3,10 +3,11 @@ package io.kiln.serve.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ActorInfo;
-import io.kiln.runtime.spi.cluster.SharedMap;
+import io.kiln.runtime.SharedStore;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentStatus.Phase;
 import java.util.List;
@@ -37,10 +38,10 @@ class FailoverTest {
       }
       assertThat(nodes.leader().id()).isEqualTo("node-a");
       AtomicBoolean crashed = new AtomicBoolean();
-      SharedMap registry = nodes.node("node-b").runtime().cluster().map("kiln.actors");
+      SharedStore<JsonNode> registry = nodes.node("node-b").runtime().store("kiln.actors", JsonNode.class);
       String prefix = PoolManager.NAMESPACE + "/" + PoolNames.prefix("echo", "1");
-      String listener = registry.addListener((key, value) -> {
-        if (key.startsWith(prefix) && !key.contains("/worker-") && value != null && crashed.compareAndSet(false, true)) {
+      String listener = registry.addListener((key, entry) -> {
+        if (key.startsWith(prefix) && !key.contains("/worker-") && entry != null && crashed.compareAndSet(false, true)) {
           nodes.crash("node-a");
         }
       });
@@ -90,10 +91,10 @@ class FailoverTest {
       nodes.apply(ServeNodes.identity("echo", "1", pool));
       nodes.awaitReady("echo", "1");
       AtomicBoolean crashed = new AtomicBoolean();
-      SharedMap registry = nodes.node("node-b").runtime().cluster().map("kiln.actors");
+      SharedStore<JsonNode> registry = nodes.node("node-b").runtime().store("kiln.actors", JsonNode.class);
       String prefix = PoolManager.NAMESPACE + "/" + PoolNames.prefix("echo", "2");
-      String listener = registry.addListener((key, value) -> {
-        if (key.startsWith(prefix) && value != null && crashed.compareAndSet(false, true)) {
+      String listener = registry.addListener((key, entry) -> {
+        if (key.startsWith(prefix) && entry != null && crashed.compareAndSet(false, true)) {
           nodes.crash("node-a");
         }
       });

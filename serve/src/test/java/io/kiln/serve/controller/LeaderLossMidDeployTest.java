@@ -3,10 +3,11 @@ package io.kiln.serve.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ActorInfo;
-import io.kiln.runtime.spi.cluster.SharedMap;
+import io.kiln.runtime.SharedStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -61,11 +62,11 @@ class LeaderLossMidDeployTest {
       assertThat(nodes.leader().id()).isEqualTo("node-a");
       AtomicBoolean crashed = new AtomicBoolean();
       AtomicLong crashedAt = new AtomicLong();
-      SharedMap registry = nodes.node("node-b").runtime().cluster().map("kiln.actors");
+      SharedStore<JsonNode> registry = nodes.node("node-b").runtime().store("kiln.actors", JsonNode.class);
       String prefix = PoolManager.NAMESPACE + "/" + PoolNames.prefix("echo", "1");
-      String listener = registry.addListener((key, value) -> {
+      String listener = registry.addListener((key, entry) -> {
         boolean isWorker = key.contains("/worker-");
-        if (key.startsWith(prefix) && value != null && isWorker == kind.equals("worker")
+        if (key.startsWith(prefix) && entry != null && isWorker == kind.equals("worker")
             && crashed.compareAndSet(false, true)) {
           crashedAt.set(System.nanoTime());
           nodes.crash("node-a");

@@ -45,7 +45,7 @@ public final class HazelcastBackend implements ClusterBackend {
   private final String nodeId;
   private final ExecutorService io;
   private final ExecutorService events;
-  private final List<io.kiln.runtime.spi.cluster.MembershipListener> listeners = new CopyOnWriteArrayList<>();
+  private final List<io.kiln.runtime.MembershipListener> listeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean wasLeader = new AtomicBoolean();
   private volatile List<String> members = List.of();
 
@@ -145,7 +145,7 @@ public final class HazelcastBackend implements ClusterBackend {
   }
 
   @Override
-  public void addMembershipListener(io.kiln.runtime.spi.cluster.MembershipListener listener) {
+  public void addMembershipListener(io.kiln.runtime.MembershipListener listener) {
     listeners.add(listener);
   }
 

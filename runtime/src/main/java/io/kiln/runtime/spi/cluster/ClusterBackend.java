@@ -1,12 +1,14 @@
 package io.kiln.runtime.spi.cluster;
 
+import io.kiln.runtime.MembershipListener;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 /**
  * Membership and shared state for Kiln's runtime: which nodes are members, who leads, and a few shared
- * maps (node table, named-actor registry, desired deployments). Hazelcast is the clustered
- * implementation; an in-memory one serves single-process runs and tests.
+ * maps (node table, named-actor registry, and the typed {@link io.kiln.runtime.SharedStore}s the runtime
+ * builds on them for components above it). Hazelcast is the clustered implementation; an in-memory one
+ * serves single-process runs and tests. Listeners are the runtime's public {@link MembershipListener}.
  *
  * <p>Every implementation must guarantee:
  * <ol>
@@ -39,7 +41,7 @@ public interface ClusterBackend {
   /** Whether this member is the leader (the oldest live member). */
   boolean isLeader();
 
-  /** A named shared map, created on first use. */
+  /** A named shared map, created on first use; {@link io.kiln.runtime.SharedStore}s are views of these. */
   SharedMap map(String name);
 
   void addMembershipListener(MembershipListener listener);

@@ -1,6 +1,6 @@
 package io.kiln.serve.pipeline.impl;
 
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.vertx.core.Vertx;
 
@@ -18,6 +18,6 @@ public final class EventSink {
   }
 
   public static PipelineEvent decode(Object body) {
-    return WireCodec.fromJson(body.toString(), PipelineEvent.class);
+    return PipelineEvent.fromMessage(body);
   }
 }

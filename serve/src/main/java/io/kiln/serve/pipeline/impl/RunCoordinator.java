@@ -172,7 +172,7 @@ final class RunCoordinator {
       Throwable cause = unwrap(err);
       String message = describe(cause);
       String pinned = pinnedNode(i);
-      boolean pinnedNodeGone = pinned != null && !env.runtime().cluster().members().contains(pinned);
+      boolean pinnedNodeGone = pinned != null && !env.runtime().members().contains(pinned);
       String ranOn = st.nodeId();
       steps[i] = new StepStatus(s.name(), s.kind(), StepState.FAILED, ranOn, st.attempts(), st.queuedAtMs(),
           st.startedAtMs(), now, message, Map.of());
@@ -182,7 +182,7 @@ final class RunCoordinator {
         return;
       }
       boolean nodeDied = cause instanceof NodeDiedException
-          || (!ranOn.isEmpty() && !env.runtime().cluster().members().contains(ranOn));
+          || (!ranOn.isEmpty() && !env.runtime().members().contains(ranOn));
       if (nodeDied && freeResubmits[i] < MAX_FREE_RESUBMITS) {
         freeResubmits[i]++;
         // The attempt never finished: it does not count against the step's retries.

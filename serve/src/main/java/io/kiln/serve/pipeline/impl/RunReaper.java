@@ -1,7 +1,8 @@
 package io.kiln.serve.pipeline.impl;
 
 import io.kiln.runtime.KilnRuntime;
-import io.kiln.runtime.spi.cluster.MembershipListener;
+import io.kiln.runtime.MembershipListener;
+import io.kiln.runtime.SharedStore;
 import io.kiln.serve.pipeline.CacheIndex;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.kiln.serve.pipeline.RunState;
@@ -48,7 +49,7 @@ public final class RunReaper implements MembershipListener {
   }
 
   public void start() {
-    runtime.cluster().addMembershipListener(this);
+    runtime.addMembershipListener(this);
     timer = runtime.vertx().setPeriodic(PERIOD_MS, id -> {
       if (!closed && runtime.isLeader()) {
         sweep();
@@ -76,10 +77,10 @@ public final class RunReaper implements MembershipListener {
 
   /** Fails every unfinished run whose coordinator is not a member. */
   public void failOrphans() {
-    List<String> members = runtime.cluster().members();
-    store.rawRuns().thenAccept(entries -> {
-      for (Map.Entry<String, String> e : entries.entrySet()) {
-        RunStatus s = RunStore.decode(e.getValue());
+    List<String> members = runtime.members();
+    store.runEntries().thenAccept(entries -> {
+      for (Map.Entry<String, SharedStore.Entry<RunStatus>> e : entries.entrySet()) {
+        RunStatus s = e.getValue().value();
         if (!s.state().terminal() && !members.contains(s.coordinator())) {
           fail(e.getKey(), e.getValue(), s);
         }
@@ -91,7 +92,7 @@ public final class RunReaper implements MembershipListener {
     });
   }
 
-  private void fail(String runId, String json, RunStatus s) {
+  private void fail(String runId, SharedStore.Entry<RunStatus> current, RunStatus s) {
     long now = clockMillis.getAsLong();
     String at = s.steps().stream().filter(st -> st.state() == StepState.WAITING || st.state() == StepState.RUNNING)
         .map(st -> " (step '" + st.name() + "' was " + st.state().name().toLowerCase(java.util.Locale.ROOT)
@@ -113,7 +114,7 @@ public final class RunReaper implements MembershipListener {
     while (evs.size() > RunStatus.MAX_EVENTS) {
       evs.remove(0);
     }
-    store.replace(runId, json, s.ended(RunState.FAILED, why, now, steps, evs)).thenAccept(replaced -> {
+    store.replace(runId, current, s.ended(RunState.FAILED, why, now, steps, evs)).thenAccept(replaced -> {
       if (replaced) {
         LOG.info("pipeline run {} failed: {}", runId, why);
         events.publish(event);
@@ -125,10 +126,10 @@ public final class RunReaper implements MembershipListener {
   public void sweep() {
     failOrphans();
     long cutoff = clockMillis.getAsLong() - retention.toMillis();
-    store.rawRuns().thenAccept(entries -> entries.forEach((id, json) -> {
-      RunStatus s = RunStore.decode(json);
+    store.runEntries().thenAccept(entries -> entries.forEach((id, entry) -> {
+      RunStatus s = entry.value();
       if (s.state().terminal() && s.endedAtMs() < cutoff) {
-        store.remove(id, json);
+        store.remove(id, entry);
       }
     }));
   }

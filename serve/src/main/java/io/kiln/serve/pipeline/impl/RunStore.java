@@ -1,8 +1,8 @@
 package io.kiln.serve.pipeline.impl;
 
-import io.kiln.runtime.impl.WireCodec;
-import io.kiln.runtime.spi.cluster.ClusterBackend;
-import io.kiln.runtime.spi.cluster.SharedMap;
+import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.SharedStore;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.PipelineSpec;
 import io.kiln.serve.pipeline.RunStatus;
 import java.util.ArrayList;
@@ -12,34 +12,35 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Pipelines and runs in the cluster's shared maps, as JSON: pipelines in {@value #PIPELINES} by name, run
+ * Pipelines and runs in the cluster's shared stores, as JSON: pipelines in {@value #PIPELINES} by name, run
  * statuses in {@value #RUNS} by run id (written by the run's coordinator; by the leader once the
- * coordinator is gone). Non-blocking; thread-safe.
+ * coordinator is gone). An entry that does not read fails the read that meets it (with
+ * {@link io.kiln.runtime.UnreadableEntryException} naming the store and key). Non-blocking; thread-safe.
  */
 public final class RunStore {
 
   public static final String PIPELINES = "kiln.pipelines";
   public static final String RUNS = "kiln.pipeline-runs";
 
-  private final SharedMap pipelines;
-  private final SharedMap runs;
+  private final SharedStore<PipelineSpec> pipelines;
+  private final SharedStore<RunStatus> runs;
 
-  public RunStore(ClusterBackend cluster) {
-    this.pipelines = cluster.map(PIPELINES);
-    this.runs = cluster.map(RUNS);
+  public RunStore(KilnRuntime runtime) {
+    this.pipelines = runtime.store(PIPELINES, PipelineSpec.class);
+    this.runs = runtime.store(RUNS, RunStatus.class);
   }
 
   public CompletionStage<Void> putPipeline(PipelineSpec spec) {
-    return pipelines.put(spec.name(), WireCodec.toJson(spec));
+    return pipelines.put(spec.name(), spec);
   }
 
   public CompletionStage<Optional<PipelineSpec>> pipeline(String name) {
-    return pipelines.get(name).thenApply(o -> o.map(json -> WireCodec.fromJson(json, PipelineSpec.class)));
+    return pipelines.get(name).thenApply(o -> o.map(SharedStore.Entry::value));
   }
 
   public CompletionStage<List<PipelineSpec>> pipelines() {
     return pipelines.entries().thenApply(m -> m.values().stream()
-        .map(json -> WireCodec.fromJson(json, PipelineSpec.class))
+        .map(SharedStore.Entry::value)
         .sorted(java.util.Comparator.comparing(PipelineSpec::name)).toList());
   }
 
@@ -50,31 +51,31 @@ public final class RunStore {
   }
 
   public CompletionStage<Void> put(RunStatus status) {
-    return runs.put(status.runId(), encode(status));
+    return runs.put(status.runId(), status);
   }
 
   public CompletionStage<Optional<RunStatus>> get(String runId) {
-    return runs.get(runId).thenApply(o -> o.map(RunStore::decode));
+    return runs.get(runId).thenApply(o -> o.map(SharedStore.Entry::value));
   }
 
-  /** Raw entries, for compare-and-set updates by the leader. */
-  public CompletionStage<Map<String, String>> rawRuns() {
+  /** Entries with their versions, for compare-and-set updates by the leader. */
+  public CompletionStage<Map<String, SharedStore.Entry<RunStatus>>> runEntries() {
     return runs.entries();
   }
 
-  public CompletionStage<Boolean> replace(String runId, String expectedJson, RunStatus update) {
-    return runs.replace(runId, expectedJson, encode(update));
+  public CompletionStage<Boolean> replace(String runId, SharedStore.Entry<RunStatus> expected, RunStatus update) {
+    return runs.replace(runId, expected, update);
   }
 
-  public CompletionStage<Boolean> remove(String runId, String expectedJson) {
-    return runs.remove(runId, expectedJson);
+  public CompletionStage<Boolean> remove(String runId, SharedStore.Entry<RunStatus> expected) {
+    return runs.remove(runId, expected);
   }
 
   public CompletionStage<List<RunStatus>> runs(String pipeline) {
     return runs.entries().thenApply(m -> {
       List<RunStatus> out = new ArrayList<>();
-      for (String json : m.values()) {
-        RunStatus s = decode(json);
+      for (SharedStore.Entry<RunStatus> e : m.values()) {
+        RunStatus s = e.value();
         if (pipeline == null || s.pipeline().equals(pipeline)) {
           out.add(s);
         }

@@ -2,7 +2,7 @@ package io.kiln.serve.pipeline.impl;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.runtime.TaskContext;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.CacheEntry;
 import io.kiln.serve.pipeline.PipelineEvent;
 import io.kiln.serve.pipeline.Step;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.pools.DataType;
 import io.kiln.pools.TensorSpec;
 import io.kiln.runtime.Resources;
-import io.kiln.runtime.impl.WireCodec;
+import io.kiln.runtime.WireCodec;
 import io.kiln.serve.pipeline.InferTarget;
 import io.kiln.serve.pipeline.InputFormat;
 import io.kiln.serve.pipeline.OnNodeLoss;

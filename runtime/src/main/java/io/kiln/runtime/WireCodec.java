@@ -1,21 +1,20 @@
-package io.kiln.runtime.impl;
+package io.kiln.runtime;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.dataformat.cbor.databind.CBORMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.reflect.Type;
 
 /**
  * Kiln's explicit encodings: CBOR for arguments and results crossing nodes, JSON for records in the
- * shared maps. Jackson modules on the classpath are registered (so a module can teach it a value type);
- * default typing stays off, so a message can never name a class to instantiate.
+ * shared stores, management payloads and event-bus records. Jackson modules on the classpath are
+ * registered (so a module can teach it a value type); default typing stays off, so a message can never
+ * name a class to instantiate. Unknown properties are ignored, so a newer Kiln's records still read.
+ *
+ * <p>Thread-safe: the mappers are shared and must not be reconfigured by callers.
  */
 public final class WireCodec {
 
@@ -34,50 +33,21 @@ public final class WireCodec {
     return m;
   }
 
+  /** The CBOR mapper arguments and results of remote calls are encoded with. */
   public static ObjectMapper cbor() {
     return CBOR;
   }
 
-  /** The JSON mapper used for shared-map records and management payloads. */
+  /** The JSON mapper used for shared-store records and management payloads. */
   public static ObjectMapper json() {
     return JSON;
   }
 
-  static JavaType type(Type t) {
-    return CBOR.getTypeFactory().constructType(t);
-  }
-
-  static void write(JsonGenerator gen, Type type, Object value) throws IOException {
-    if (value == null) {
-      gen.writeNull();
-    } else {
-      CBOR.writerFor(type(type)).writeValue(gen, value);
-    }
-  }
-
-  static Object read(JsonParser parser, Type type) throws IOException {
-    if (parser.nextToken() == com.fasterxml.jackson.core.JsonToken.VALUE_NULL) {
-      return null;
-    }
-    return CBOR.readerFor(type(type)).readValue(parser);
-  }
-
-  static byte[] encodeValue(Type type, Object value) {
-    try {
-      return CBOR.writerFor(type(type)).writeValueAsBytes(value);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot encode " + type.getTypeName(), e);
-    }
-  }
-
-  static Object decodeValue(Type type, byte[] bytes) {
-    try {
-      return CBOR.readerFor(type(type)).readValue(bytes);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot decode " + type.getTypeName(), e);
-    }
-  }
-
+  /**
+   * Encodes {@code value} as JSON text.
+   *
+   * @throws java.io.UncheckedIOException if Jackson cannot encode it
+   */
   public static String toJson(Object value) {
     try {
       return JSON.writeValueAsString(value);
@@ -86,6 +56,12 @@ public final class WireCodec {
     }
   }
 
+  /**
+   * Decodes JSON text as {@code type}.
+   *
+   * @throws java.io.UncheckedIOException if the text is not JSON or does not read as {@code type} (the
+   *     message quotes at most 200 characters of it)
+   */
   public static <T> T fromJson(String json, Class<T> type) {
     try {
       return JSON.readValue(json, type);
