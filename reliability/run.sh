@@ -47,7 +47,7 @@ scenario() {
                   -Dkiln.reliability.overload.measureSeconds=10 ;;
     slow)      unit gateway 'SlowClientsTest,VanishingClientsTest' -Dkiln.reliability.slow.connections="${size:-500}" \
                   -Dkiln.reliability.vanish.clients=$(( ${size:-500} / 2 )) ;;
-    fuzz)      unit gateway,serve 'HostileInputFuzzTest,HostileHttpTest,DeploymentYamlFuzzTest' \
+    fuzz)      unit gateway,pipelines 'HostileInputFuzzTest,HostileHttpTest,DeploymentYamlFuzzTest' \
                   -Dkiln.reliability.fuzz.iterations="${size:-1000000}" \
                   -Dkiln.reliability.fuzz.http.iterations=$(( ${size:-1000000} / 100 )) \
                   -Dkiln.reliability.fuzz.yaml.iterations=$(( ${size:-1000000} / 20 )) \

@@ -75,7 +75,7 @@ public final class KilnNode implements AutoCloseable {
     return serving.serve();
   }
 
-  public io.kiln.serve.pipeline.Pipelines pipelines() {
+  public io.kiln.pipelines.Pipelines pipelines() {
     return serving.pipelines();
   }
 

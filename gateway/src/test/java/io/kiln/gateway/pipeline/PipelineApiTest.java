@@ -15,10 +15,10 @@ import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.ServeController;
-import io.kiln.serve.pipeline.DeploymentResolver;
-import io.kiln.serve.pipeline.NodeCache;
-import io.kiln.serve.pipeline.PipelineOptions;
-import io.kiln.serve.pipeline.Pipelines;
+import io.kiln.pipelines.DeploymentResolver;
+import io.kiln.pipelines.NodeCache;
+import io.kiln.pipelines.PipelineOptions;
+import io.kiln.pipelines.Pipelines;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.buffer.Buffer;
@@ -87,7 +87,7 @@ class PipelineApiTest {
             - name: analyse
               infer: {deployment: ident}
             - name: describe
-              class: io.kiln.serve.pipeline.examples.DescribeStep
+              class: io.kiln.pipelines.examples.DescribeStep
       """;
 
   static <T> T join(CompletionStage<T> s) throws Exception {
