@@ -128,6 +128,56 @@ public final class PipelineLoader {
     return new PipelineFile(sourceName, deployments, pipelines);
   }
 
+  /**
+   * Checks specs built in code, not read from YAML, for what their records cannot check alone: distinct
+   * deployment {@code name@version} and pipeline names, infer steps on a deployment among {@code deployments}
+   * or {@code knownDeployments}, and (when the options check classes) loadable user step classes. Specs have
+   * no positions: every problem is at line 1, column 1 of {@code source}, with its schema path.
+   *
+   * @throws DeploymentValidationException listing every problem
+   */
+  public void check(Path source, List<DeploymentSpec> deployments, List<PipelineSpec> pipelines,
+                    Set<String> knownDeployments) {
+    String file = source.toString();
+    List<io.kiln.serve.Problem> problems = new java.util.ArrayList<>();
+    Set<String> names = new HashSet<>(knownDeployments);
+    Set<String> ids = new HashSet<>();
+    for (int i = 0; i < deployments.size(); i++) {
+      DeploymentSpec d = deployments.get(i);
+      names.add(d.name());
+      if (!ids.add(d.name() + "@" + d.version())) {
+        problems.add(new io.kiln.serve.Problem(file, 1, 1, "deployments[" + i + "]",
+            "duplicate deployment " + d.name() + "@" + d.version()));
+      }
+    }
+    StepClasses classes = options.checkClasses() ? StepClasses.on(options.classLoader()) : StepClasses.UNCHECKED;
+    Set<String> pipelineNames = new HashSet<>();
+    for (int i = 0; i < pipelines.size(); i++) {
+      PipelineSpec p = pipelines.get(i);
+      String path = SpecReader.PIPELINES + "[" + i + "]";
+      if (!pipelineNames.add(p.name())) {
+        problems.add(new io.kiln.serve.Problem(file, 1, 1, path + ".name", "duplicate pipeline '" + p.name() + "'"));
+      }
+      for (int j = 0; j < p.steps().size(); j++) {
+        StepAction action = p.steps().get(j).action();
+        String at = path + ".steps[" + j + "]";
+        if (action instanceof StepAction.Infer infer && !names.contains(infer.deployment())) {
+          problems.add(new io.kiln.serve.Problem(file, 1, 1, at + ".infer.deployment",
+              "unknown deployment '" + infer.deployment() + "'; known deployments: "
+                  + String.join(", ", new java.util.TreeSet<>(names))));
+        } else if (action instanceof StepAction.Custom custom) {
+          String problem = classes.problem(custom.className());
+          if (problem != null) {
+            problems.add(new io.kiln.serve.Problem(file, 1, 1, at + ".class", problem));
+          }
+        }
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new DeploymentValidationException(problems);
+    }
+  }
+
   /** The first value of a top-level key (the deployment reader reports duplicates), or null. */
   private static Node topLevel(Node root, String key) {
     for (var t : ((MappingNode) root).getValue()) {

@@ -8,6 +8,7 @@ import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.serve.ServeController;
+import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;
 import io.kiln.pipelines.PipelineOptions;
 import io.kiln.pipelines.Pipelines;
@@ -88,9 +89,9 @@ public final class ServingNode implements AutoCloseable {
         DeploymentResolver.of(serve), pools);
     KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), new ServeModelDirectory(serve),
         new PoolsDirectory(runtime.nodeId(), board, pools), pipelines.cacheIndex()::nodeFor);
-    // Before the management API: it validates and stores the pipelines of a deployment file first.
-    gateway.addRoutes(new PipelineApi(runtime, pipelines, () -> serve.desired().keySet(), managementToken)::mount);
-    gateway.addRoutes(new ManagementApi(runtime, serve, managementToken)::mount);
+    gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
+    gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
+        managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway);
     return board.ready()
         .thenCompose(v -> serve.start())

@@ -2,9 +2,14 @@ package io.kiln.gateway.management;
 
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
+import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.gateway.serving.PoolsDirectory;
 import io.kiln.gateway.serving.ServeModelDirectory;
 import io.kiln.gateway.spi.DataLocator;
+import io.kiln.pipelines.Applications;
+import io.kiln.pipelines.DeploymentResolver;
+import io.kiln.pipelines.PipelineOptions;
+import io.kiln.pipelines.Pipelines;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
@@ -19,15 +24,20 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One Kiln node composed as {@code KilnNode} composes it (runtime on a {@link LocalCluster}, pool load board
- * and client, serve controller, gateway with the management API mounted), on loopback with ephemeral
- * ports, and a real HTTP client.
+ * and client, serve controller, pipelines with their cache in a temporary Kiln home, gateway with the
+ * pipelines and management APIs mounted), on loopback with ephemeral ports, and a real HTTP client.
  */
 final class ManagedNode implements AutoCloseable {
 
@@ -38,6 +48,8 @@ final class ManagedNode implements AutoCloseable {
   final PoolLoadBoard board;
   final PoolClient client;
   final ServeController serve;
+  final Path home;
+  final Pipelines pipelines;
   final KilnGateway gateway;
   final WebClient http;
 
@@ -51,9 +63,18 @@ final class ManagedNode implements AutoCloseable {
     gateway = new KilnGateway(GatewayOptions.builder().host("127.0.0.1").httpPort(0).grpcPort(0)
         .bindJvmMetrics(false).build(), new ServeModelDirectory(serve),
         new PoolsDirectory(runtime.nodeId(), board, client), DataLocator.NONE);
-    gateway.addRoutes(new ManagementApi(runtime, serve, token)::mount);
+    try {
+      home = Files.createTempDirectory("kiln-managed-node");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    pipelines = new Pipelines(runtime, PipelineOptions.defaults(home, runtime.nodeId()), DeploymentResolver.of(serve),
+        client);
+    gateway.addRoutes(new PipelineApi(runtime, pipelines, token)::mount);
+    gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines), token)::mount);
     join(board.ready());
     join(serve.start());
+    join(pipelines.start());
     join(gateway.start(cluster.vertx()).toCompletionStage());
     http = WebClient.create(cluster.vertx());
   }
@@ -88,8 +109,14 @@ final class ManagedNode implements AutoCloseable {
   public void close() {
     http.close();
     join(gateway.close().toCompletionStage());
+    pipelines.close();
     serve.close();
     board.close();
     cluster.close();
+    try (var files = Files.walk(home)) {
+      files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

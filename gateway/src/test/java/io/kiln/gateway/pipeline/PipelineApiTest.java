@@ -15,6 +15,7 @@ import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.ServeController;
+import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;
 import io.kiln.pipelines.NodeCache;
 import io.kiln.pipelines.PipelineOptions;
@@ -118,8 +119,8 @@ class PipelineApiTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         gateway = new KilnGateway(GatewayOptions.builder().host("127.0.0.1").httpPort(0).grpcPort(0).registry(registry)
             .build(), new ServeModelDirectory(serve), new PoolsDirectory(id, board, client), p.cacheIndex()::nodeFor);
-        gateway.addRoutes(new PipelineApi(rt, p, () -> serve.desired().keySet(), TOKEN)::mount);
-        gateway.addRoutes(new ManagementApi(rt, serve, TOKEN)::mount);
+        gateway.addRoutes(new PipelineApi(rt, p, TOKEN)::mount);
+        gateway.addRoutes(new ManagementApi(rt, serve, new Applications(rt, serve, p), TOKEN)::mount);
       }
     }
     join(gateway.start(nodes.get("a").vertx()).toCompletionStage());
@@ -192,6 +193,62 @@ class PipelineApiTest {
     assertThat(get("/api/v1/pipelines/media").statusCode()).isIn(200, 404); // another test may have deployed it
     assertThat(join(pipelines.get("a").pipelines()).stream().map(p -> p.name())).doesNotContain("ident2");
     assertThat(get("/v2/models/ident2").statusCode()).isEqualTo(404);
+  }
+
+  /** {@link #FILE} with deployment {@code deployment} (which its infer step uses) and pipeline {@code pipeline}. */
+  static String file(String deployment, String pipeline) {
+    return FILE.replace("ident", deployment).replace("name: media", "name: " + pipeline);
+  }
+
+  @Test
+  void aDryRunOfDeploymentsAndPipelinesStoresNeitherWhicheverWayItIsSpelt() throws Exception {
+    for (String dry : List.of("1", "true")) {
+      String name = "dry" + dry;
+      HttpResponse<Buffer> r = post("/api/v1/deployments?dry_run=" + dry, file(name, name + "-p"));
+      assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
+      assertThat(r.bodyAsJsonObject().getBoolean("applied")).isFalse();
+      assertThat(r.bodyAsJsonObject().getJsonArray("deployments")).containsExactly(name + "@1");
+      assertThat(r.bodyAsJsonObject().getString("planText")).contains(name);
+      assertThat(r.getHeader(PipelineApi.PIPELINES_HEADER)).isEqualTo(name + "-p");
+      assertThat(get("/api/v1/deployments/" + name).statusCode()).as("dry_run=" + dry).isEqualTo(404);
+      assertThat(get("/api/v1/pipelines/" + name + "-p").statusCode()).as("dry_run=" + dry).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void aValidFileAppliesItsDeploymentsAndItsPipelines() throws Exception {
+    HttpResponse<Buffer> r = post("/api/v1/deployments", file("both", "both-p"));
+    assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
+    assertThat(r.bodyAsJsonObject().getBoolean("applied")).isTrue();
+    assertThat(r.getHeader(PipelineApi.PIPELINES_HEADER)).isEqualTo("both-p");
+    assertThat(get("/api/v1/deployments/both").statusCode()).isEqualTo(200);
+    assertThat(get("/api/v1/pipelines/both-p").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aValidDeploymentBesideAnInvalidPipelineIsNotStored() throws Exception {
+    String yaml = file("lonely", "lonely-p").replace("deployment: lonely}", "deployment: elsewhere}");
+    HttpResponse<Buffer> r = post("/api/v1/deployments", yaml);
+    assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(400);
+    JsonArray problems = r.bodyAsJsonObject().getJsonArray("problems");
+    assertThat(problems.stream().map(o -> ((JsonObject) o).getString("path")).toList())
+        .containsExactly("pipelines[0].steps[1].infer.deployment");
+    assertThat(problems.getJsonObject(0).getInteger("line")).isEqualTo(18);
+    assertThat(r.getHeader(PipelineApi.PIPELINES_HEADER)).isNull();
+    assertThat(get("/api/v1/deployments/lonely").statusCode()).isEqualTo(404);
+    assertThat(get("/api/v1/pipelines/lonely-p").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void anInvalidDeploymentBesideAValidPipelineIsNotStored() throws Exception {
+    String yaml = file("wrong", "wrong-p").replace("workers_per_node: 1", "workers_per_node: 0");
+    HttpResponse<Buffer> r = post("/api/v1/deployments", yaml);
+    assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(400);
+    JsonArray problems = r.bodyAsJsonObject().getJsonArray("problems");
+    assertThat(problems.stream().map(o -> ((JsonObject) o).getString("path")).toList())
+        .containsExactly("deployments[0].pool.workers_per_node");
+    assertThat(get("/api/v1/deployments/wrong").statusCode()).isEqualTo(404);
+    assertThat(get("/api/v1/pipelines/wrong-p").statusCode()).isEqualTo(404);
   }
 
   @Test
