@@ -1,7 +1,7 @@
 package io.kiln.deploy;
 
+import io.kiln.deploy.node.ServingNode;
 import io.kiln.gateway.GatewayOptions;
-import io.kiln.gateway.serving.ServingNode;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
 import io.kiln.runtime.KilnRuntime;

@@ -1,10 +1,9 @@
-package io.kiln.gateway.management;
+package io.kiln.deploy.node;
 
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
+import io.kiln.gateway.management.ManagementApi;
 import io.kiln.gateway.pipeline.PipelineApi;
-import io.kiln.gateway.serving.PoolsDirectory;
-import io.kiln.gateway.serving.ServeModelDirectory;
 import io.kiln.gateway.spi.DataLocator;
 import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;

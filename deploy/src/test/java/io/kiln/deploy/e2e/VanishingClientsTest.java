@@ -1,9 +1,9 @@
-package io.kiln.gateway.e2e;
+package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kiln.gateway.serving.ServingNode;
+import io.kiln.deploy.node.ServingNode;
 import io.kiln.gateway.support.Figures;
 import io.kiln.pools.PoolStats;
 import java.time.Duration;

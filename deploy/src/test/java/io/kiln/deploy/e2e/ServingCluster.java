@@ -1,9 +1,9 @@
-package io.kiln.gateway.e2e;
+package io.kiln.deploy.e2e;
 
 import static org.awaitility.Awaitility.await;
 
 import io.kiln.gateway.GatewayOptions;
-import io.kiln.gateway.serving.ServingNode;
+import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolStats;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.LocalCluster;

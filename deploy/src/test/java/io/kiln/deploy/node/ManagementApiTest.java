@@ -1,10 +1,11 @@
-package io.kiln.gateway.management;
+package io.kiln.deploy.node;
 
-import static io.kiln.gateway.management.ManagedNode.json;
+import static io.kiln.deploy.node.ManagedNode.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.gateway.management.ManagementApi;
 import io.kiln.serve.DeploymentLoader;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentValidationException;

@@ -1,4 +1,4 @@
-package io.kiln.gateway.e2e;
+package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -10,7 +10,7 @@ import io.kiln.gateway.grpc.ModelInferResponse;
 import io.kiln.gateway.grpc.ModelMetadataRequest;
 import io.kiln.gateway.grpc.ModelMetadataResponse;
 import io.kiln.gateway.grpc.ModelReadyRequest;
-import io.kiln.gateway.serving.ServingNode;
+import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolStats;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;

@@ -1,4 +1,4 @@
-package io.kiln.gateway.e2e;
+package io.kiln.deploy.e2e;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

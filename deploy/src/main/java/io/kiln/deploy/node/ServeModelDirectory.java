@@ -1,4 +1,4 @@
-package io.kiln.gateway.serving;
+package io.kiln.deploy.node;
 
 import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.spi.ModelDirectory;

@@ -1,4 +1,4 @@
-package io.kiln.gateway.e2e;
+package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,4 +1,4 @@
-package io.kiln.gateway.serving;
+package io.kiln.deploy.node;
 
 import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;

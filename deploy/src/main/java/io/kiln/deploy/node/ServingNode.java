@@ -1,4 +1,4 @@
-package io.kiln.gateway.serving;
+package io.kiln.deploy.node;
 
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;

@@ -1,4 +1,4 @@
-package io.kiln.gateway.pipeline;
+package io.kiln.deploy.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -6,8 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
 import io.kiln.gateway.management.ManagementApi;
-import io.kiln.gateway.serving.PoolsDirectory;
-import io.kiln.gateway.serving.ServeModelDirectory;
+import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
