@@ -29,6 +29,11 @@ public record PipelineEvent(String runId, String pipeline, long seq, String type
     message = message == null ? "" : message;
   }
 
+  /** An event as published on {@link #ADDRESS} (the body of an event-bus message there). */
+  public static PipelineEvent decode(Object body) {
+    return io.kiln.pipelines.impl.EventSink.decode(body);
+  }
+
   /** Whether this event ends its run. */
   public boolean terminal() {
     return type.equals("run_succeeded") || type.equals("run_failed");

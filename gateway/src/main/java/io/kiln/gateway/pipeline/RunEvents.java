@@ -5,7 +5,6 @@ import io.kiln.runtime.impl.WireCodec;
 import io.kiln.pipelines.PipelineEvent;
 import io.kiln.pipelines.Pipelines;
 import io.kiln.pipelines.RunStatus;
-import io.kiln.pipelines.impl.EventSink;
 import io.vertx.core.Context;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpHeaders;
@@ -49,7 +48,7 @@ final class RunEvents {
       lastSeq = 0;
     }
     consumer = runtime.vertx().eventBus().consumer(PipelineEvent.ADDRESS, m -> {
-      PipelineEvent e = EventSink.decode(m.body());
+      PipelineEvent e = PipelineEvent.decode(m.body());
       if (e.runId().equals(runId)) {
         live(e);
       }
