@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * One apply of a deployment file on a one-node in-process cluster with the real controller and pipelines:
  * deployments and pipelines are validated together, and stored together or not at all. Each test uses its
- * own names, so the shared node's state does not couple them.
+ * own names, so the shared node's state does not couple them. The deployments select no node (the test is
+ * about what is stored, not served), so no pool is being created while the node closes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ApplicationsTest {
@@ -55,7 +56,7 @@ class ApplicationsTest {
               engine: Builtin
               inputs:  [{name: input,  datatype: FP32, shape: [-1, 4]}]
               outputs: [{name: output, datatype: FP32, shape: [-1, 4]}]
-            pool: {workers_per_node: 1, worker_resources: {CPU: 1}}
+            pool: {workers_per_node: 1, worker_resources: {CPU: 1}, node_selector: {zone: nowhere}}
         pipelines:
           - name: %s
             steps:
