@@ -41,13 +41,13 @@ scenario() {
   echo "== $name $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
   case "$name" in
     node-loss) it deploy NodeLossIT -Dkiln.reliability.nodeloss.requests="${size:-5000}" ;;
-    crash)     unit gateway WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
+    crash)     unit deploy WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
     leader)    unit serve LeaderLossMidDeployTest ;;
-    overload)  unit gateway OverloadTest -Dkiln.reliability.overload.seconds="${size:-30}" \
+    overload)  unit deploy OverloadTest -Dkiln.reliability.overload.seconds="${size:-30}" \
                   -Dkiln.reliability.overload.measureSeconds=10 ;;
-    slow)      unit gateway 'SlowClientsTest,VanishingClientsTest' -Dkiln.reliability.slow.connections="${size:-500}" \
+    slow)      unit gateway,deploy 'SlowClientsTest,VanishingClientsTest' -Dkiln.reliability.slow.connections="${size:-500}" \
                   -Dkiln.reliability.vanish.clients=$(( ${size:-500} / 2 )) ;;
-    fuzz)      unit gateway,serve 'HostileInputFuzzTest,HostileHttpTest,DeploymentYamlFuzzTest' \
+    fuzz)      unit gateway,pipelines 'HostileInputFuzzTest,HostileHttpTest,DeploymentYamlFuzzTest' \
                   -Dkiln.reliability.fuzz.iterations="${size:-1000000}" \
                   -Dkiln.reliability.fuzz.http.iterations=$(( ${size:-1000000} / 100 )) \
                   -Dkiln.reliability.fuzz.yaml.iterations=$(( ${size:-1000000} / 20 )) \

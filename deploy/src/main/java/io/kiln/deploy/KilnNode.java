@@ -1,7 +1,7 @@
 package io.kiln.deploy;
 
+import io.kiln.deploy.node.ServingNode;
 import io.kiln.gateway.GatewayOptions;
-import io.kiln.gateway.serving.ServingNode;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
 import io.kiln.runtime.KilnRuntime;
@@ -75,7 +75,7 @@ public final class KilnNode implements AutoCloseable {
     return serving.serve();
   }
 
-  public io.kiln.serve.pipeline.Pipelines pipelines() {
+  public io.kiln.pipelines.Pipelines pipelines() {
     return serving.pipelines();
   }
 

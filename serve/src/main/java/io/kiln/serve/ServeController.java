@@ -129,19 +129,31 @@ public final class ServeController implements AutoCloseable {
   public CompletionStage<ApplyResult> apply(String yaml, Path source, boolean dryRun) {
     return runtime.vertx().<DeploymentFile>executeBlocking(() -> loader.load(yaml, source), false)
         .toCompletionStage()
-        .thenCompose(file -> {
-          Plan plan = withUnchangedVersionWarnings(planner.plan(file.deployments(), runtime.clusterView()),
-              file.deployments());
-          if (dryRun) {
-            return CompletableFuture.completedFuture(new ApplyResult(file.deployments(), plan, false));
-          }
-          CompletableFuture<?>[] stored = file.deployments().stream()
-              .map(d -> state.apply(d).toCompletableFuture()).toArray(CompletableFuture[]::new);
-          return CompletableFuture.allOf(stored).thenApply(v -> {
-            loop.kick();
-            return new ApplyResult(file.deployments(), plan, true);
-          });
-        });
+        .thenCompose(file -> apply(file.deployments(), dryRun));
+  }
+
+  /**
+   * Plans already validated deployments (as a {@link DeploymentLoader} returns them: distinct
+   * {@code name@version}, model URIs resolved) on the current cluster and, unless {@code dryRun}, stores
+   * them as desired state; the plan carries the same warnings as {@link #apply(String, Path, boolean)}'s.
+   */
+  public CompletionStage<ApplyResult> apply(List<DeploymentSpec> deployments, boolean dryRun) {
+    List<DeploymentSpec> specs = List.copyOf(deployments);
+    Plan plan;
+    try {
+      plan = withUnchangedVersionWarnings(planner.plan(specs, runtime.clusterView()), specs);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (dryRun) {
+      return CompletableFuture.completedFuture(new ApplyResult(specs, plan, false));
+    }
+    CompletableFuture<?>[] stored = specs.stream()
+        .map(d -> state.apply(d).toCompletableFuture()).toArray(CompletableFuture[]::new);
+    return CompletableFuture.allOf(stored).thenApply(v -> {
+      loop.kick();
+      return new ApplyResult(specs, plan, true);
+    });
   }
 
   /** Adds a warning to each plan that re-applies a running version with settings its pools cannot change. */

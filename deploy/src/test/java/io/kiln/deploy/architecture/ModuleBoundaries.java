@@ -15,7 +15,7 @@ import java.util.Optional;
  * The rule behind {@link ModuleBoundariesTest}: a Kiln module's {@code impl} packages are its own. A module
  * is the package segment after {@code io.kiln.} ({@code runtime}, {@code pools}, {@code serve}, ...), so a
  * new top-level module is covered without editing the rule; an {@code impl} package is any package of a
- * module with an {@code impl} segment below the module's root ({@code io.kiln.serve.pipeline.impl},
+ * module with an {@code impl} segment below the module's root ({@code io.kiln.pipelines.impl},
  * {@code io.kiln.runtime.impl.cluster}).
  */
 final class ModuleBoundaries {

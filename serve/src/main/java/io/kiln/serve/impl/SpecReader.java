@@ -37,7 +37,7 @@ public final class SpecReader {
   /** Top-level fields starting with this are ignored, so they can hold YAML anchors ({@code x-defaults: &d}). */
   public static final String EXTENSION_PREFIX = "x-";
 
-  /** The top-level section of pipelines beside the deployments (see {@code io.kiln.serve.pipeline}). */
+  /** The top-level section of pipelines beside the deployments (see {@code io.kiln.pipelines}). */
   public static final String PIPELINES = "pipelines";
 
   /** Deployments per file at most: more is a generated file gone wrong. */
@@ -71,7 +71,7 @@ public final class SpecReader {
     }
     MappingReader top = reading.mapping(root, "");
     List<Node> items = top.list("deployments", true);
-    top.value(PIPELINES); // read by io.kiln.serve.pipeline.PipelineLoader, with the same problems
+    top.value(PIPELINES); // read by io.kiln.pipelines.PipelineLoader, with the same problems
     // Extension fields, as in Compose files: a place for anchors of shared settings.
     top.ignorePrefix(EXTENSION_PREFIX);
     top.finish();

@@ -1,0 +1,46 @@
+package io.kiln.deploy.node;
+
+import io.kiln.gateway.spi.PoolDirectory;
+import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.PoolClient;
+import io.kiln.pools.PoolLoad;
+import io.kiln.pools.PoolLoadBoard;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Pools from the load board (every pool's queue depth, at most a couple of seconds old, published by the
+ * managers themselves over the event bus) and requests through the {@link PoolClient}.
+ */
+public final class PoolsDirectory implements PoolDirectory {
+
+  private final String localNode;
+  private final PoolLoadBoard board;
+  private final PoolClient client;
+
+  public PoolsDirectory(String localNode, PoolLoadBoard board, PoolClient client) {
+    this.localNode = localNode;
+    this.board = board;
+    this.client = client;
+  }
+
+  @Override
+  public List<PoolEndpoint> pools(String model, String version) {
+    List<PoolEndpoint> out = new ArrayList<>();
+    for (PoolLoad l : board.pools(model, version)) {
+      out.add(new PoolEndpoint(l.nodeId(), l.nodeId().equals(localNode), l.ready() && !l.draining(), l.queueDepth(),
+          l.inFlight(), l.capacity()));
+    }
+    return out;
+  }
+
+  @Override
+  public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
+                                                   InferenceRequest request, long deadlineNanos) {
+    return client.infer(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()));
+  }
+}

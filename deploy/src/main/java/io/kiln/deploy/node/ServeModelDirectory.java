@@ -1,0 +1,67 @@
+package io.kiln.deploy.node;
+
+import io.kiln.gateway.ModelInfo;
+import io.kiln.gateway.spi.ModelDirectory;
+import io.kiln.serve.DeploymentSpec;
+import io.kiln.serve.DeploymentStatus;
+import io.kiln.serve.ModelFormat;
+import io.kiln.serve.ServeController;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Models as the serve controller knows them: every desired deployment, resolved to the version that serves
+ * it now (during a rolling update, the old one until the new one is ready everywhere). Reads the
+ * controller's node-local mirrors only, so it never blocks.
+ */
+public final class ServeModelDirectory implements ModelDirectory {
+
+  private final ServeController serve;
+
+  public ServeModelDirectory(ServeController serve) {
+    this.serve = serve;
+  }
+
+  @Override
+  public List<ModelInfo> models() {
+    List<ModelInfo> out = new ArrayList<>();
+    serve.desired().forEach((name, spec) -> model(name, null).ifPresent(out::add));
+    return out;
+  }
+
+  @Override
+  public Optional<ModelInfo> model(String name, String versionOrNull) {
+    DeploymentSpec spec = serve.desired().get(name);
+    if (spec == null) {
+      return Optional.empty();
+    }
+    DeploymentStatus status = serve.statuses().get(name);
+    if (status != null && status.phase() == DeploymentStatus.Phase.DELETING) {
+      return Optional.empty();
+    }
+    String serving = status == null ? null : status.servingVersion();
+    TreeSet<String> versions = new TreeSet<>();
+    versions.add(spec.version());
+    if (serving != null) {
+      versions.add(serving);
+    }
+    String version = versionOrNull != null ? versionOrNull : serving != null ? serving : spec.version();
+    if (!versions.contains(version)) {
+      return Optional.empty();
+    }
+    boolean ready = serving != null && (versionOrNull == null || versionOrNull.equals(serving)
+        || status.pools().stream().anyMatch(p -> p.version().equals(versionOrNull) && p.ready()));
+    return Optional.of(new ModelInfo(name, version, List.copyOf(versions), platform(spec),
+        spec.model().inputs(), spec.model().outputs(), ready, 0));
+  }
+
+  private static String platform(DeploymentSpec spec) {
+    if (spec.model().isBuiltin()) {
+      return "kiln_builtin";
+    }
+    return spec.model().format().orElse(ModelFormat.TORCHSCRIPT) == ModelFormat.DJL_PARAMS ? "djl_pytorch"
+        : "pytorch_torchscript";
+  }
+}

@@ -1,0 +1,75 @@
+package io.kiln.deploy.e2e;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+
+/**
+ * The repository's TorchScript MLP ({@code models/mlp}: input {@code input} FP32 [-1, 64], output
+ * {@code output} FP32 [-1, 10]) with the input and torch's output recorded in its {@code expected.json}.
+ */
+final class MlpFixture {
+
+  /** libtorch (DJL) and the torch that recorded the output may round the last bits differently. */
+  static final double TOLERANCE = 1e-5;
+
+  final long[] inputShape;
+  final float[] input;
+  final long[] outputShape;
+  final float[] output;
+
+  private MlpFixture(JsonObject expected) {
+    JsonObject in = expected.getJsonObject("input");
+    JsonObject out = expected.getJsonObject("output");
+    inputShape = longs(in.getJsonArray("shape"));
+    input = floats(in.getJsonArray("data"));
+    outputShape = longs(out.getJsonArray("shape"));
+    output = floats(out.getJsonArray("data"));
+  }
+
+  static MlpFixture load() {
+    try {
+      return new MlpFixture(new JsonObject(Files.readString(ServingCluster.repositoryRoot()
+          .resolve("models/mlp/expected.json"))));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** An OIP JSON inference request body for the recorded input, with the given id and extra top-level fields. */
+  String jsonRequest(String id, JsonObject parameters) {
+    JsonObject tensor = new JsonObject().put("name", "input").put("datatype", "FP32")
+        .put("shape", new JsonArray().add(inputShape[0]).add(inputShape[1])).put("data", toJson(input));
+    JsonObject body = new JsonObject().put("id", id).put("inputs", new JsonArray().add(tensor));
+    if (parameters != null) {
+      body.put("parameters", parameters);
+    }
+    return body.encode();
+  }
+
+  private static JsonArray toJson(float[] values) {
+    JsonArray a = new JsonArray();
+    for (float v : values) {
+      a.add(v);
+    }
+    return a;
+  }
+
+  static float[] floats(JsonArray a) {
+    float[] out = new float[a.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = a.getNumber(i).floatValue();
+    }
+    return out;
+  }
+
+  private static long[] longs(JsonArray a) {
+    long[] out = new long[a.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = a.getLong(i);
+    }
+    return out;
+  }
+}

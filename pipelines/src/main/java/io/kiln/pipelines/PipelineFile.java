@@ -1,0 +1,22 @@
+package io.kiln.pipelines;
+
+import io.kiln.serve.DeploymentSpec;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A validated deployment file with its pipelines.
+ *
+ * @param source the file as named to the loader
+ * @param deployments the file's deployments, as {@link io.kiln.serve.DeploymentLoader} reads them
+ * @param pipelines the file's pipelines; empty when it has no {@code pipelines:} section
+ */
+public record PipelineFile(Path source, List<DeploymentSpec> deployments, List<PipelineSpec> pipelines) {
+
+  public PipelineFile {
+    Objects.requireNonNull(source, "source");
+    deployments = List.copyOf(deployments);
+    pipelines = List.copyOf(pipelines);
+  }
+}

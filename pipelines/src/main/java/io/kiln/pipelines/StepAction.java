@@ -1,0 +1,106 @@
+package io.kiln.pipelines;
+
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What one step does, with its settings. Strings may hold {@code ${input.NAME}} placeholders, replaced by
+ * the run's input when the run starts. Immutable; validated on construction.
+ *
+ * <p>Encoded (JSON in the cluster's maps, CBOR to the node running the step) with a closed set of type
+ * names, never a class name.
+ */
+@JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "kind")
+@JsonSubTypes({
+    @JsonSubTypes.Type(value = StepAction.Fetch.class, name = "fetch"),
+    @JsonSubTypes.Type(value = StepAction.Infer.class, name = "infer"),
+    @JsonSubTypes.Type(value = StepAction.Webhook.class, name = "webhook"),
+    @JsonSubTypes.Type(value = StepAction.Custom.class, name = "class")})
+public sealed interface StepAction {
+
+  /** Largest input a fetch may copy unless it says otherwise: 1 GiB. */
+  long DEFAULT_FETCH_MAX_BYTES = 1L << 30;
+  /** Default timeout of a webhook POST. */
+  long DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+
+  @JsonIgnore
+  StepKind kind();
+
+  /**
+   * Copy {@code uri} ({@code file://} under the node's allowed roots, {@code http://}, {@code https://})
+   * into the node-local cache, keyed by the URI; a cached copy is reused.
+   *
+   * @param maxBytes larger inputs fail the step
+   */
+  record Fetch(String uri, long maxBytes) implements StepAction {
+    public Fetch {
+      Objects.requireNonNull(uri, "uri");
+      if (maxBytes < 1) {
+        throw new IllegalArgumentException("fetch max_bytes must be positive, got " + maxBytes);
+      }
+    }
+
+    @Override
+    public StepKind kind() {
+      return StepKind.FETCH;
+    }
+  }
+
+  /**
+   * Decode the file an earlier fetch step cached on this node and run it through this node's pool of
+   * {@code deployment} (the version it serves when the step starts).
+   *
+   * @param input the fetch step whose file is the input
+   * @param tensor the model input to fill for {@link InputFormat#RAW}; empty for the model's only input
+   */
+  record Infer(String deployment, String input, InputFormat format, String tensor) implements StepAction {
+    public Infer {
+      Objects.requireNonNull(deployment, "deployment");
+      Objects.requireNonNull(input, "input");
+      Objects.requireNonNull(format, "format");
+      tensor = tensor == null ? "" : tensor;
+    }
+
+    @Override
+    public StepKind kind() {
+      return StepKind.INFER;
+    }
+  }
+
+  /** POST the run so far (input, step results) as JSON to {@code url}; a non-2xx answer fails the step. */
+  record Webhook(String url, long timeoutMs) implements StepAction {
+    public Webhook {
+      Objects.requireNonNull(url, "url");
+      if (timeoutMs < 1) {
+        throw new IllegalArgumentException("webhook timeout_ms must be positive, got " + timeoutMs);
+      }
+    }
+
+    @Override
+    public StepKind kind() {
+      return StepKind.WEBHOOK;
+    }
+  }
+
+  /**
+   * Run a {@link Step} implementation, instantiated by its public no-argument constructor on the node the
+   * step runs on, once per attempt.
+   *
+   * @param className binary name of a class implementing {@link Step}
+   * @param params the step's parameters ({@link StepContext#params()})
+   */
+  record Custom(String className, Map<String, String> params) implements StepAction {
+    public Custom {
+      Objects.requireNonNull(className, "className");
+      params = params == null ? Map.of() : Map.copyOf(params);
+    }
+
+    @Override
+    public StepKind kind() {
+      return StepKind.CLASS;
+    }
+  }
+}
