@@ -350,7 +350,9 @@ final class ActorCell extends VerticleBase {
     CompletableFuture<Void> done = new CompletableFuture<>();
     if (context == null) {
       // Not deployed yet: the kill is applied once it is (fail() is a no-op for a dead cell anyway).
-      vertx.runOnContext(v -> kill(cause, allowRestart).whenComplete((x, e) -> done.complete(null)));
+      // The verticle's own vertx is set only when it deploys: use the node's (a node closing while an actor was
+      // being created met a null here).
+      agent.vertx().runOnContext(v -> kill(cause, allowRestart).whenComplete((x, e) -> done.complete(null)));
       return done;
     }
     context.runOnContext(v -> {

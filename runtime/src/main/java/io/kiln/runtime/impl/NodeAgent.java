@@ -58,6 +58,11 @@ final class NodeAgent {
    * @param resourcesReleased told when resources return to the ledger, so waiting placements retry
    * @param callPath makes handles of hosted actors ({@code ActorContext.self})
    */
+  /** The node's Vert.x: what a cell not yet deployed (its own {@code vertx} still unset) runs on. */
+  Vertx vertx() {
+    return vertx;
+  }
+
   NodeAgent(KilnRuntime runtime, Vertx vertx, NodeOptions node, ResourceLedger ledger, LocalActors cells,
             ActorRegistry registry, NodeTable nodeTable, Runnable resourcesReleased, CallPath callPath) {
     this.runtime = runtime;
