@@ -171,7 +171,7 @@ final class Reconciler {
     int target = target(key, spec, p, load);
     if (o.manager(key).isEmpty()) {
       if (!actions.retiring(key)) {
-        actions.create(PoolSpecs.pool(spec, node, target));
+        actions.create(spec.poolOn(node, target));
       }
       out.add(new PoolState(node, spec.version(), false, 0, target, 0, 0));
       return false;
