@@ -4,7 +4,6 @@ import io.kiln.pools.impl.DispatchTimes;
 import io.kiln.pools.impl.LoadReporter;
 import io.kiln.pools.impl.PoolDispatcher;
 import io.kiln.pools.impl.PoolWorkers;
-import io.kiln.pools.impl.SpecValidator;
 import io.kiln.pools.impl.VertxTimers;
 import io.kiln.runtime.ActorContext;
 import io.kiln.runtime.ActorHandle;
@@ -43,8 +42,9 @@ import java.util.concurrent.CompletionStage;
  * its model, and rejoins once it answers, or with no restarts left it is dropped and listed DEAD in
  * {@link #status()}.
  *
- * <p><b>Errors</b> of {@link #infer}/{@link #submit}: {@link InferenceException} INVALID_INPUT (checked
- * against the model spec at once, alone), {@link CapacityExceededException} (queue full),
+ * <p><b>Errors</b> of {@link #infer}/{@link #submit}: {@link InferenceException} INVALID_INPUT (a request
+ * not {@link PoolRequest#validated() validated} by its sender is checked with the model's
+ * {@link RequestValidator} at once, alone), {@link CapacityExceededException} (queue full),
  * UNAVAILABLE (draining, closed, a worker failed twice under it), DEADLINE_EXCEEDED (it never runs once
  * its deadline passed). See {@link io.kiln.pools.impl.PoolDispatcher}.
  *
@@ -79,7 +79,8 @@ public final class PoolManager implements AutoCloseable {
     MeterRegistry registry = runtime.localService(MeterRegistry.class).orElseGet(SimpleMeterRegistry::new);
     this.dispatcher = new PoolDispatcher(spec.config(), System::nanoTime, new VertxTimers(context),
         r -> context.runOnContext(v -> r.run()), this::workerFailed, registry,
-        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), new SpecValidator(spec.model()));
+        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()),
+        new RequestValidator(spec.deployment(), spec.model().signature(), 0)::validate);
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
@@ -121,7 +122,8 @@ public final class PoolManager implements AutoCloseable {
     long timeoutMs = call.timeoutMs() > 0 ? Math.min(call.timeoutMs(), PoolConfig.MAX_TIMEOUT.toMillis())
         : spec.config().defaultTimeout().toMillis();
     InferenceRequest request = call.request();
-    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000);
+    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000,
+        call.validated());
     String ticket = call.ticket();
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, outputs);

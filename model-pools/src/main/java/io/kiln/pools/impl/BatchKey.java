@@ -29,7 +29,8 @@ final class BatchKey {
    * The key of a request, checking that it can be batched at all.
    *
    * @throws InferenceException INVALID_INPUT if it has no inputs, an input without a batch dimension, or
-   *     inputs that disagree on the batch size
+   *     inputs that disagree on the batch size or have no rows (whatever validated it: a worker could not
+   *     stack it)
    */
   static BatchKey of(InferenceRequest request) {
     List<Tensor> tensors = request.inputs();
@@ -49,6 +50,9 @@ final class BatchKey {
             + tensors.get(0).name() + "' has " + rows + ", '" + t.name() + "' has " + shape[0]);
       }
       rows = shape[0];
+      if (rows == 0) {
+        throw InferenceException.invalid("input '" + t.name() + "' has no rows (first dimension is 0)");
+      }
       inputs[i] = new Input(t.name(), t.datatype(), Arrays.copyOfRange(shape, 1, shape.length));
     }
     return new BatchKey(inputs, request.outputs());
