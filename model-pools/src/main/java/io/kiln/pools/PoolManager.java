@@ -1,6 +1,7 @@
 package io.kiln.pools;
 
 import io.kiln.pools.impl.DispatchTimes;
+import io.kiln.pools.impl.HealthProber;
 import io.kiln.pools.impl.LoadReporter;
 import io.kiln.pools.impl.PoolDispatcher;
 import io.kiln.pools.impl.PoolWorkers;
@@ -49,6 +50,10 @@ import java.util.concurrent.CompletionStage;
  * its deadline passed). See {@link io.kiln.pools.impl.PoolDispatcher}.
  *
  * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
+ *
+ * <p><b>Health:</b> every {@code health.period} it probes each worker in rotation on its serving thread;
+ * one that does not answer within {@code health.timeout} is restarted (see
+ * {@link io.kiln.pools.impl.HealthProber}), and {@link #status()} reports the last such repair.
  */
 public final class PoolManager implements AutoCloseable {
 
@@ -63,6 +68,7 @@ public final class PoolManager implements AutoCloseable {
   private final PoolDispatcher dispatcher;
   private final PoolWorkers workers;
   private final LoadReporter reporter;
+  private final HealthProber health;
   private final DispatchTimes times = new DispatchTimes();
   private final Map<String, CompletableFuture<List<Tensor>>> tickets = new HashMap<>();
   private CompletionStage<Void> drained;
@@ -85,8 +91,13 @@ public final class PoolManager implements AutoCloseable {
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
     this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready, () -> draining);
+    // A probe call outlives the health timeout, so the prober's own timer always decides.
+    Duration probeTimeout = spec.health().timeout().multipliedBy(2).plusSeconds(1);
+    this.health = new HealthProber(spec.health(), new VertxTimers(context), r -> context.runOnContext(v -> r.run()),
+        () -> workers.probeTargets(probeTimeout), workers::restartSilent);
     reporter.start();
     workers.start();
+    health.start();
   }
 
   /**
@@ -177,7 +188,7 @@ public final class PoolManager implements AutoCloseable {
   /** Load, workers one by one, configuration. */
   public PoolStatus status() {
     return new PoolStatus(spec.deployment(), spec.version(), spec.nodeId(), managerId, ready(), draining,
-        workers.liveCount(), spec.config(), dispatcher.stats(), workers.status());
+        workers.liveCount(), spec.config(), dispatcher.stats(), workers.status(), workers.lastRepair());
   }
 
   /**
@@ -219,6 +230,7 @@ public final class PoolManager implements AutoCloseable {
       return;
     }
     closed = true;
+    health.stop();
     workers.close();
     reporter.stop();
     dispatcher.close();

@@ -62,6 +62,6 @@ public record DeploymentSpec(String name, String version, ModelSpec model, PoolP
   /** The definition of this deployment's pool on {@code nodeId}, starting with {@code workers} workers. */
   public PoolSpec poolOn(String nodeId, int workers) {
     return new PoolSpec(name, version, nodeId, model, PoolConfig.of(batching, queue), workers,
-        pool.workerResources(), pool.maxRestarts());
+        pool.workerResources(), pool.maxRestarts(), health);
   }
 }
