@@ -29,8 +29,7 @@ final class BatchKey {
    * The key of a request, checking that it can be batched at all.
    *
    * @throws InferenceException INVALID_INPUT if it has no inputs, an input without a batch dimension, or
-   *     inputs that disagree on the batch size or have no rows (whatever validated it: a worker could not
-   *     stack it)
+   *     inputs that disagree on the batch size
    */
   static BatchKey of(InferenceRequest request) {
     List<Tensor> tensors = request.inputs();
@@ -50,12 +49,21 @@ final class BatchKey {
             + tensors.get(0).name() + "' has " + rows + ", '" + t.name() + "' has " + shape[0]);
       }
       rows = shape[0];
-      if (rows == 0) {
-        throw InferenceException.invalid("input '" + t.name() + "' has no rows (first dimension is 0)");
-      }
       inputs[i] = new Input(t.name(), t.datatype(), Arrays.copyOfRange(shape, 1, shape.length));
     }
     return new BatchKey(inputs, request.outputs());
+  }
+
+  /**
+   * {@link #of}, for a request the pool is to run: it also needs a row, or a worker has nothing to stack.
+   * Checked for every request, validated or not: it protects the workers.
+   */
+  static BatchKey admit(InferenceRequest request) {
+    BatchKey key = of(request);
+    if (rows(request) == 0) {
+      throw InferenceException.invalid("input '" + request.inputs().get(0).name() + "' has no rows (first dimension is 0)");
+    }
+    return key;
   }
 
   /** The request's rows: the first dimension of its inputs (valid once {@link #of} accepted it). */

@@ -132,7 +132,7 @@ public final class PoolDispatcher implements AutoCloseable {
   /**
    * {@link #submit(InferenceRequest, long)}, skipping the validator when {@code validated}: the request
    * passed a {@link io.kiln.pools.RequestValidator} already. Whether it can be batched at all (inputs with a
-   * batch dimension they agree on) is checked either way: that protects the workers, not the client.
+   * batch dimension they agree on, at least one row) is checked either way: that protects the workers.
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated) {
     Objects.requireNonNull(request, "request");
@@ -142,7 +142,7 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     BatchKey key;
     try {
-      key = BatchKey.of(request);
+      key = BatchKey.admit(request);
       if (!validated) {
         validator.accept(request);
       }
