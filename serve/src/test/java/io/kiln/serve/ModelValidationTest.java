@@ -1,12 +1,12 @@
 package io.kiln.serve;
 
-import io.kiln.pools.ModelSpec;
 import static io.kiln.serve.Specs.MINIMAL;
 import static io.kiln.serve.Specs.onlyProblem;
 import static io.kiln.serve.Specs.problems;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.pools.DataType;
+import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TensorSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,6 +36,12 @@ class ModelValidationTest {
         "unknown engine 'TensorFlow'; expected one of: PyTorch, Builtin");
     onlyProblem(PYTORCH.replace("engine: PyTorch", "engine: pytorch"), 6, 15, "deployments[0].model.engine",
         "unknown engine 'pytorch'; did you mean 'PyTorch'?");
+  }
+
+  @Test
+  void aBuiltinModelThatDoesNotExistIsRefusedWhenLoaded() {
+    onlyProblem(MINIMAL.replace("builtin:identity", "builtin:nope"), 5, 7, "deployments[0].model",
+        "unknown built-in model 'builtin:nope'");
   }
 
   @Test
