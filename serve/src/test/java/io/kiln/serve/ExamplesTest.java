@@ -1,13 +1,13 @@
 package io.kiln.serve;
 
-import io.kiln.pools.BatchingSpec;
-import io.kiln.pools.HealthSpec;
-import io.kiln.pools.ModelSpec;
-import io.kiln.pools.QueueSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.DataType;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.pools.TensorSpec;
 import io.kiln.runtime.Resources;
 import java.nio.file.Files;

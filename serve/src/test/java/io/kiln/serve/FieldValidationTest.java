@@ -1,14 +1,14 @@
 package io.kiln.serve;
 
-import io.kiln.pools.BatchingSpec;
-import io.kiln.pools.HealthSpec;
-import io.kiln.pools.ModelSpec;
-import io.kiln.pools.QueueSpec;
 import static io.kiln.serve.Specs.MINIMAL;
 import static io.kiln.serve.Specs.onlyProblem;
 import static io.kiln.serve.Specs.problems;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.pools.BatchingSpec;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import org.junit.jupiter.api.Test;
 
 /** Field-level problems common to every section: unknown, missing, wrong type, names and versions. */

@@ -1,11 +1,11 @@
 package io.kiln.serve;
 
-import io.kiln.pools.HealthSpec;
 import static io.kiln.serve.Specs.onlyProblem;
 import static io.kiln.serve.Specs.problems;
 import static io.kiln.serve.Specs.withPool;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.pools.HealthSpec;
 import io.kiln.runtime.Resources;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -1,9 +1,5 @@
 package io.kiln.serve;
 
-import io.kiln.pools.BatchingSpec;
-import io.kiln.pools.HealthSpec;
-import io.kiln.pools.ModelSpec;
-import io.kiln.pools.QueueSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -11,7 +7,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.DataType;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.pools.TensorSpec;
 import io.kiln.runtime.Resources;
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
+import io.kiln.gateway.impl.InputPlans.InputPlan;
 import io.kiln.gateway.impl.RequestHeader.InputHeader;
 import io.kiln.gateway.impl.RequestHeader.OutputHeader;
-import io.kiln.gateway.impl.InputPlans.InputPlan;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;

@@ -2,9 +2,9 @@ package io.kiln.gateway.serving;
 
 import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.spi.ModelDirectory;
+import io.kiln.pools.ModelSpec;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
-import io.kiln.pools.ModelSpec;
 import io.kiln.serve.ServeController;
 import java.util.ArrayList;
 import java.util.List;
