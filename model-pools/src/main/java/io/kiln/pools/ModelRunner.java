@@ -8,11 +8,14 @@ import java.util.List;
  * <p><b>Threading:</b> not thread-safe. One worker thread owns a runner and calls it serially; every
  * method blocks that thread for the duration of the work (a forward pass for {@link #infer}).
  *
- * <p><b>Errors:</b> a problem with a request (missing input, wrong datatype, shape the spec does not
- * accept, requests in one batch whose non-batch dimensions differ, unknown output name) raises an
- * {@link InferenceException} of kind {@link InferenceException.Kind#INVALID_INPUT} (or {@code TOO_LARGE})
- * whose message names the input; nothing ran and the runner is fine. Any other exception (typically
- * {@link ModelExecutionException}) means the engine or model failed: treat the worker as failed.
+ * <p><b>Requests</b> are trusted: they passed the model's {@link RequestValidator} at the edge (the
+ * gateway, or the pool manager for requests sent unchecked). A runner checks only what it needs to run a
+ * batch at all (each input present, the batch's rows stackable, requested outputs known).
+ *
+ * <p><b>Errors:</b> a batch that cannot be laid out that way raises an {@link InferenceException} of kind
+ * {@link InferenceException.Kind#INVALID_INPUT} (or {@code TOO_LARGE}) whose message names the input;
+ * nothing ran and the runner is fine. Any other exception (typically {@link ModelExecutionException})
+ * means the engine or model failed: treat the worker as failed.
  */
 public interface ModelRunner extends AutoCloseable {
 
@@ -23,21 +26,13 @@ public interface ModelRunner extends AutoCloseable {
   ModelLoadInfo loadInfo();
 
   /**
-   * Checks one request against the spec without running anything, so a worker can reject a bad request
-   * alone instead of failing the batch it would have joined. {@link #infer} checks again.
-   *
-   * @throws InferenceException of kind INVALID_INPUT naming the offending input or output
-   */
-  void validate(InferenceRequest request);
-
-  /**
    * Runs one forward pass over {@code batch}: each input is stacked along its first dimension in request
    * order, and each output is split back so that request {@code i} gets exactly its own rows. Outputs are
    * named per the spec, in spec order, or in the order of the request's {@link InferenceRequest#outputs()}
    * when it names some.
    *
    * @return one list of output tensors per request, in request order; empty for an empty batch
-   * @throws InferenceException INVALID_INPUT/TOO_LARGE for bad requests (see the class comment)
+   * @throws InferenceException INVALID_INPUT/TOO_LARGE for a batch that cannot run (see the class comment)
    * @throws ModelExecutionException or another runtime exception when the engine fails
    */
   List<List<Tensor>> infer(List<InferenceRequest> batch);

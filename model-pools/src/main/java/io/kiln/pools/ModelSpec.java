@@ -25,6 +25,9 @@ import java.util.Set;
  * of 256), {@code mlp:512,128} (hidden widths given), or {@code resnet18}; input and output widths come
  * from the tensor specs.
  *
+ * <p>The set of engines is open: {@link #ENGINES} lists the names this build runs, and every rule that
+ * depends on the engine is here or in {@link SpecRules}, so a new engine is one name and one loader.
+ *
  * <p>Threads: {@code intraOpThreads}/{@code interOpThreads} of 0 leave the engine's default. PyTorch's
  * thread pools are process-wide and sized once when the engine starts, so the values of the first model
  * loaded in a JVM win (see {@link ModelRunners#load}).
@@ -49,6 +52,12 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public static final String FORMAT_AUTO = "auto";
   public static final String FORMAT_TORCHSCRIPT = "torchscript";
   public static final String FORMAT_DJL_PARAMS = "djl-params";
+  /** Every engine this build runs, spelled as specs spell them. */
+  public static final List<String> ENGINES = List.of(ENGINE_PYTORCH, ENGINE_BUILTIN);
+  /** The formats a spec may declare ({@value #FORMAT_AUTO}, the default, is detected from the files). */
+  public static final List<String> FORMATS = List.of(FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS);
+  /** The prefix of URIs naming a model built into Kiln. */
+  public static final String BUILTIN_PREFIX = "builtin:";
   public static final List<Integer> DEFAULT_WARMUP_BATCH_SIZES = List.of(1);
   /** Upper bound on a warm-up batch size and on thread counts: larger values are configuration mistakes. */
   public static final int MAX_WARMUP_BATCH_SIZE = 4096;
@@ -77,6 +86,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     }
     checkThreads("intraOpThreads", intraOpThreads);
     checkThreads("interOpThreads", interOpThreads);
+    SpecRules.require("uri", SpecRules.engineMatchesUri(engine, uri.toString()));
     if (engine.equals(ENGINE_BUILTIN)) {
       checkBuiltin(uri, format, architecture, inputs, outputs);
     } else {
@@ -100,17 +110,28 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     return engine.equals(ENGINE_BUILTIN);
   }
 
+  /** The built-in model's name ({@code identity} for {@code builtin:identity}), or empty for a folder. */
+  public java.util.Optional<String> builtinName() {
+    return isBuiltin() ? java.util.Optional.of(uri.toString().substring(BUILTIN_PREFIX.length()))
+        : java.util.Optional.empty();
+  }
+
+  /** The tensors requests are checked against; a built-in that declares no outputs names them like its inputs. */
+  public ModelSignature signature() {
+    return new ModelSignature(inputs, outputs.isEmpty() && isBuiltin() ? inputs : outputs);
+  }
+
   private static String canonicalEngine(String engine) {
     if (engine == null || engine.isBlank()) {
       throw new IllegalArgumentException("engine: required, one of " + ENGINE_PYTORCH + ", " + ENGINE_BUILTIN);
     }
-    for (String known : List.of(ENGINE_PYTORCH, ENGINE_BUILTIN)) {
+    for (String known : ENGINES) {
       if (known.equalsIgnoreCase(engine.trim())) {
         return known;
       }
     }
-    throw new IllegalArgumentException("engine: unknown engine '" + engine + "', expected " + ENGINE_PYTORCH
-        + " or " + ENGINE_BUILTIN);
+    throw new IllegalArgumentException("engine: unknown engine '" + engine + "', expected one of "
+        + String.join(", ", ENGINES));
   }
 
   private static String canonicalFormat(String format) {
@@ -118,7 +139,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return FORMAT_AUTO;
     }
     String f = format.trim().toLowerCase(Locale.ROOT);
-    if (!List.of(FORMAT_AUTO, FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS).contains(f)) {
+    if (!f.equals(FORMAT_AUTO) && !FORMATS.contains(f)) {
       throw new IllegalArgumentException("format: unknown format '" + format + "', expected " + FORMAT_TORCHSCRIPT
           + ", " + FORMAT_DJL_PARAMS + " or " + FORMAT_AUTO);
     }
@@ -146,6 +167,9 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       }
       if (s.shape().length == 0) {
         throw new IllegalArgumentException(field + ": '" + s.name() + "' needs at least the batch dimension");
+      }
+      if (SpecRules.rank(s.shape().length) != null) {
+        throw new IllegalArgumentException(field + ": '" + s.name() + "' " + SpecRules.rank(s.shape().length));
       }
     }
   }

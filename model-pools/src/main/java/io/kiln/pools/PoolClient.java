@@ -56,13 +56,27 @@ public final class PoolClient {
    */
   public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
                                                    InferenceRequest request, Duration timeout) {
+    return send(deployment, version, nodeId, request, false, timeout);
+  }
+
+  /**
+   * Sends a request the caller already checked against the deployment's signature: the pool does not check
+   * it again. Otherwise as {@link #infer(String, String, String, InferenceRequest, Duration)}.
+   */
+  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
+                                                   ValidatedRequest request, Duration timeout) {
+    return send(deployment, version, nodeId, request.request(), true, timeout);
+  }
+
+  private CompletableFuture<InferenceResponse> send(String deployment, String version, String nodeId,
+                                                    InferenceRequest request, boolean validated, Duration timeout) {
     CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
     if (timeout.isNegative() || timeout.isZero()) {
       result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
       return result;
     }
     String name = PoolNames.poolManager(deployment, version, nodeId);
-    Call call = new Call(name, request, System.nanoTime() + timeout.toNanos(),
+    Call call = new Call(name, request, validated, System.nanoTime() + timeout.toNanos(),
         clientId + "/" + sequence.incrementAndGet(), result);
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
@@ -124,15 +138,17 @@ public final class PoolClient {
   private final class Call {
     final String name;
     final InferenceRequest request;
+    final boolean validated;
     final long deadlineNanos;
     final String ticket;
     final CompletableFuture<InferenceResponse> result;
     volatile ActorHandle<PoolManager> sentTo;
 
-    Call(String name, InferenceRequest request, long deadlineNanos, String ticket,
+    Call(String name, InferenceRequest request, boolean validated, long deadlineNanos, String ticket,
          CompletableFuture<InferenceResponse> result) {
       this.name = name;
       this.request = request;
+      this.validated = validated;
       this.deadlineNanos = deadlineNanos;
       this.ticket = ticket;
       this.result = result;
@@ -157,7 +173,7 @@ public final class PoolClient {
         long timeoutMs = Math.max(1, left / 1_000_000);
         sentTo = h;
         h.withTimeout(Duration.ofMillis(timeoutMs).plus(GRACE))
-            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket))
+            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated))
             .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
         if (result.isCancelled()) {
           cancelRemote(); // cancelled while we were sending: the listener may have seen no target yet

@@ -1,10 +1,10 @@
 package io.kiln.pools;
 
 import io.kiln.pools.impl.DispatchTimes;
+import io.kiln.pools.impl.HealthProber;
 import io.kiln.pools.impl.LoadReporter;
 import io.kiln.pools.impl.PoolDispatcher;
 import io.kiln.pools.impl.PoolWorkers;
-import io.kiln.pools.impl.SpecValidator;
 import io.kiln.pools.impl.VertxTimers;
 import io.kiln.runtime.ActorContext;
 import io.kiln.runtime.ActorHandle;
@@ -43,12 +43,17 @@ import java.util.concurrent.CompletionStage;
  * its model, and rejoins once it answers, or with no restarts left it is dropped and listed DEAD in
  * {@link #status()}.
  *
- * <p><b>Errors</b> of {@link #infer}/{@link #submit}: {@link InferenceException} INVALID_INPUT (checked
- * against the model spec at once, alone), {@link CapacityExceededException} (queue full),
+ * <p><b>Errors</b> of {@link #infer}/{@link #submit}: {@link InferenceException} INVALID_INPUT (a request
+ * not {@link PoolRequest#validated() validated} by its sender is checked with the model's
+ * {@link RequestValidator} at once, alone), {@link CapacityExceededException} (queue full),
  * UNAVAILABLE (draining, closed, a worker failed twice under it), DEADLINE_EXCEEDED (it never runs once
  * its deadline passed). See {@link io.kiln.pools.impl.PoolDispatcher}.
  *
  * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
+ *
+ * <p><b>Health:</b> every {@code health.period} it probes each worker in rotation on its serving thread;
+ * one that does not answer within {@code health.timeout} is restarted (see
+ * {@link io.kiln.pools.impl.HealthProber}), and {@link #status()} reports the last such repair.
  */
 public final class PoolManager implements AutoCloseable {
 
@@ -63,6 +68,7 @@ public final class PoolManager implements AutoCloseable {
   private final PoolDispatcher dispatcher;
   private final PoolWorkers workers;
   private final LoadReporter reporter;
+  private final HealthProber health;
   private final DispatchTimes times = new DispatchTimes();
   private final Map<String, CompletableFuture<List<Tensor>>> tickets = new HashMap<>();
   private CompletionStage<Void> drained;
@@ -79,13 +85,19 @@ public final class PoolManager implements AutoCloseable {
     MeterRegistry registry = runtime.localService(MeterRegistry.class).orElseGet(SimpleMeterRegistry::new);
     this.dispatcher = new PoolDispatcher(spec.config(), System::nanoTime, new VertxTimers(context),
         r -> context.runOnContext(v -> r.run()), this::workerFailed, registry,
-        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), new SpecValidator(spec.model()));
+        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()),
+        new RequestValidator(spec.deployment(), spec.model().signature(), 0)::validate);
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
     this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready, () -> draining);
+    // A probe call outlives the health timeout, so the prober's own timer always decides.
+    Duration probeTimeout = spec.health().timeout().multipliedBy(2).plusSeconds(1);
+    this.health = new HealthProber(spec.health(), new VertxTimers(context), r -> context.runOnContext(v -> r.run()),
+        () -> workers.probeTargets(probeTimeout), workers::restartSilent);
     reporter.start();
     workers.start();
+    health.start();
   }
 
   /**
@@ -121,7 +133,8 @@ public final class PoolManager implements AutoCloseable {
     long timeoutMs = call.timeoutMs() > 0 ? Math.min(call.timeoutMs(), PoolConfig.MAX_TIMEOUT.toMillis())
         : spec.config().defaultTimeout().toMillis();
     InferenceRequest request = call.request();
-    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000);
+    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000,
+        call.validated());
     String ticket = call.ticket();
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, outputs);
@@ -175,7 +188,7 @@ public final class PoolManager implements AutoCloseable {
   /** Load, workers one by one, configuration. */
   public PoolStatus status() {
     return new PoolStatus(spec.deployment(), spec.version(), spec.nodeId(), managerId, ready(), draining,
-        workers.liveCount(), spec.config(), dispatcher.stats(), workers.status());
+        workers.liveCount(), spec.config(), dispatcher.stats(), workers.status(), workers.lastRepair());
   }
 
   /**
@@ -217,6 +230,7 @@ public final class PoolManager implements AutoCloseable {
       return;
     }
     closed = true;
+    health.stop();
     workers.close();
     reporter.stop();
     dispatcher.close();

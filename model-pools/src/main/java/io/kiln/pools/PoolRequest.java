@@ -11,10 +11,17 @@ import java.util.Objects;
  *     the pool's default timeout
  * @param ticket unique per caller and request (e.g. {@code <node>/<client>/<sequence>}), or null when the
  *     caller will never cancel
+ * @param validated whether the sender checked it with a {@link RequestValidator} (it sent a
+ *     {@link ValidatedRequest}); the manager checks an unvalidated one itself, with the same validator
  */
-public record PoolRequest(InferenceRequest request, long timeoutMs, String ticket) {
+public record PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated) {
 
   public PoolRequest {
     Objects.requireNonNull(request, "request");
+  }
+
+  /** An unvalidated request: the manager checks it. */
+  public PoolRequest(InferenceRequest request, long timeoutMs, String ticket) {
+    this(request, timeoutMs, ticket, false);
   }
 }

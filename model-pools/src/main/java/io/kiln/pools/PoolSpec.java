@@ -18,9 +18,11 @@ import java.util.Objects;
  *     this count are adopted too, so a scaled-up pool survives a manager restart)
  * @param workerResources what each worker reserves on the node ({@code {CPU: 1}}, {@code {GPU: 1}})
  * @param workerMaxRestarts times a worker is restarted (its model reloaded) after failures; -1 = unlimited
+ * @param health how often the manager probes each worker in rotation, and how long a probe may take before
+ *     the worker counts as stuck and is restarted
  */
 public record PoolSpec(String deployment, String version, String nodeId, ModelSpec model, PoolConfig config,
-                       int workers, Resources workerResources, int workerMaxRestarts) {
+                       int workers, Resources workerResources, int workerMaxRestarts, HealthSpec health) {
 
   /** Most workers one pool may have on one node. */
   public static final int MAX_WORKERS = 1024;
@@ -30,6 +32,7 @@ public record PoolSpec(String deployment, String version, String nodeId, ModelSp
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(workerResources, "workerResources");
+    Objects.requireNonNull(health, "health");
     if (workers < 0 || workers > MAX_WORKERS) {
       throw new IllegalArgumentException("workers must be in 0.." + MAX_WORKERS + ", got " + workers);
     }
@@ -39,6 +42,12 @@ public record PoolSpec(String deployment, String version, String nodeId, ModelSp
     // Actor names are event-bus addresses: let the runtime's own rules judge the longest one.
     ActorOptions.builder().namespace(PoolManager.NAMESPACE)
         .name(PoolNames.worker(deployment, version, nodeId, MAX_WORKERS - 1)).build();
+  }
+
+  /** A pool probing its workers by {@link HealthSpec#DEFAULT}. */
+  public PoolSpec(String deployment, String version, String nodeId, ModelSpec model, PoolConfig config, int workers,
+                  Resources workerResources, int workerMaxRestarts) {
+    this(deployment, version, nodeId, model, config, workers, workerResources, workerMaxRestarts, HealthSpec.DEFAULT);
   }
 
   /** The manager's actor name, {@code kiln/pool/<deployment>@<version>/<nodeId>}. */
@@ -52,6 +61,6 @@ public record PoolSpec(String deployment, String version, String nodeId, ModelSp
   }
 
   public PoolSpec withWorkers(int n) {
-    return new PoolSpec(deployment, version, nodeId, model, config, n, workerResources, workerMaxRestarts);
+    return new PoolSpec(deployment, version, nodeId, model, config, n, workerResources, workerMaxRestarts, health);
   }
 }

@@ -16,13 +16,21 @@ import java.util.List;
  * @param config the pool's queueing and batching
  * @param stats the dispatcher's counts
  * @param workers every worker, including dead ones, by index
+ * @param lastRepair the last time the manager's health checks restarted a stuck worker, and why; null if
+ *     they never did
  */
 public record PoolStatus(String deployment, String version, String nodeId, String managerId, boolean ready,
                          boolean draining, int targetWorkers, PoolConfig config, PoolStats stats,
-                         List<WorkerStatus> workers) {
+                         List<WorkerStatus> workers, String lastRepair) {
 
   public PoolStatus {
     workers = List.copyOf(workers);
+  }
+
+  /** A status without repairs. */
+  public PoolStatus(String deployment, String version, String nodeId, String managerId, boolean ready,
+                    boolean draining, int targetWorkers, PoolConfig config, PoolStats stats, List<WorkerStatus> workers) {
+    this(deployment, version, nodeId, managerId, ready, draining, targetWorkers, config, stats, workers, null);
   }
 
   /** Workers in the given state. */

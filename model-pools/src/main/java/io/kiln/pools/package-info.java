@@ -6,5 +6,10 @@
  * collects every pool's load for routing. The values that cross nodes ({@link io.kiln.pools.PoolSpec},
  * requests, responses, stats, status) are encodable with the runtime's wire codec; the pools' exceptions
  * cross as themselves.
+ *
+ * <p>This module owns the specs of what a pool runs: {@link io.kiln.pools.ModelSpec} (with its
+ * {@link io.kiln.pools.ModelSignature} of {@link io.kiln.pools.TensorSpec}s), {@link io.kiln.pools.BatchingSpec},
+ * {@link io.kiln.pools.QueueSpec} and their rules ({@link io.kiln.pools.SpecRules}); serve's deployment
+ * spec composes them and adds only what serve knows.
  */
 package io.kiln.pools;

@@ -116,29 +116,43 @@ class BuiltinModelsTest {
     return List.of(
         new Object[] {"missing", request(List.of(), a(1, 2, 0)), "missing input 'b'"},
         new Object[] {"unexpected", request(List.of(), a(1, 2, 0), b(1), Tensor.ofFloats("c", new long[] {1}, new float[1])),
-            "unexpected input 'c'"},
-        new Object[] {"duplicate", request(List.of(), a(1, 2, 0), b(1), b(1)), "input 'b' is given more than once"},
+            "inputs[2].name: model 'pair' has no input 'c'"},
+        new Object[] {"duplicate", request(List.of(), a(1, 2, 0), b(1), b(1)), "inputs[2].name: input 'b' given more than once"},
         new Object[] {"datatype", request(List.of(), a(1, 2, 0), new Tensor("b", DataType.INT32, new long[] {1}, new byte[4])),
-            "input 'b' must be INT64, got INT32"},
+            "inputs[1].datatype: input 'b' is INT64, got INT32"},
         new Object[] {"rank", request(List.of(), a(1, 2, 0), new Tensor("b", DataType.INT64, new long[] {1, 1}, new byte[8])),
-            "input 'b' has shape [1, 1]"},
-        new Object[] {"rows", request(List.of(), a(2, 2, 0), b(1)), "input 'b' has 1 rows but input 'a' has 2"},
-        new Object[] {"empty", request(List.of(), a(0, 2, 0), b(0)), "input 'a' has no rows"},
-        new Object[] {"unknown output", request(List.of("c_out"), a(1, 2, 0), b(1)), "unknown output 'c_out'"},
+            "inputs[1].shape: [1, 1] does not match [-1] of input 'b'"},
+        new Object[] {"unknown output", request(List.of("c_out"), a(1, 2, 0), b(1)), "outputs[0].name: model 'pair' has no output 'c_out'"},
         new Object[] {"repeated output", request(List.of("a_out", "a_out"), a(1, 2, 0), b(1)),
-            "output 'a_out' is requested more than once"});
+            "outputs[1].name: output 'a_out' requested more than once"});
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("invalidRequests")
   void invalidRequestsAreRejectedNamingTheTensor(String caseName, InferenceRequest bad, String message) {
+    ModelSpec spec = twoInputs(IDENTITY);
+    RequestValidator validator = new RequestValidator("pair", spec.signature(), 0);
+    try (ModelRunner runner = ModelRunners.load(spec, List.of())) {
+      InferenceRequest good = InferenceRequest.of(a(1, 2, 0), b(1));
+
+      assertThatThrownBy(() -> validator.validate(bad))
+          .isInstanceOfSatisfying(InferenceException.class, e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.INVALID_INPUT))
+          .hasMessageContaining(message);
+      assertThat(validator.validate(good).request()).isSameAs(good);
+      assertThat(runner.infer(List.of(validator.validate(good).request()))).hasSize(1);
+    }
+  }
+
+  @Test
+  void aBatchTheRunnerCannotLayOutIsInvalidAndLeavesItUsable() {
     try (ModelRunner runner = ModelRunners.load(twoInputs(IDENTITY), List.of())) {
       InferenceRequest good = InferenceRequest.of(a(1, 2, 0), b(1));
 
-      assertThatThrownBy(() -> runner.validate(bad)).isInstanceOf(InferenceException.class).hasMessageContaining(message);
-      assertThatThrownBy(() -> runner.infer(List.of(good, bad)))
+      assertThatThrownBy(() -> runner.infer(List.of(good, request(List.of(), a(1, 2, 0)))))
           .isInstanceOfSatisfying(InferenceException.class, e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.INVALID_INPUT))
-          .hasMessageContaining(message);
+          .hasMessageContaining("missing input 'b'");
+      assertThatThrownBy(() -> runner.infer(List.of(request(List.of("c_out"), a(1, 2, 0), b(1)))))
+          .isInstanceOf(InferenceException.class).hasMessageContaining("unknown output 'c_out'");
       assertThat(runner.infer(List.of(good))).hasSize(1);
     }
   }
@@ -148,8 +162,9 @@ class BuiltinModelsTest {
     try (ModelRunner runner = ModelRunners.load(twoInputs(IDENTITY), List.of())) {
       InferenceRequest narrow = InferenceRequest.of(a(1, 2, 0), b(1));
       InferenceRequest wide = new InferenceRequest("wide-one", List.of(a(1, 3, 0), b(1)), List.of(), Map.of());
-      runner.validate(narrow);
-      runner.validate(wide);
+      RequestValidator validator = new RequestValidator("pair", twoInputs(IDENTITY).signature(), 0);
+      validator.validate(narrow);
+      validator.validate(wide);
 
       assertThatThrownBy(() -> runner.infer(List.of(narrow, wide)))
           .isInstanceOfSatisfying(InferenceException.class, e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.INVALID_INPUT))

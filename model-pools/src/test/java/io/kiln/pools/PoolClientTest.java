@@ -123,4 +123,21 @@ class PoolClientTest {
     onA.close();
     onB.close();
   }
+
+  @Test
+  void aRequestSentUncheckedIsValidatedByThePoolAndAValidatedOneIsServedAsIs() {
+    ModelSpec identity = builtin(BuiltinModels.IDENTITY);
+    nodes.start(spec("checked", "a", identity, PoolConfig.DEFAULTS, 1, 0), 1);
+    InferenceRequest wrongName = InferenceRequest.of(Tensor.ofFloats("y", new long[] {1, 4}, new float[4]));
+
+    Throwable refused = failure(fromB.infer("checked", "1", "a", wrongName, T));
+    assertThat(refused).isInstanceOfSatisfying(InferenceException.class,
+            e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.INVALID_INPUT))
+        .hasMessage("inputs[0].name: model 'checked' has no input 'y' (its inputs: [x])");
+
+    ValidatedRequest validated = new RequestValidator("checked", identity.signature(), 0).validate(row(3));
+    InferenceResponse r = result(fromB.infer("checked", "1", "a", validated, T));
+    assertThat(r.outputs().get(0).asFloats()).containsExactly(3, 3, 3, 3);
+    assertThat(result(fromB.stats("checked", "1", "a"))).extracting("invalid", "completed").containsExactly(1L, 1L);
+  }
 }

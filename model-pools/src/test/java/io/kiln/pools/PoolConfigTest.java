@@ -10,9 +10,9 @@ class PoolConfigTest {
 
   @Test
   void defaults() {
-    assertThat(PoolConfig.DEFAULTS).isEqualTo(new PoolConfig(PoolConfig.DEFAULT_MAX_BATCH_SIZE,
-        PoolConfig.DEFAULT_MAX_BATCH_DELAY, PoolConfig.DEFAULT_MAX_QUEUED, PoolConfig.DEFAULT_TIMEOUT,
-        PoolConfig.DEFAULT_MAX_REQUEUES));
+    assertThat(PoolConfig.DEFAULTS).isEqualTo(new PoolConfig(
+        new BatchingSpec(PoolConfig.DEFAULT_MAX_BATCH_SIZE, PoolConfig.DEFAULT_MAX_BATCH_DELAY),
+        new QueueSpec(PoolConfig.DEFAULT_MAX_QUEUED, PoolConfig.DEFAULT_TIMEOUT), PoolConfig.DEFAULT_MAX_REQUEUES));
     assertThat(PoolConfig.DEFAULTS.maxRequeues()).isEqualTo(1);
   }
 
@@ -20,21 +20,21 @@ class PoolConfigTest {
   void builderSetsEveryField() {
     PoolConfig c = PoolConfig.builder().maxBatchSize(16).maxBatchDelay(Duration.ZERO).maxQueued(3)
         .defaultTimeout(Duration.ofSeconds(2)).maxRequeues(0).build();
-    assertThat(c).isEqualTo(new PoolConfig(16, Duration.ZERO, 3, Duration.ofSeconds(2), 0));
+    assertThat(c).isEqualTo(new PoolConfig(new BatchingSpec(16, Duration.ZERO), new QueueSpec(3, Duration.ofSeconds(2)), 0));
     assertThat(c.toBuilder().build()).isEqualTo(c);
+    assertThat(PoolConfig.of(c.batching(), c.queue())).isEqualTo(c.toBuilder().maxRequeues(1).build());
   }
 
   @Test
-  void settersRejectInvalidValuesAtOnce() {
+  void settersRejectInvalidValuesAtOnceByTheSpecsRules() {
     PoolConfig.Builder b = PoolConfig.builder();
-    assertThatThrownBy(() -> b.maxBatchSize(0)).hasMessageContaining("maxBatchSize");
-    assertThatThrownBy(() -> b.maxBatchDelay(Duration.ofMillis(-1))).hasMessageContaining("maxBatchDelay");
-    assertThatThrownBy(() -> b.maxBatchDelay(Duration.ofMinutes(2))).hasMessageContaining("maxBatchDelay");
-    assertThatThrownBy(() -> b.maxQueued(0)).hasMessageContaining("maxQueued");
-    assertThatThrownBy(() -> b.defaultTimeout(Duration.ZERO)).hasMessageContaining("defaultTimeout");
+    assertThatThrownBy(() -> b.maxBatchSize(0)).hasMessageContaining("max_batch_size");
+    assertThatThrownBy(() -> b.maxBatchDelay(Duration.ofMillis(-1))).hasMessageContaining("max_batch_delay_ms");
+    assertThatThrownBy(() -> b.maxBatchDelay(Duration.ofDays(2))).hasMessageContaining("max_batch_delay_ms");
+    assertThatThrownBy(() -> b.maxQueued(0)).hasMessageContaining("max_queued");
+    assertThatThrownBy(() -> b.defaultTimeout(Duration.ZERO)).hasMessageContaining("timeout_ms");
     assertThatThrownBy(() -> b.maxRequeues(-1)).hasMessageContaining("maxRequeues");
-    assertThatThrownBy(() -> new PoolConfig(1, null, 1, Duration.ofSeconds(1), 0)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> new PoolConfig(1, Duration.ZERO, 1, Duration.ofDays(2), 0))
-        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new PoolConfig(null, QueueSpec.DEFAULT, 0)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> new QueueSpec(1, Duration.ofDays(2))).isInstanceOf(IllegalArgumentException.class);
   }
 }

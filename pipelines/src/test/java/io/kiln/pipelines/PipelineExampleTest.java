@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.within;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.serve.DeploymentSpec;
-import io.kiln.serve.impl.PoolSpecs;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -46,7 +45,7 @@ class PipelineExampleTest {
     PipelineFile f = new PipelineLoader().load(EXAMPLE.resolve("media.yaml"), Set.of());
     DeploymentSpec mlp = f.deployments().get(0);
     Path repo = Path.of("..").toAbsolutePath().normalize();
-    try (PipelineCluster c = new PipelineCluster(tmp, List.of(repo), Map.of("mlp", PoolSpecs.model(mlp.model())),
+    try (PipelineCluster c = new PipelineCluster(tmp, List.of(repo), Map.of("mlp", mlp.model()),
         HEAD, "w1", "w2")) {
       result(c.pipelines(HEAD).apply(f.pipelines()));
       List<String> ids = new java.util.ArrayList<>();

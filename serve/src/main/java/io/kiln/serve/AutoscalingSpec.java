@@ -29,7 +29,7 @@ public record AutoscalingSpec(int minWorkers, int maxWorkers, double targetOngoi
     Objects.requireNonNull(downscaleDelay, "downscaleDelay");
     Rules.require("min_workers", Rules.atLeast(minWorkers, 0));
     Rules.require("max_workers", Rules.atLeast(maxWorkers, 1));
-    Rules.require("max_workers", Rules.atMost(maxWorkers, PoolSpec.MAX_WORKERS));
+    Rules.require("max_workers", Rules.atMost(maxWorkers, PoolPlacement.MAX_WORKERS));
     Rules.require("min_workers", Rules.minWithinMax(minWorkers, maxWorkers));
     Rules.require("target_ongoing_per_worker", Rules.positive(targetOngoingPerWorker));
     Rules.require("upscale_delay_ms", Rules.notNegative(upscaleDelay));

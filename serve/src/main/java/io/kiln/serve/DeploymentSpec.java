@@ -1,27 +1,35 @@
 package io.kiln.serve;
 
+import io.kiln.pools.BatchingSpec;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolNames;
+import io.kiln.pools.PoolSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.serve.impl.Rules;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * One deployment: a model version served by a pool of warm workers on every node it selects. The desired
- * state the controller stores (as JSON, see {@link SpecJson}) and reconciles. Immutable; single-field and
- * cross-field rules are checked on construction ({@link IllegalArgumentException} naming the field), so
+ * state the controller stores (as JSON, see {@link SpecJson}) and reconciles. It composes the pools' own
+ * specs (model, batching, queue, health: model-pools owns them and their rules) with what only serve
+ * knows: the version, where pools go and how many workers they run ({@link PoolPlacement}), autoscaling.
+ * Immutable; single-field and cross-field rules are checked on construction ({@link IllegalArgumentException} naming the field), so
  * a spec built in code obeys the same rules as one loaded by {@link DeploymentLoader}.
  *
  * @param name DNS-label-like name (lowercase letters, digits, '-', at most 63), the model name clients use
  * @param version version string (letters, digits, '.', '_', '-'); part of every actor name, so a new
  *     version never adopts an old version's actors
- * @param model what to load
+ * @param model what to load (its warm-up batches at most {@code batching.maxBatchSize})
  * @param pool how many workers, where, with what resources
  * @param batching dynamic batching ({@code maxBatchSize} at most {@code queue.maxQueued})
  * @param queue the bounded queue of each node's pool manager
  * @param autoscaling per-node autoscaling; empty: each node runs exactly the pool's worker count
- * @param health worker health checks
+ * @param health how each pool probes its workers
  */
-public record DeploymentSpec(String name, String version, ModelConfig model, PoolSpec pool, BatchingSpec batching,
+public record DeploymentSpec(String name, String version, ModelSpec model, PoolPlacement pool, BatchingSpec batching,
                              QueueSpec queue, Optional<AutoscalingSpec> autoscaling, HealthSpec health) {
 
   public DeploymentSpec {
@@ -36,12 +44,12 @@ public record DeploymentSpec(String name, String version, ModelConfig model, Poo
     Rules.require("name", Rules.name(name));
     Rules.require("version", Rules.version(version));
     Rules.require("batching.max_batch_size", Rules.batchWithinQueue(batching.maxBatchSize(), queue.maxQueued()));
-    var sizes = model.warmup().batchSizes();
+    var sizes = model.warmupBatchSizes();
     for (int i = 0; i < sizes.size(); i++) {
       Rules.require("model.warmup.batch_sizes[" + i + "]",
           Rules.warmupWithinBatch(sizes.get(i), batching.maxBatchSize()));
     }
-    if (autoscaling.isPresent() && pool.workers() instanceof PoolSpec.PerNode n) {
+    if (autoscaling.isPresent() && pool.workers() instanceof PoolPlacement.PerNode n) {
       Rules.require("autoscaling.min_workers", Rules.workersCoverMin(autoscaling.get().minWorkers(), n.count()));
     }
   }
@@ -49,5 +57,11 @@ public record DeploymentSpec(String name, String version, ModelConfig model, Poo
   /** {@code name@version}, the deployment's key in actor names, the desired-state map and plans. */
   public String id() {
     return PoolNames.deployment(name, version);
+  }
+
+  /** The definition of this deployment's pool on {@code nodeId}, starting with {@code workers} workers. */
+  public PoolSpec poolOn(String nodeId, int workers) {
+    return new PoolSpec(name, version, nodeId, model, PoolConfig.of(batching, queue), workers,
+        pool.workerResources(), pool.maxRestarts(), health);
   }
 }

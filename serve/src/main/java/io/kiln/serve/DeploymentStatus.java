@@ -18,7 +18,7 @@ import java.util.List;
  * @param pools one entry per pool (node and version) the controller knows, selected nodes in node order first
  * @param lastScaling the autoscaler's last decision (or the change it waits to make) with its reason, or null
  * @param failure why the desired version could not start (the model's load error), set in phase FAILED
- * @param lastHealth the controller's last repair after a failed health check (which worker, why), or null
+ * @param lastHealth the last repair its pools' health checks made (which worker, why), or null
  * @param updatedAtMillis when the controller wrote this, on its clock
  */
 public record DeploymentStatus(String name, String version, String servingVersion, Phase phase, String message,

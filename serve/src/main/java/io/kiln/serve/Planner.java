@@ -75,7 +75,7 @@ public final class Planner {
 
   private Plan.DeploymentPlan planOne(DeploymentSpec spec, List<NodeView> nodes,
                                       Map<String, TreeMap<String, Long>> remaining) {
-    PoolSpec pool = spec.pool();
+    PoolPlacement pool = spec.pool();
     Resources perWorker = pool.workerResources();
     List<Plan.Placement> placements = new ArrayList<>();
     List<Plan.SkippedNode> skipped = new ArrayList<>();
@@ -139,7 +139,7 @@ public final class Planner {
   }
 
   /** Why {@code node} is not selected, or null if it is. */
-  private static String skipReason(PoolSpec pool, NodeView node) {
+  private static String skipReason(PoolPlacement pool, NodeView node) {
     if (!node.alive()) {
       return "not alive";
     }

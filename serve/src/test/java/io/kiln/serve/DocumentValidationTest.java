@@ -195,8 +195,8 @@ class DocumentValidationTest {
         """;
     var specs = Specs.LOADER.load(yaml, Specs.SOURCE).deployments();
     assertThat(specs).extracting(DeploymentSpec::id).containsExactly("a@1", "b@1");
-    assertThat(specs.get(0).pool().workers()).isEqualTo(new PoolSpec.PerNode(2));
-    assertThat(specs.get(1).pool().workers()).isEqualTo(new PoolSpec.PerNode(3));
+    assertThat(specs.get(0).pool().workers()).isEqualTo(new PoolPlacement.PerNode(2));
+    assertThat(specs.get(1).pool().workers()).isEqualTo(new PoolPlacement.PerNode(3));
     assertThat(specs.get(1).pool().workerResources()).isEqualTo(io.kiln.runtime.Resources.cpu(0.5));
   }
 

@@ -3,7 +3,11 @@ package io.kiln.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.DataType;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.pools.TensorSpec;
 import io.kiln.runtime.Resources;
 import java.nio.file.Files;
@@ -27,14 +31,14 @@ class ExamplesTest {
     DeploymentSpec mlp = loaded.deployments().get(0);
     assertThat(loaded.deployments()).hasSize(1);
     assertThat(mlp.id()).isEqualTo("mlp@1");
-    assertThat(mlp.model().engine()).isEqualTo(ModelEngine.PYTORCH);
-    assertThat(mlp.model().format()).contains(ModelFormat.TORCHSCRIPT);
+    assertThat(mlp.model().engine()).isEqualTo(ModelSpec.ENGINE_PYTORCH);
+    assertThat(mlp.model().format()).isEqualTo(ModelSpec.FORMAT_TORCHSCRIPT);
     // ../../models/mlp relative to deploy/examples is the repository's models/mlp.
-    assertThat(mlp.model().path()).contains(Path.of("..", "models", "mlp").toAbsolutePath().normalize());
+    assertThat(mlp.model().uri()).isEqualTo(Path.of("..", "models", "mlp").toAbsolutePath().normalize());
     assertThat(mlp.model().inputs()).containsExactly(new TensorSpec("input", DataType.FP32, new long[] {-1, 64}));
     assertThat(mlp.model().outputs()).containsExactly(new TensorSpec("output", DataType.FP32, new long[] {-1, 10}));
-    assertThat(mlp.model().warmup().batchSizes()).containsExactly(1, 8);
-    assertThat(mlp.pool().workers()).isEqualTo(new PoolSpec.PerNode(2));
+    assertThat(mlp.model().warmupBatchSizes()).containsExactly(1, 8);
+    assertThat(mlp.pool().workers()).isEqualTo(new PoolPlacement.PerNode(2));
     assertThat(mlp.pool().workerResources()).isEqualTo(Resources.cpu(1));
     assertThat(mlp.batching()).isEqualTo(new BatchingSpec(8, Duration.ofMillis(2)));
     assertThat(mlp.queue()).isEqualTo(new QueueSpec(512, Duration.ofSeconds(30)));
@@ -50,7 +54,7 @@ class ExamplesTest {
         .containsExactly(org.assertj.core.groups.Tuple.tuple(10, 12, "deployments[0].model.uri"));
 
     Files.createDirectories(dir.resolve("models/mlp"));
-    assertThat(new DeploymentLoader().load(copy).deployments().get(0).model().uri())
+    assertThat(new DeploymentLoader().load(copy).deployments().get(0).model().uri().toString())
         .isEqualTo(dir.resolve("models/mlp").toString());
   }
 

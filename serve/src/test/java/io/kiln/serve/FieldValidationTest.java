@@ -5,6 +5,10 @@ import static io.kiln.serve.Specs.onlyProblem;
 import static io.kiln.serve.Specs.problems;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.pools.BatchingSpec;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import org.junit.jupiter.api.Test;
 
 /** Field-level problems common to every section: unknown, missing, wrong type, names and versions. */
@@ -18,11 +22,12 @@ class FieldValidationTest {
     assertThat(s.queue()).isEqualTo(QueueSpec.DEFAULT);
     assertThat(s.health()).isEqualTo(HealthSpec.DEFAULT);
     assertThat(s.autoscaling()).isEmpty();
-    assertThat(s.pool().workerResources()).isEqualTo(PoolSpec.DEFAULT_WORKER_RESOURCES);
-    assertThat(s.pool().maxRestarts()).isEqualTo(PoolSpec.DEFAULT_MAX_RESTARTS);
+    assertThat(s.pool().workerResources()).isEqualTo(PoolPlacement.DEFAULT_WORKER_RESOURCES);
+    assertThat(s.pool().maxRestarts()).isEqualTo(PoolPlacement.DEFAULT_MAX_RESTARTS);
     assertThat(s.pool().nodeSelector()).isEmpty();
-    assertThat(s.model().warmup()).isEqualTo(WarmupSpec.DEFAULT);
-    assertThat(s.model().threads()).isEmpty();
+    assertThat(s.model().warmupBatchSizes()).isEqualTo(ModelSpec.DEFAULT_WARMUP_BATCH_SIZES);
+    assertThat(s.model().intraOpThreads()).isZero();
+    assertThat(s.model().interOpThreads()).isZero();
     assertThat(s.model().builtinName()).contains("identity");
   }
 

@@ -6,6 +6,7 @@ import static io.kiln.serve.Specs.problems;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.pools.DataType;
+import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TensorSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +39,12 @@ class ModelValidationTest {
   }
 
   @Test
+  void aBuiltinModelThatDoesNotExistIsRefusedWhenLoaded() {
+    onlyProblem(MINIMAL.replace("builtin:identity", "builtin:nope"), 5, 7, "deployments[0].model",
+        "unknown built-in model 'builtin:nope'");
+  }
+
+  @Test
   void engineAndUriMustAgree() {
     onlyProblem(MINIMAL.replace("engine: Builtin", "engine: PyTorch"), 5, 12, "deployments[0].model.uri",
         "'builtin:identity' names a builtin model; set engine: Builtin");
@@ -65,8 +72,8 @@ class ModelValidationTest {
 
     Files.createDirectories(dir.resolve("models/mlp"));
     DeploymentSpec spec = new DeploymentLoader().load(yaml).deployments().get(0);
-    assertThat(spec.model().uri()).isEqualTo(dir.resolve("models/mlp").toString());
-    assertThat(spec.model().path()).contains(dir.resolve("models/mlp"));
+    assertThat(spec.model().uri().toString()).isEqualTo(dir.resolve("models/mlp").toString());
+    assertThat(spec.model().uri()).isEqualTo(dir.resolve("models/mlp"));
 
     // An absolute uri is taken as it is; the message then has no note on relative paths.
     String absent = PYTORCH.replace("uri: models/mlp", "uri: " + dir.resolve("nope"));
@@ -136,8 +143,8 @@ class ModelValidationTest {
         "deployments[0].model.format", "format applies to the PyTorch engine only");
     var spec = Specs.single(PYTORCH.replace("      engine: PyTorch\n",
         "      engine: PyTorch\n      format: djl-params\n      architecture: mlp\n"));
-    assertThat(spec.model().format()).contains(ModelFormat.DJL_PARAMS);
-    assertThat(spec.model().architecture()).contains("mlp");
+    assertThat(spec.model().format()).isEqualTo(ModelSpec.FORMAT_DJL_PARAMS);
+    assertThat(spec.model().architecture()).isEqualTo("mlp");
   }
 
   @Test
@@ -149,7 +156,7 @@ class ModelValidationTest {
     onlyProblem(MINIMAL.replace("      outputs:", "      warmup: {batch_sizes: [0]}\n      outputs:"), 8, 30,
         "deployments[0].model.warmup.batch_sizes[0]", "must be at least 1, got 0");
     var spec = Specs.single(MINIMAL.replace("      outputs:", "      warmup: {batch_sizes: []}\n      outputs:"));
-    assertThat(spec.model().warmup().batchSizes()).isEmpty();
+    assertThat(spec.model().warmupBatchSizes()).isEmpty();
   }
 
   @Test
@@ -157,7 +164,8 @@ class ModelValidationTest {
     onlyProblem(MINIMAL.replace("      outputs:", "      threads: {intra_op: 0}\n      outputs:"), 8, 27,
         "deployments[0].model.threads.intra_op", "must be at least 1, got 0");
     var spec = Specs.single(MINIMAL.replace("      outputs:", "      threads: {inter_op: 2}\n      outputs:"));
-    assertThat(spec.model().threads()).contains(new ThreadsSpec(1, 2));
+    assertThat(spec.model().intraOpThreads()).isEqualTo(1);
+    assertThat(spec.model().interOpThreads()).isEqualTo(2);
   }
 
   @Test

@@ -5,6 +5,7 @@ import static io.kiln.serve.Specs.problems;
 import static io.kiln.serve.Specs.withPool;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.pools.HealthSpec;
 import io.kiln.runtime.Resources;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -76,7 +77,7 @@ class PoolValidationTest {
     onlyProblem(withPool("    pool: {per_gpu: 2}\n"), 9, 12, "deployments[0].pool.worker_resources",
         "per_gpu needs worker_resources to ask for a GPU share");
     var pool = Specs.single(withPool("    pool: {per_gpu: 2, worker_resources: {GPU: 0.5, CPU: 1}}\n")).pool();
-    assertThat(pool.workers()).isEqualTo(new PoolSpec.PerGpu(2));
+    assertThat(pool.workers()).isEqualTo(new PoolPlacement.PerGpu(2));
   }
 
   @Test
@@ -134,7 +135,7 @@ class PoolValidationTest {
   @Test
   void autoscalingWithoutACountScalesWithinItsBounds() {
     var spec = Specs.single(withPool("    autoscaling: {min_workers: 0, max_workers: 4}\n"));
-    assertThat(spec.pool().workers()).isEqualTo(new PoolSpec.PerNode(4));
+    assertThat(spec.pool().workers()).isEqualTo(new PoolPlacement.PerNode(4));
     assertThat(spec.autoscaling()).contains(new AutoscalingSpec(0, 4,
         AutoscalingSpec.DEFAULT_TARGET_ONGOING_PER_WORKER, AutoscalingSpec.DEFAULT_UPSCALE_DELAY,
         AutoscalingSpec.DEFAULT_DOWNSCALE_DELAY));

@@ -7,7 +7,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.DataType;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.pools.TensorSpec;
 import io.kiln.runtime.Resources;
 import java.time.Duration;
@@ -20,12 +24,13 @@ class SpecJsonTest {
 
   /** Every optional part present, fractions and awkward strings included. */
   static final DeploymentSpec FULL = new DeploymentSpec("resnet-50", "2024.1_rc-3",
-      new ModelConfig("/models/resnet", ModelEngine.PYTORCH, Optional.of(ModelFormat.DJL_PARAMS), Optional.of("resnet50"),
-          List.of(new TensorSpec("image", DataType.FP16, new long[] {-1, 3, 224, 224}),
-              new TensorSpec("mask", DataType.BOOL, new long[] {-1, 0})),
-          List.of(new TensorSpec("logits", DataType.FP32, new long[] {-1, 1000})),
-          new WarmupSpec(List.of(1, 4, 16)), Optional.of(new ThreadsSpec(2, 1))),
-      new PoolSpec(new PoolSpec.PerGpu(2), Resources.gpu(0.5).withCpu(0.25).with("step_a_slot", 1),
+      ModelSpec.builder().uri("/models/resnet").engine(ModelSpec.ENGINE_PYTORCH).format(ModelSpec.FORMAT_DJL_PARAMS)
+          .architecture("resnet18")
+          .inputs(List.of(new TensorSpec("image", DataType.FP16, new long[] {-1, 3, 224, 224}),
+              new TensorSpec("mask", DataType.BOOL, new long[] {-1, 0})))
+          .outputs(List.of(new TensorSpec("logits", DataType.FP32, new long[] {-1, 1000})))
+          .warmupBatchSizes(1, 4, 16).intraOpThreads(2).interOpThreads(1).build(),
+      new PoolPlacement(new PoolPlacement.PerGpu(2), Resources.gpu(0.5).withCpu(0.25).with("step_a_slot", 1),
           Map.of("zone", "eu/west \"1\"", "accelerator", "h200 ✓"), -1),
       new BatchingSpec(16, Duration.ofNanos(500_000)),
       new QueueSpec(1024, Duration.ofMillis(1500)),

@@ -2,11 +2,11 @@ package io.kiln.deploy.node;
 
 import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
-import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
+import io.kiln.pools.ValidatedRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +40,7 @@ public final class PoolsDirectory implements PoolDirectory {
 
   @Override
   public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                                   InferenceRequest request, long deadlineNanos) {
+                                                   ValidatedRequest request, long deadlineNanos) {
     return client.infer(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()));
   }
 }

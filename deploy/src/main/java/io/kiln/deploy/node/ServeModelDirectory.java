@@ -2,9 +2,9 @@ package io.kiln.deploy.node;
 
 import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.spi.ModelDirectory;
+import io.kiln.pools.ModelSpec;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
-import io.kiln.serve.ModelFormat;
 import io.kiln.serve.ServeController;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,14 +54,13 @@ public final class ServeModelDirectory implements ModelDirectory {
     boolean ready = serving != null && (versionOrNull == null || versionOrNull.equals(serving)
         || status.pools().stream().anyMatch(p -> p.version().equals(versionOrNull) && p.ready()));
     return Optional.of(new ModelInfo(name, version, List.copyOf(versions), platform(spec),
-        spec.model().inputs(), spec.model().outputs(), ready, 0));
+        spec.model().signature(), ready, 0));
   }
 
   private static String platform(DeploymentSpec spec) {
     if (spec.model().isBuiltin()) {
       return "kiln_builtin";
     }
-    return spec.model().format().orElse(ModelFormat.TORCHSCRIPT) == ModelFormat.DJL_PARAMS ? "djl_pytorch"
-        : "pytorch_torchscript";
+    return spec.model().format().equals(ModelSpec.FORMAT_DJL_PARAMS) ? "djl_pytorch" : "pytorch_torchscript";
   }
 }

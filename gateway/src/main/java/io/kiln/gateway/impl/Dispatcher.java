@@ -5,8 +5,8 @@ import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
-import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.ValidatedRequest;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -72,7 +72,7 @@ final class Dispatcher {
    * Routes and sends a validated request. Routing failures (no ready pool, all full) fail the returned call's
    * result rather than throw.
    */
-  Call dispatch(ModelInfo model, InferenceRequest request, Hints hints) {
+  Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints) {
     Context context = vertx.getOrCreateContext();
     Call call = new Call(Promise.promise());
     long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
@@ -95,7 +95,7 @@ final class Dispatcher {
    * refuses for capacity although its load report said it had room (the report was up to 100 ms old) is
    * skipped once and the request routed again, unless it was pinned to that node.
    */
-  private boolean send(Call call, Context context, ModelInfo model, InferenceRequest request, Hints hints,
+  private boolean send(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
                        long deadline, java.util.Set<String> refused) {
     PoolEndpoint target;
     try {

@@ -11,9 +11,9 @@ import io.kiln.gateway.grpc.ModelInferRequest.InferRequestedOutputTensor;
 import io.kiln.gateway.grpc.ModelInferResponse;
 import io.kiln.gateway.grpc.ModelInferResponse.InferOutputTensor;
 import io.kiln.gateway.grpc.ModelMetadataResponse;
+import io.kiln.gateway.impl.InputPlans.InputPlan;
 import io.kiln.gateway.impl.RequestHeader.InputHeader;
 import io.kiln.gateway.impl.RequestHeader.OutputHeader;
-import io.kiln.gateway.impl.RequestValidator.InputPlan;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
@@ -33,7 +33,7 @@ import java.util.function.Predicate;
 /**
  * Converts between KServe's gRPC messages and Kiln's requests and responses: typed {@code contents} and
  * {@code raw_input_contents} in, typed {@code contents} or {@code raw_output_contents} out. Validation is the
- * same as for HTTP ({@link RequestValidator}); the message size was already bounded by the gRPC server.
+ * same as for HTTP ({@link InputPlans}); the message size was already bounded by the gRPC server.
  * Stateless.
  */
 final class GrpcCodec {
@@ -60,7 +60,8 @@ final class GrpcCodec {
           params));
     }
     RequestHeader header = new RequestHeader(req.getId(), parameters(req.getParametersMap()), inputs, outputs);
-    List<InputPlan> plans = RequestValidator.validate(header, model);
+    InputPlans.Checked checked = InputPlans.check(header, model);
+    List<InputPlan> plans = checked.plans();
     boolean raw = req.getRawInputContentsCount() > 0;
     if (raw && req.getRawInputContentsCount() != plans.size()) {
       throw InferenceException.invalid("raw_input_contents: " + req.getRawInputContentsCount() + " entries for "
@@ -82,7 +83,7 @@ final class GrpcCodec {
     }
     InferenceRequest request = new InferenceRequest(header.id(), tensors,
         outputs.stream().map(OutputHeader::name).toList(), header.parameters());
-    return new DecodedRequest(request, header, raw);
+    return new DecodedRequest(checked.finish(request), header, raw);
   }
 
   /**

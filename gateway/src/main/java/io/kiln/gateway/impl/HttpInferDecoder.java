@@ -1,9 +1,9 @@
 package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
+import io.kiln.gateway.impl.InputPlans.InputPlan;
 import io.kiln.gateway.impl.RequestHeader.InputHeader;
 import io.kiln.gateway.impl.RequestHeader.OutputHeader;
-import io.kiln.gateway.impl.RequestValidator.InputPlan;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
@@ -36,7 +36,8 @@ final class HttpInferDecoder {
   DecodedRequest decode(ModelInfo model, byte[] body, String headerLength) {
     int jsonLength = jsonLength(body.length, headerLength);
     RequestHeader header = json.decode(body, 0, jsonLength);
-    List<InputPlan> plans = RequestValidator.validate(header, model);
+    InputPlans.Checked checked = InputPlans.check(header, model);
+    List<InputPlan> plans = checked.plans();
 
     // Sizes first, allocation after: nothing below allocates more than the body already holds.
     long maxJsonElements = (jsonLength + 1L) / 2;
@@ -95,7 +96,7 @@ final class HttpInferDecoder {
     }
     List<String> outputs = header.outputs().stream().map(OutputHeader::name).toList();
     InferenceRequest request = new InferenceRequest(header.id(), tensors, outputs, header.parameters());
-    return new DecodedRequest(request, header, anyBinary);
+    return new DecodedRequest(checked.finish(request), header, anyBinary);
   }
 
   private static int jsonLength(int bodyLength, String headerLength) {

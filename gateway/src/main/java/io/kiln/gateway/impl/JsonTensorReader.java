@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import io.kiln.gateway.impl.RequestValidator.InputPlan;
+import io.kiln.gateway.impl.InputPlans.InputPlan;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import java.io.ByteArrayOutputStream;

@@ -1,7 +1,7 @@
 package io.kiln.gateway.spi;
 
-import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.ValidatedRequest;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -35,12 +35,13 @@ public interface PoolDirectory {
   List<PoolEndpoint> pools(String model, String version);
 
   /**
-   * Sends one request to one pool.
+   * Sends one request to one pool. It passed the model's validator at this gateway, so the pool does not
+   * check it again.
    *
    * @param target one of the endpoints {@link #pools} returned
    * @param deadlineNanos the deadline on the {@link System#nanoTime()} clock of this JVM
    * @return the response; cancel it to withdraw the request (see the class contract)
    */
   CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                            InferenceRequest request, long deadlineNanos);
+                                            ValidatedRequest request, long deadlineNanos);
 }

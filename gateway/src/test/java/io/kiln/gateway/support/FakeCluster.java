@@ -7,6 +7,7 @@ import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.ValidatedRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -134,8 +135,9 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
 
   @Override
   public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                                   InferenceRequest request, long deadlineNanos) {
+                                                   ValidatedRequest validated, long deadlineNanos) {
     Node n = nodes.get(target.nodeId());
+    InferenceRequest request = validated.request();
     CompletableFuture<InferenceResponse> f = new CompletableFuture<>();
     sent.add(new Sent(n.id, model, version, request, System.nanoTime(), deadlineNanos, f));
     if (n.failWith != null) {

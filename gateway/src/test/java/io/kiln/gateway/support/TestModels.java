@@ -4,6 +4,7 @@ import io.kiln.gateway.ModelInfo;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.ModelSignature;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
 import java.nio.ByteBuffer;
@@ -40,22 +41,26 @@ public final class TestModels {
     models.add(mlp("1"));
     models.add(mlp("2"));
     models.add(new ModelInfo(PAIR, "1", List.of("1"), "pytorch_torchscript",
-        List.of(spec("a", DataType.INT32, -1, 2), spec("b", DataType.BYTES, -1)),
-        List.of(spec("a_out", DataType.INT32, -1, 2), spec("b_out", DataType.BYTES, -1)), true, 0));
+        signature(List.of(spec("a", DataType.INT32, -1, 2), spec("b", DataType.BYTES, -1)),
+            List.of(spec("a_out", DataType.INT32, -1, 2), spec("b_out", DataType.BYTES, -1))), true, 0));
     models.add(new ModelInfo(COLD, "1", List.of("1"), "pytorch_torchscript",
-        List.of(spec("x", DataType.FP32, -1)), List.of(spec("y", DataType.FP32, -1)), false, 0));
+        signature(List.of(spec("x", DataType.FP32, -1)), List.of(spec("y", DataType.FP32, -1))), false, 0));
     models.add(new ModelInfo(ORPHAN, "1", List.of("1"), "pytorch_torchscript",
-        List.of(spec("x", DataType.FP32, -1)), List.of(spec("y", DataType.FP32, -1)), true, 0));
+        signature(List.of(spec("x", DataType.FP32, -1)), List.of(spec("y", DataType.FP32, -1))), true, 0));
     for (DataType t : DataType.values()) {
       models.add(new ModelInfo(identity(t), "1", List.of("1"), "pytorch_torchscript",
-          List.of(spec("x", t, -1)), List.of(spec("y", t, -1)), true, 0));
+          signature(List.of(spec("x", t, -1)), List.of(spec("y", t, -1))), true, 0));
     }
     return models;
   }
 
   private static ModelInfo mlp(String version) {
     return new ModelInfo(MLP, version, List.of("1", "2"), "pytorch_torchscript",
-        List.of(spec("input", DataType.FP32, -1, 4)), List.of(spec("output", DataType.FP32, -1, 4)), true, 8);
+        signature(List.of(spec("input", DataType.FP32, -1, 4)), List.of(spec("output", DataType.FP32, -1, 4))), true, 8);
+  }
+
+  public static ModelSignature signature(List<TensorSpec> inputs, List<TensorSpec> outputs) {
+    return new ModelSignature(inputs, outputs);
   }
 
   public static TensorSpec spec(String name, DataType type, long... shape) {

@@ -12,15 +12,15 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The engine-independent part of a runner: checks requests, stacks their inputs, calls {@link #forward}
- * once, checks the outputs against the spec and splits them back per request. Subclasses only run the
+ * The engine-independent part of a runner: stacks the inputs of validated requests (see {@link BatchLayout}),
+ * calls {@link #forward} once, checks the outputs against the spec and splits them back per request. Subclasses only run the
  * model. Not thread-safe, like every {@link ModelRunner}.
  */
 abstract class AbstractModelRunner implements ModelRunner {
 
   private final ModelSpec spec;
   private final List<TensorSpec> outputSpecs;
-  private final RequestChecker checker;
+  private final BatchLayout layout;
   private ModelLoadInfo loadInfo;
   private boolean closed;
 
@@ -31,7 +31,7 @@ abstract class AbstractModelRunner implements ModelRunner {
   protected AbstractModelRunner(ModelSpec spec, List<TensorSpec> outputSpecs) {
     this.spec = spec;
     this.outputSpecs = List.copyOf(outputSpecs);
-    this.checker = new RequestChecker(spec.inputs(), this.outputSpecs.stream().map(TensorSpec::name).toList());
+    this.layout = new BatchLayout(spec.inputs(), this.outputSpecs.stream().map(TensorSpec::name).toList());
   }
 
   /**
@@ -65,11 +65,6 @@ abstract class AbstractModelRunner implements ModelRunner {
   }
 
   @Override
-  public final void validate(InferenceRequest request) {
-    checker.check(request);
-  }
-
-  @Override
   public final List<List<Tensor>> infer(List<InferenceRequest> batch) {
     if (closed) {
       throw new IllegalStateException("the model runner is closed");
@@ -81,12 +76,12 @@ abstract class AbstractModelRunner implements ModelRunner {
     long[] rows = new long[batch.size()];
     long totalRows = 0;
     for (int r = 0; r < batch.size(); r++) {
-      List<Tensor> inputs = checker.check(batch.get(r));
+      List<Tensor> inputs = layout.ordered(batch.get(r));
       ordered.add(inputs);
       rows[r] = inputs.get(0).shape()[0];
       totalRows += rows[r];
     }
-    checker.checkStackable(batch, ordered);
+    layout.checkStackable(batch, ordered);
 
     List<Tensor> stacked = new ArrayList<>(spec.inputs().size());
     for (int i = 0; i < spec.inputs().size(); i++) {
@@ -103,7 +98,7 @@ abstract class AbstractModelRunner implements ModelRunner {
     List<List<Tensor>> results = new ArrayList<>(batch.size());
     long from = 0;
     for (int r = 0; r < batch.size(); r++) {
-      int[] picked = checker.selectedOutputs(batch.get(r));
+      int[] picked = layout.selectedOutputs(batch.get(r));
       List<Tensor> mine = new ArrayList<>(picked.length);
       for (int o : picked) {
         mine.add(RowStacker.slice(outputs.get(o), totalRows, from, rows[r], outputSpecs.get(o).name()));

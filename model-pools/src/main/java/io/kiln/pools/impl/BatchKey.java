@@ -54,6 +54,18 @@ final class BatchKey {
     return new BatchKey(inputs, request.outputs());
   }
 
+  /**
+   * {@link #of}, for a request the pool is to run: it also needs a row, or a worker has nothing to stack.
+   * Checked for every request, validated or not: it protects the workers.
+   */
+  static BatchKey admit(InferenceRequest request) {
+    BatchKey key = of(request);
+    if (rows(request) == 0) {
+      throw InferenceException.invalid("input '" + request.inputs().get(0).name() + "' has no rows (first dimension is 0)");
+    }
+    return key;
+  }
+
   /** The request's rows: the first dimension of its inputs (valid once {@link #of} accepted it). */
   static long rows(InferenceRequest request) {
     return request.inputs().get(0).shape()[0];

@@ -87,9 +87,11 @@ public final class PoolDispatcher implements AutoCloseable {
   }
 
   /**
-   * @param validator checks each request on its own at submit (e.g. against the model's spec) and throws
-   *     an {@link InferenceException} of kind INVALID_INPUT to refuse it, so that a bad request fails alone
-   *     instead of failing the batch it would have joined at the worker; runs on the dispatcher's thread
+   * @param validator checks each request that was not validated before (see
+   *     {@link #submit(InferenceRequest, long, boolean)}) on its own at submit, against the model's
+   *     signature, and throws an {@link InferenceException} of kind INVALID_INPUT to refuse it, so that a
+   *     bad request fails alone instead of failing the batch it would have joined at the worker; runs on
+   *     the dispatcher's thread
    */
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
@@ -124,6 +126,15 @@ public final class PoolDispatcher implements AutoCloseable {
    * @param deadlineNanos absolute time on the dispatcher's clock by which it must be answered
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos) {
+    return submit(request, deadlineNanos, false);
+  }
+
+  /**
+   * {@link #submit(InferenceRequest, long)}, skipping the validator when {@code validated}: the request
+   * passed a {@link io.kiln.pools.RequestValidator} already. Whether it can be batched at all (inputs with a
+   * batch dimension they agree on, at least one row) is checked either way: that protects the workers.
+   */
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated) {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
@@ -131,8 +142,10 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     BatchKey key;
     try {
-      key = BatchKey.of(request);
-      validator.accept(request);
+      key = BatchKey.admit(request);
+      if (!validated) {
+        validator.accept(request);
+      }
     } catch (InferenceException e) {
       return refuse(Outcome.INVALID, e);
     }

@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Restarts: a worker that failed under a batch is killed with restart allowed, which re-runs its
  * constructor and so reloads its model, as long as the runtime's restart budget for it
  * ({@code workerMaxRestarts}, counted by the runtime across manager incarnations) lasts; then it is put
- * back under the same id. With no restarts left it dies, leaves the rotation and stays listed as DEAD.
+ * back under the same id. With no restarts left it dies, leaves the rotation and stays listed as DEAD. A
+ * worker the manager's {@link HealthProber} found silent is restarted the same way ({@link #restartSilent}).
  */
 public final class PoolWorkers {
 
@@ -56,6 +57,7 @@ public final class PoolWorkers {
   private final Runnable onChange;
   private final TreeMap<Integer, Entry> entries = new TreeMap<>();
   private final Map<String, Entry> byName = new HashMap<>();
+  private String lastRepair;
   private boolean closed;
 
   private static final class Entry {
@@ -196,7 +198,7 @@ public final class PoolWorkers {
       }
       ActorState s = info == null ? ActorState.DEAD : info.state();
       if (s == ActorState.ALIVE && info.restarts() > e.restarts) {
-        // Restarted since it last joined the rotation (a fatal error, or the controller's health check):
+        // Restarted since it last joined the rotation (a fatal error, or a health check, restartSilent):
         // its model was reloaded already; a second kill would only spend another restart.
         awaitReady(e);
         return;
@@ -211,6 +213,42 @@ public final class PoolWorkers {
         }));
       }
     }));
+  }
+
+  /** The workers in rotation, as the health prober probes them: a call on each one's serving thread. */
+  public List<HealthProber.Target> probeTargets(Duration callTimeout) {
+    List<HealthProber.Target> out = new ArrayList<>();
+    for (Entry e : entries.values()) {
+      if (e.state == WorkerState.READY && e.gone == null && e.handle != null) {
+        ActorHandle<ModelWorker> h = e.handle.withTimeout(callTimeout);
+        out.add(new HealthProber.Target(e.name, () -> h.call(ModelWorker::loadInfo)));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The prober's verdict on a stuck worker: kill it with restart allowed, which fails the batch it holds
+   * (the dispatcher re-queues those requests and reports the failure, see {@link #workerFailed}) and
+   * reloads its model, under the pool's restart budget.
+   */
+  public void restartSilent(String name, String why) {
+    Entry e = byName.get(name);
+    if (e == null || closed || e.gone != null || e.state != WorkerState.READY) {
+      return;
+    }
+    lastRepair = "restarted stuck worker " + name + ": " + why;
+    LOG.warn("pool {}: {}", spec.managerName(), lastRepair);
+    runtime.kill(e.handle, true).whenComplete((v, err) -> {
+      if (err != null) {
+        LOG.debug("pool {}: restarting worker {} failed: {}", spec.managerName(), name, err.toString());
+      }
+    });
+  }
+
+  /** The last restart of a stuck worker, and why; null if none. */
+  public String lastRepair() {
+    return lastRepair;
   }
 
   private void died(Entry e, String why) {

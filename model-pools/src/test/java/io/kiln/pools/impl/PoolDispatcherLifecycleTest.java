@@ -275,8 +275,12 @@ class PoolDispatcherLifecycleTest {
     failure(h.submit(noInputs), Kind.INVALID_INPUT).extracting(Throwable::getMessage).asString().contains("no inputs");
     failure(h.submit(scalar), Kind.INVALID_INPUT).extracting(Throwable::getMessage).asString().contains("batch dimension");
     failure(h.submit(ragged), Kind.INVALID_INPUT).extracting(Throwable::getMessage).asString().contains("disagree");
-    assertThat(h.stats().invalid()).isEqualTo(3);
-    assertThat(h.outcomes("invalid")).isEqualTo(3);
+    InferenceRequest empty = new InferenceRequest("e", List.of(new Tensor("x", io.kiln.pools.DataType.FP32, new long[] {0, 2},
+        new byte[0])), List.of(), Map.of());
+    failure(h.submit(empty), Kind.INVALID_INPUT).extracting(Throwable::getMessage).asString()
+        .contains("input 'x' has no rows (first dimension is 0)");
+    assertThat(h.stats().invalid()).isEqualTo(4);
+    assertThat(h.outcomes("invalid")).isEqualTo(4);
   }
 
   @Test

@@ -1,17 +1,12 @@
 package io.kiln.serve.impl;
 
 import io.kiln.pools.DataType;
+import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TensorSpec;
-import io.kiln.serve.ModelConfig;
-import io.kiln.serve.ModelEngine;
-import io.kiln.serve.ModelFormat;
-import io.kiln.serve.ThreadsSpec;
-import io.kiln.serve.WarmupSpec;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,14 +16,16 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /**
  * Reads a deployment's {@code model} section: the URI (resolved against the YAML file's folder and, when
- * asked, checked to exist), engine, format, tensors, warm-up and threads. Not thread-safe.
+ * asked, checked to exist), engine, format, tensors, warm-up and threads, into model-pools'
+ * {@link ModelSpec}. Not thread-safe.
  */
 final class ModelReader {
 
   private static final Pattern SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*://.*");
-  private static final List<String> ENGINES = Arrays.stream(ModelEngine.values()).map(ModelEngine::spelling).toList();
-  private static final List<String> FORMATS = Arrays.stream(ModelFormat.values()).map(ModelFormat::spelling).toList();
-  private static final List<String> DATATYPES = Arrays.stream(DataType.values()).map(DataType::name).toList();
+  private static final List<String> DATATYPES = java.util.Arrays.stream(DataType.values()).map(DataType::name).toList();
+  /** Threads of each PyTorch pool when the {@code threads} section is there but leaves one out. */
+  private static final int DEFAULT_THREADS = 1;
+  private static final int NO_THREADS = 0;
 
   private final Reading reading;
   private final Problems problems;
@@ -45,11 +42,11 @@ final class ModelReader {
    *
    * @param maxBatchSize the deployment's batch limit that warm-up batches must respect, null if unknown
    */
-  ModelConfig read(MappingReader m, Integer maxBatchSize) {
+  ModelSpec read(MappingReader m, Integer maxBatchSize) {
     int before = problems.count();
-    ModelEngine engine = engine(m);
+    String engine = engine(m);
     String uri = uri(m, engine);
-    Optional<ModelFormat> format = format(m, engine);
+    Optional<String> format = format(m, engine);
     Optional<String> architecture = Optional.empty();
     String arch = m.text("architecture", null);
     if (arch != null) {
@@ -61,29 +58,38 @@ final class ModelReader {
     }
     List<TensorSpec> inputs = tensors(m, "input");
     List<TensorSpec> outputs = tensors(m, "output");
-    WarmupSpec warmup = warmup(m.section("warmup"), maxBatchSize);
-    Optional<ThreadsSpec> threads = threads(m.section("threads"));
+    List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
+    int[] threads = threads(m.section("threads"));
     m.finish();
     if (problems.count() > before || !m.present()) {
       return null;
     }
-    return new ModelConfig(uri, engine, format, architecture, inputs, outputs, warmup, threads);
+    try {
+      return ModelSpec.builder().uri(uri).engine(engine).format(format.orElse(ModelSpec.FORMAT_AUTO))
+          .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
+          .intraOpThreads(threads[0]).interOpThreads(threads[1]).build();
+    } catch (IllegalArgumentException e) {
+      // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model).
+      problems.at(m.node(), m.path(), e.getMessage());
+      return null;
+    }
   }
 
-  private ModelEngine engine(MappingReader m) {
+  /** The engine, spelled exactly as one of {@link ModelSpec#ENGINES}; null if missing or unknown (reported). */
+  private String engine(MappingReader m) {
     String text = m.requiredText("engine");
     if (text == null) {
       return null;
     }
-    Optional<ModelEngine> engine = ModelEngine.parse(text);
-    if (engine.isEmpty()) {
+    if (!ModelSpec.ENGINES.contains(text)) {
       problems.at(m.at("engine"), m.path("engine"), "unknown engine '" + text + "'"
-          + hint(text, ENGINES));
+          + hint(text, ModelSpec.ENGINES));
+      return null;
     }
-    return engine.orElse(null);
+    return text;
   }
 
-  private String uri(MappingReader m, ModelEngine engine) {
+  private String uri(MappingReader m, String engine) {
     String uri = m.requiredText("uri");
     if (uri == null) {
       return null;
@@ -115,7 +121,7 @@ final class ModelReader {
       folder = options.baseDir().resolve(folder);
     }
     folder = folder.normalize();
-    if (options.checkModelPaths() && engine == ModelEngine.PYTORCH && !Files.exists(folder)) {
+    if (options.checkModelPaths() && ModelSpec.ENGINE_PYTORCH.equals(engine) && !Files.exists(folder)) {
       problems.at(at, path, "model folder " + folder + " does not exist"
           + (Path.of(uri).isAbsolute() || options.baseDir() == null ? ""
               : " (relative paths are resolved against the YAML file's folder " + options.baseDir() + ")"));
@@ -125,24 +131,24 @@ final class ModelReader {
   }
 
   /** The declared format: empty if not declared, null if wrong. */
-  private Optional<ModelFormat> format(MappingReader m, ModelEngine engine) {
+  private Optional<String> format(MappingReader m, String engine) {
     String text = m.text("format", null);
     if (text == null) {
       return m.has("format") ? null : Optional.empty();
     }
-    Optional<ModelFormat> format = ModelFormat.parse(text);
-    if (format.isEmpty()) {
-      problems.at(m.at("format"), m.path("format"), "unknown format '" + text + "'" + hint(text, FORMATS));
+    if (!ModelSpec.FORMATS.contains(text)) {
+      problems.at(m.at("format"), m.path("format"), "unknown format '" + text + "'"
+          + hint(text, ModelSpec.FORMATS));
       return null;
     }
-    if (engine != null && !check(m.at("format"), m.path("format"), Rules.formatFits(engine, format))) {
+    if (engine != null && !check(m.at("format"), m.path("format"), Rules.formatFits(engine, text))) {
       return null;
     }
-    return format;
+    return Optional.of(text);
   }
 
-  private boolean arch(MappingReader m, Optional<ModelFormat> format, Optional<String> architecture) {
-    String message = Rules.architectureFits(format, architecture);
+  private boolean arch(MappingReader m, Optional<String> format, Optional<String> architecture) {
+    String message = Rules.architectureFits(format.orElse(ModelSpec.FORMAT_AUTO), architecture.orElse(""));
     Node at = architecture.isPresent() ? m.keyAt("architecture") : m.at("format");
     return check(at, m.path("architecture"), message);
   }
@@ -214,32 +220,33 @@ final class ModelReader {
   }
 
   /** Absent or wrong sections read as defaults: a wrong one is reported, so no spec is built anyway. */
-  private WarmupSpec warmup(MappingReader w, Integer maxBatchSize) {
+  private List<Integer> warmup(MappingReader w, Integer maxBatchSize) {
     List<Node> items = w.list("batch_sizes", false);
     w.finish();
     if (items == null) {
-      return WarmupSpec.DEFAULT;
+      return ModelSpec.DEFAULT_WARMUP_BATCH_SIZES;
     }
     List<Integer> sizes = new ArrayList<>();
     for (int i = 0; i < items.size(); i++) {
       String path = w.path("batch_sizes") + "[" + i + "]";
-      Long n = reading.integer(items.get(i), path, 1, Integer.MAX_VALUE);
+      Long n = reading.integer(items.get(i), path, 1, ModelSpec.MAX_WARMUP_BATCH_SIZE);
       if (n != null && (maxBatchSize == null
           || check(items.get(i), path, Rules.warmupWithinBatch(n.intValue(), maxBatchSize)))) {
         sizes.add(n.intValue());
       }
     }
-    return new WarmupSpec(sizes);
+    return sizes;
   }
 
-  private Optional<ThreadsSpec> threads(MappingReader t) {
-    Integer intra = t.integer("intra_op", ThreadsSpec.DEFAULT_INTRA_OP, 1, ThreadsSpec.MAX_THREADS);
-    Integer inter = t.integer("inter_op", ThreadsSpec.DEFAULT_INTER_OP, 1, ThreadsSpec.MAX_THREADS);
+  /** {intra, inter}; {0, 0} (the engine's defaults) without a section, or with a wrong one (reported). */
+  private int[] threads(MappingReader t) {
+    Integer intra = t.integer("intra_op", DEFAULT_THREADS, 1, ModelSpec.MAX_THREADS);
+    Integer inter = t.integer("inter_op", DEFAULT_THREADS, 1, ModelSpec.MAX_THREADS);
     t.finish();
     if (!t.present() || intra == null || inter == null) {
-      return Optional.empty();
+      return new int[] {NO_THREADS, NO_THREADS};
     }
-    return Optional.of(new ThreadsSpec(intra, inter));
+    return new int[] {intra, inter};
   }
 
   private boolean check(Node at, String path, String message) {

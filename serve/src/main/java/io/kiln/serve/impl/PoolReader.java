@@ -2,7 +2,7 @@ package io.kiln.serve.impl;
 
 import io.kiln.runtime.Resources;
 import io.kiln.serve.AutoscalingSpec;
-import io.kiln.serve.PoolSpec;
+import io.kiln.serve.PoolPlacement;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
@@ -31,12 +31,12 @@ final class PoolReader {
    *
    * @param autoscaling the deployment's autoscaling: present, empty (none), or null (present but wrong)
    */
-  PoolSpec read(MappingReader p, Optional<AutoscalingSpec> autoscaling) {
+  PoolPlacement read(MappingReader p, Optional<AutoscalingSpec> autoscaling) {
     int before = problems.count();
     boolean perNodeGiven = p.has("workers_per_node");
     boolean perGpuGiven = p.has("per_gpu");
-    Integer perNode = p.integer("workers_per_node", null, 1, PoolSpec.MAX_WORKERS);
-    Integer perGpu = p.integer("per_gpu", null, 1, PoolSpec.MAX_WORKERS);
+    Integer perNode = p.integer("workers_per_node", null, 1, PoolPlacement.MAX_WORKERS);
+    Integer perGpu = p.integer("per_gpu", null, 1, PoolPlacement.MAX_WORKERS);
     if (perNodeGiven && perGpuGiven) {
       problems.at(p.keyAt("per_gpu"), p.path("per_gpu"), "set either workers_per_node or per_gpu, not both");
     } else if (!perNodeGiven && !perGpuGiven && p.valid() && autoscaling != null && autoscaling.isEmpty()) {
@@ -46,7 +46,7 @@ final class PoolReader {
     MappingReader resourceSection = p.section("worker_resources");
     Resources resources = resources(resourceSection);
     Map<String, String> selector = selector(p.section("node_selector"));
-    Integer maxRestarts = p.integer("max_restarts", PoolSpec.DEFAULT_MAX_RESTARTS, -1, 1_000_000);
+    Integer maxRestarts = p.integer("max_restarts", PoolPlacement.DEFAULT_MAX_RESTARTS, -1, 1_000_000);
     p.finish();
 
     if (perGpu != null && resources != null) {
@@ -60,21 +60,21 @@ final class PoolReader {
     if (problems.count() > before || autoscaling == null || !p.valid()) {
       return null;
     }
-    PoolSpec.WorkerCount workers;
+    PoolPlacement.WorkerCount workers;
     if (perGpu != null) {
-      workers = new PoolSpec.PerGpu(perGpu);
+      workers = new PoolPlacement.PerGpu(perGpu);
     } else if (perNode != null) {
-      workers = new PoolSpec.PerNode(perNode);
+      workers = new PoolPlacement.PerNode(perNode);
     } else {
       // Autoscaled without a count: the autoscaling bounds alone decide.
-      workers = new PoolSpec.PerNode(autoscaling.orElseThrow().maxWorkers());
+      workers = new PoolPlacement.PerNode(autoscaling.orElseThrow().maxWorkers());
     }
-    return new PoolSpec(workers, resources, selector, maxRestarts);
+    return new PoolPlacement(workers, resources, selector, maxRestarts);
   }
 
   private Resources resources(MappingReader r) {
     if (!r.present()) {
-      return PoolSpec.DEFAULT_WORKER_RESOURCES;
+      return PoolPlacement.DEFAULT_WORKER_RESOURCES;
     }
     Resources resources = Resources.NONE;
     boolean ok = true;

@@ -29,11 +29,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One pass of the controller: makes the running pools match the desired deployments. For every node a
  * deployment selects it get-or-creates the desired version's pool manager (named, so a pass repeated by a
- * new leader never deploys twice), keeps its workers at the (autoscaled) target, health-checks them, and
- * decides the serving version ({@link Rollout}); pools of other versions, or on nodes no longer selected,
- * are drained and removed once the desired version has served everywhere for the drain grace; a version
- * whose every worker died before it ever served is FAILED and removed. Deleted deployments are drained,
- * then dropped; pools of deployments nobody wants are retired. Each pass writes the status.
+ * new leader never deploys twice), keeps its workers at the (autoscaled) target, reports what the pools'
+ * own health checks repaired, and decides the serving version ({@link Rollout}); pools of other versions,
+ * or on nodes no longer selected, are drained and removed once the desired version has served everywhere
+ * for the drain grace; a version whose every worker died before it ever served is FAILED and removed.
+ * Deleted deployments are drained, then dropped; pools of deployments nobody wants are retired. Each pass writes the status.
  *
  * <p>Threading: {@link #pass()} must not overlap itself (the loop serialises passes). It never blocks:
  * the pass body and every completion of its remote steps run on the controller's context
@@ -54,7 +54,7 @@ final class Reconciler {
   private final DesiredState state;
   private final PoolLoadBoard board;
   private final PoolActions actions;
-  private final HealthChecker health;
+  private final HealthReports health;
   private final Autoscaler autoscaler = new Autoscaler();
   private final LongSupplier clock;
   private final Duration drainGrace;
@@ -74,7 +74,7 @@ final class Reconciler {
     this.state = state;
     this.board = board;
     this.actions = new PoolActions(runtime, pools, creator, context);
-    this.health = new HealthChecker(runtime, pools, context);
+    this.health = new HealthReports(pools, context);
     this.clock = clockMillis;
     this.drainGrace = drainGrace;
     this.context = context;
@@ -171,7 +171,7 @@ final class Reconciler {
     int target = target(key, spec, p, load);
     if (o.manager(key).isEmpty()) {
       if (!actions.retiring(key)) {
-        actions.create(PoolSpecs.pool(spec, node, target));
+        actions.create(spec.poolOn(node, target));
       }
       out.add(new PoolState(node, spec.version(), false, 0, target, 0, 0));
       return false;

@@ -1,16 +1,17 @@
 package io.kiln.serve.impl;
 
-import io.kiln.serve.ModelEngine;
-import io.kiln.serve.ModelFormat;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.SpecRules;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
  * The value rules of the deployment schema, written once: each check returns {@code null} when the value
  * is fine, otherwise a message without the field name. The YAML reader reports these messages with a
  * position; the records' constructors throw them as {@link IllegalArgumentException} (see
- * {@link #require}), so a spec built in code obeys the same rules as one loaded from a file.
+ * {@link #require}), so a spec built in code obeys the same rules as one loaded from a file. The rules of
+ * the sections model-pools owns (model, batching, queue, health) are {@link SpecRules}'; they are
+ * re-exported here so that the reader has one place to look.
  */
 public final class Rules {
 
@@ -21,18 +22,16 @@ public final class Rules {
   private static final Pattern BUILTIN = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
 
   /** Longest delay or timeout accepted, so that millisecond arithmetic never overflows. */
-  public static final Duration MAX_DURATION = Duration.ofDays(1);
+  public static final Duration MAX_DURATION = SpecRules.MAX_DURATION;
   /** Highest tensor rank accepted. */
-  public static final int MAX_RANK = 32;
+  public static final int MAX_RANK = SpecRules.MAX_RANK;
 
   private Rules() {
   }
 
   /** Throws {@link IllegalArgumentException} with {@code field + " " + message} if the check failed. */
   public static void require(String field, String message) {
-    if (message != null) {
-      throw new IllegalArgumentException(field + " " + message);
-    }
+    SpecRules.require(field, message);
   }
 
   public static String name(String name) {
@@ -60,50 +59,36 @@ public final class Rules {
   }
 
   public static String atLeast(long value, long min) {
-    return value >= min ? null : "must be at least " + min + ", got " + value;
+    return SpecRules.atLeast(value, min);
   }
 
   public static String atMost(long value, long max) {
-    return value <= max ? null : "must be at most " + max + ", got " + value;
+    return SpecRules.atMost(value, max);
   }
 
   public static String positive(double value) {
-    return value > 0 && Double.isFinite(value) ? null : "must be a number greater than 0, got " + value;
+    return SpecRules.positive(value);
   }
 
   public static String notNegative(Duration d) {
-    if (d.isNegative()) {
-      return "must not be negative, got " + Durations.millisText(d);
-    }
-    return atMostDay(d);
+    return SpecRules.notNegative(d);
   }
 
   public static String positive(Duration d) {
-    if (d.isNegative() || d.isZero()) {
-      return "must be greater than 0, got " + Durations.millisText(d);
-    }
-    return atMostDay(d);
-  }
-
-  private static String atMostDay(Duration d) {
-    return d.compareTo(MAX_DURATION) <= 0 ? null
-        : "must be at most " + MAX_DURATION.toMillis() + " (one day), got " + Durations.millisText(d);
+    return SpecRules.positive(d);
   }
 
   public static String notBlank(String s) {
-    return s.isBlank() ? "must not be empty" : null;
+    return SpecRules.notBlank(s);
   }
 
   /** Checks one dimension of a tensor shape. */
   public static String dimension(long d) {
-    return d >= -1 ? null : "must be -1 (any size) or >= 0, got " + d;
+    return SpecRules.dimension(d);
   }
 
   public static String rank(int rank) {
-    if (rank == 0) {
-      return "must have at least one dimension";
-    }
-    return rank <= MAX_RANK ? null : "has " + rank + " dimensions; at most " + MAX_RANK + " are supported";
+    return SpecRules.rank(rank);
   }
 
   public static String batchWithinQueue(int maxBatchSize, int maxQueued) {
@@ -124,46 +109,26 @@ public final class Rules {
   }
 
   public static String timeoutWithinPeriod(Duration timeout, Duration period) {
-    return timeout.compareTo(period) <= 0 ? null
-        : "timeout_ms " + Durations.millisText(timeout) + " exceeds period_ms " + Durations.millisText(period)
-            + ": a check would still run when the next one starts";
+    return SpecRules.timeoutWithinPeriod(timeout, period);
   }
 
   /** The prefix of URIs naming a model built into Kiln. */
-  public static final String BUILTIN_PREFIX = "builtin:";
+  public static final String BUILTIN_PREFIX = ModelSpec.BUILTIN_PREFIX;
 
-  /** Whether {@code uri} and {@code engine} agree: builtin URIs go with the Builtin engine only. */
-  public static String engineMatchesUri(ModelEngine engine, String uri) {
-    boolean builtinUri = uri.startsWith(BUILTIN_PREFIX);
-    if (engine == ModelEngine.BUILTIN && !builtinUri) {
-      return "engine Builtin needs a uri of the form builtin:<name>, e.g. builtin:identity";
-    }
-    if (engine != ModelEngine.BUILTIN && builtinUri) {
-      return "'" + uri + "' names a builtin model; set engine: Builtin";
-    }
-    return null;
+  public static String engineMatchesUri(String engine, String uri) {
+    return SpecRules.engineMatchesUri(engine, uri);
   }
 
-  /** Whether a declared format and architecture make sense together for {@code engine}. */
-  public static String formatFits(ModelEngine engine, Optional<ModelFormat> format) {
-    if (format.isPresent() && engine != ModelEngine.PYTORCH) {
-      return "format applies to the PyTorch engine only";
-    }
-    return null;
+  public static String formatFits(String engine, String format) {
+    return SpecRules.formatFits(engine, format);
   }
 
-  public static String architectureFits(Optional<ModelFormat> format, Optional<String> architecture) {
-    if (architecture.isPresent() && format.orElse(null) == ModelFormat.TORCHSCRIPT) {
-      return "architecture is only used with format: djl-params (TorchScript files carry their own)";
-    }
-    if (architecture.isEmpty() && format.orElse(null) == ModelFormat.DJL_PARAMS) {
-      return "format djl-params needs an architecture: DJL parameters hold weights, not the network";
-    }
-    return null;
+  public static String architectureFits(String format, String architecture) {
+    return SpecRules.architectureFits(format, architecture);
   }
 
   public static String uniqueTensor(String kind, String name, int firstIndex) {
-    return "duplicate " + kind + " name '" + name + "' (also " + kind + "s[" + firstIndex + "])";
+    return SpecRules.uniqueTensor(kind, name, firstIndex);
   }
 
   /** per_gpu workers must each ask for a share of one GPU that {@code perGpu} of them can share. */

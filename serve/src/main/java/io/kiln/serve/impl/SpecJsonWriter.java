@@ -3,15 +3,15 @@ package io.kiln.serve.impl;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.pools.BatchingSpec;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.pools.TensorSpec;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.AutoscalingSpec;
-import io.kiln.serve.BatchingSpec;
 import io.kiln.serve.DeploymentSpec;
-import io.kiln.serve.HealthSpec;
-import io.kiln.serve.ModelConfig;
-import io.kiln.serve.PoolSpec;
-import io.kiln.serve.QueueSpec;
+import io.kiln.serve.PoolPlacement;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
@@ -65,21 +65,26 @@ public final class SpecJsonWriter {
     return o;
   }
 
-  private static ObjectNode model(ModelConfig m) {
+  /** The spec's defaults ({@code auto} format, no architecture, engine threads) are left out, as in YAML. */
+  private static ObjectNode model(ModelSpec m) {
     ObjectNode o = JSON.objectNode();
-    o.put("uri", m.uri());
-    o.put("engine", m.engine().spelling());
-    m.format().ifPresent(f -> o.put("format", f.spelling()));
-    m.architecture().ifPresent(a -> o.put("architecture", a));
+    o.put("uri", m.uri().toString());
+    o.put("engine", m.engine());
+    if (!m.format().equals(ModelSpec.FORMAT_AUTO)) {
+      o.put("format", m.format());
+    }
+    if (!m.architecture().isEmpty()) {
+      o.put("architecture", m.architecture());
+    }
     o.set("inputs", tensors(m.inputs()));
     o.set("outputs", tensors(m.outputs()));
     ArrayNode sizes = o.putObject("warmup").putArray("batch_sizes");
-    m.warmup().batchSizes().forEach(sizes::add);
-    m.threads().ifPresent(t -> {
+    m.warmupBatchSizes().forEach(sizes::add);
+    if (m.intraOpThreads() > 0 || m.interOpThreads() > 0) {
       ObjectNode threads = o.putObject("threads");
-      threads.put("intra_op", t.intraOp());
-      threads.put("inter_op", t.interOp());
-    });
+      threads.put("intra_op", Math.max(1, m.intraOpThreads()));
+      threads.put("inter_op", Math.max(1, m.interOpThreads()));
+    }
     return o;
   }
 
@@ -97,7 +102,7 @@ public final class SpecJsonWriter {
     return a;
   }
 
-  private static ObjectNode pool(PoolSpec p) {
+  private static ObjectNode pool(PoolPlacement p) {
     ObjectNode o = JSON.objectNode();
     o.put(p.workers().field(), p.workers().count());
     o.set("worker_resources", resources(p.workerResources()));

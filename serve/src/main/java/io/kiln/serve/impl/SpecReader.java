@@ -1,12 +1,12 @@
 package io.kiln.serve.impl;
 
+import io.kiln.pools.BatchingSpec;
+import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.QueueSpec;
 import io.kiln.serve.AutoscalingSpec;
-import io.kiln.serve.BatchingSpec;
 import io.kiln.serve.DeploymentSpec;
-import io.kiln.serve.HealthSpec;
-import io.kiln.serve.ModelConfig;
-import io.kiln.serve.PoolSpec;
-import io.kiln.serve.QueueSpec;
+import io.kiln.serve.PoolPlacement;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -116,16 +116,16 @@ public final class SpecReader {
     Optional<AutoscalingSpec> autoscaling = autoscaling(auto);
     HealthSpec health = health(m.section("health"));
     Node modelNode = m.required("model");
-    ModelConfig model = null;
+    ModelSpec model = null;
     if (modelNode != null) {
       model = new ModelReader(reading, options).read(reading.mapping(modelNode, m.path("model")),
           batching == null ? null : batching.maxBatchSize());
     }
-    PoolSpec pool = new PoolReader(reading).read(m.section("pool"), autoscaling);
+    PoolPlacement pool = new PoolReader(reading).read(m.section("pool"), autoscaling);
     m.finish();
 
     if (pool != null && autoscaling != null && autoscaling.isPresent()
-        && pool.workers() instanceof PoolSpec.PerNode perNode) {
+        && pool.workers() instanceof PoolPlacement.PerNode perNode) {
       check(auto.at("min_workers"), auto.path("min_workers"),
           Rules.workersCoverMin(autoscaling.get().minWorkers(), perNode.count()));
     }
@@ -164,8 +164,8 @@ public final class SpecReader {
     if (!a.present()) {
       return a.valid() ? Optional.empty() : null;
     }
-    Integer min = a.integer("min_workers", AutoscalingSpec.DEFAULT_MIN_WORKERS, 0, PoolSpec.MAX_WORKERS);
-    Long max = a.requiredInteger("max_workers", 1, PoolSpec.MAX_WORKERS);
+    Integer min = a.integer("min_workers", AutoscalingSpec.DEFAULT_MIN_WORKERS, 0, PoolPlacement.MAX_WORKERS);
+    Long max = a.requiredInteger("max_workers", 1, PoolPlacement.MAX_WORKERS);
     BigDecimal target = a.decimal("target_ongoing_per_worker",
         BigDecimal.valueOf(AutoscalingSpec.DEFAULT_TARGET_ONGOING_PER_WORKER), 0, 1_000_000);
     if (target != null && !check(a.at("target_ongoing_per_worker"), a.path("target_ongoing_per_worker"),

@@ -7,7 +7,7 @@
  * plans; and the controller behind {@link io.kiln.serve.ServeController}: the desired state in the cluster's
  * shared maps ({@link io.kiln.serve.impl.DesiredState}), the leader's reconcile loop
  * ({@link io.kiln.serve.impl.ControllerLoop}) and its passes (Reconciler, with Rollout deciding the serving
- * version, PoolActions and PoolCreator acting on pools, HealthChecker, {@link io.kiln.serve.impl.Autoscaler}).
+ * version, PoolActions and PoolCreator acting on pools, HealthReports, {@link io.kiln.serve.impl.Autoscaler}).
  * Not an API: other modules use {@code io.kiln.serve}.
  */
 package io.kiln.serve.impl;

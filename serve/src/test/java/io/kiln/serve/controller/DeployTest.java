@@ -157,7 +157,7 @@ class DeployTest {
       ApplyResult applied = nodes.follower().serve().apply(Files.readString(quickstart), quickstart, false)
           .toCompletableFuture().get();
       assertThat(applied.deployments()).singleElement().satisfies(d ->
-          assertThat(d.model().uri()).isEqualTo(ProjectModels.modelsDir().resolve("mlp").toString()));
+          assertThat(d.model().uri().toString()).isEqualTo(ProjectModels.modelsDir().resolve("mlp").toString()));
 
       nodes.awaitReady("mlp", "1");
       Tensor input = ProjectModels.expectedInput("mlp");

@@ -1,6 +1,5 @@
-package io.kiln.serve;
+package io.kiln.pools;
 
-import io.kiln.serve.impl.Rules;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -20,8 +19,8 @@ public record HealthSpec(Duration period, Duration timeout) {
   public HealthSpec {
     Objects.requireNonNull(period, "period");
     Objects.requireNonNull(timeout, "timeout");
-    Rules.require("period_ms", Rules.positive(period));
-    Rules.require("timeout_ms", Rules.positive(timeout));
-    Rules.require("timeout_ms", Rules.timeoutWithinPeriod(timeout, period));
+    SpecRules.require("period_ms", SpecRules.positive(period));
+    SpecRules.require("timeout_ms", SpecRules.positive(timeout));
+    SpecRules.require("timeout_ms", SpecRules.timeoutWithinPeriod(timeout, period));
   }
 }

@@ -7,8 +7,10 @@ import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * The per-node pool of a deployment: how many workers each selected node runs, what each worker reserves,
- * which nodes qualify and how often a worker that dies is restarted. Immutable; rules are checked on
+ * Where a deployment's pools go and how big they are (the YAML's {@code pool} section): how many workers
+ * each selected node runs, what each worker reserves, which nodes qualify and how often a worker that dies
+ * is restarted. Serve turns it into one {@link io.kiln.pools.PoolSpec} per selected node
+ * ({@link DeploymentSpec#poolOn}). Immutable; rules are checked on
  * construction ({@link IllegalArgumentException} naming the field).
  *
  * @param workers workers per selected node, fixed ({@link PerNode}) or by the node's GPUs ({@link PerGpu});
@@ -19,15 +21,15 @@ import java.util.TreeMap;
  *     every node that can host a worker
  * @param maxRestarts restarts of a dead worker before it is given up (-1: unlimited)
  */
-public record PoolSpec(WorkerCount workers, Resources workerResources, Map<String, String> nodeSelector,
-                       int maxRestarts) {
+public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<String, String> nodeSelector,
+                            int maxRestarts) {
 
   public static final Resources DEFAULT_WORKER_RESOURCES = Resources.cpu(1);
   public static final int DEFAULT_MAX_RESTARTS = 3;
   /** Upper bound of a per-node (or per-GPU) worker count. */
   public static final int MAX_WORKERS = 1024;
 
-  public PoolSpec {
+  public PoolPlacement {
     Objects.requireNonNull(workers, "workers");
     Objects.requireNonNull(workerResources, "workerResources");
     nodeSelector = Map.copyOf(new TreeMap<>(nodeSelector));

@@ -1,6 +1,5 @@
-package io.kiln.serve;
+package io.kiln.pools;
 
-import io.kiln.serve.impl.Rules;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -21,8 +20,8 @@ public record BatchingSpec(int maxBatchSize, Duration maxBatchDelay) {
 
   public BatchingSpec {
     Objects.requireNonNull(maxBatchDelay, "maxBatchDelay");
-    Rules.require("max_batch_size", Rules.atLeast(maxBatchSize, 1));
-    Rules.require("max_batch_size", Rules.atMost(maxBatchSize, MAX_BATCH_SIZE));
-    Rules.require("max_batch_delay_ms", Rules.notNegative(maxBatchDelay));
+    SpecRules.require("max_batch_size", SpecRules.atLeast(maxBatchSize, 1));
+    SpecRules.require("max_batch_size", SpecRules.atMost(maxBatchSize, MAX_BATCH_SIZE));
+    SpecRules.require("max_batch_delay_ms", SpecRules.notNegative(maxBatchDelay));
   }
 }

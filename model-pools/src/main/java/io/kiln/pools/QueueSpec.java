@@ -1,6 +1,5 @@
-package io.kiln.serve;
+package io.kiln.pools;
 
-import io.kiln.serve.impl.Rules;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -20,8 +19,8 @@ public record QueueSpec(int maxQueued, Duration timeout) {
 
   public QueueSpec {
     Objects.requireNonNull(timeout, "timeout");
-    Rules.require("max_queued", Rules.atLeast(maxQueued, 1));
-    Rules.require("max_queued", Rules.atMost(maxQueued, MAX_QUEUED));
-    Rules.require("timeout_ms", Rules.positive(timeout));
+    SpecRules.require("max_queued", SpecRules.atLeast(maxQueued, 1));
+    SpecRules.require("max_queued", SpecRules.atMost(maxQueued, MAX_QUEUED));
+    SpecRules.require("timeout_ms", SpecRules.positive(timeout));
   }
 }

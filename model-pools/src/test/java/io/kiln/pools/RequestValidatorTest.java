@@ -1,0 +1,54 @@
+package io.kiln.pools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The one request check: field-named messages, the batch limit, and the field-by-field order decoders use. */
+class RequestValidatorTest {
+
+  private static final ModelSignature SIGNATURE = new ModelSignature(
+      List.of(new TensorSpec("input", DataType.FP32, new long[] {-1, 4})),
+      List.of(new TensorSpec("output", DataType.FP32, new long[] {-1, 4})));
+
+  private static InferenceRequest rows(int n) {
+    return InferenceRequest.of(Tensor.ofFloats("input", new long[] {n, 4}, new float[n * 4]));
+  }
+
+  @Test
+  void aValidRequestPassesAsItself() {
+    InferenceRequest r = rows(2);
+    ValidatedRequest v = new RequestValidator("mlp", SIGNATURE, 8).validate(r);
+
+    assertThat(v.request()).isSameAs(r);
+    assertThat(v.signature()).isEqualTo(SIGNATURE);
+  }
+
+  @Test
+  void theBatchLimitIsTheValidatorsWhenItHasOne() {
+    assertThatThrownBy(() -> new RequestValidator("mlp", SIGNATURE, 8).validate(rows(9)))
+        .isInstanceOf(InferenceException.class)
+        .hasMessage("inputs[0].shape: batch size 9 exceeds max_batch_size 8 of model 'mlp'");
+    assertThat(new RequestValidator("mlp", SIGNATURE, 0).validate(rows(9)).request().inputs()).hasSize(1);
+  }
+
+  @Test
+  void aDecoderChecksFieldByFieldAndFinishesOnlyACompleteCheck() {
+    RequestValidator validator = new RequestValidator("mlp", SIGNATURE, 0);
+    RequestValidator.Check check = validator.begin();
+    TensorSpec spec = check.input(0, "input");
+    check.datatype(0, spec, DataType.FP32);
+    check.shape(0, spec, new long[] {1, 4});
+    assertThatThrownBy(() -> check.finish(rows(1))).isInstanceOf(IllegalStateException.class);
+    check.inputsComplete();
+    check.output(0, "output");
+    InferenceRequest decoded = new InferenceRequest("", rows(1).inputs(), List.of("output"), Map.of());
+
+    assertThat(check.finish(decoded).request()).isSameAs(decoded);
+    assertThatThrownBy(() -> validator.begin().inputsComplete())
+        .hasMessage("inputs: missing input 'input' of model 'mlp'");
+  }
+}
