@@ -3,10 +3,9 @@ package io.kiln.pipelines;
 import io.kiln.serve.DeploymentLoader;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentValidationException;
-import io.kiln.serve.impl.Problems;
-import io.kiln.serve.impl.Reading;
-import io.kiln.serve.impl.SpecReader;
-import io.kiln.serve.impl.YamlDocuments;
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.YamlDocuments;
 import io.kiln.pipelines.impl.PipelineReader;
 import io.kiln.pipelines.impl.StepClasses;
 import java.nio.charset.StandardCharsets;
@@ -64,7 +63,7 @@ public final class PipelineLoader {
   /** Whether a YAML document declares a top-level {@code pipelines:} section (a cheap syntactic check). */
   public static boolean declaresPipelines(String yamlText) {
     for (String line : yamlText.split("\n", -1)) {
-      if (line.startsWith(SpecReader.PIPELINES + ":") || line.startsWith("\"" + SpecReader.PIPELINES + "\":")) {
+      if (line.startsWith(DeploymentLoader.PIPELINES + ":") || line.startsWith("\"" + DeploymentLoader.PIPELINES + "\":")) {
         return true;
       }
     }
@@ -109,16 +108,15 @@ public final class PipelineLoader {
     List<PipelineSpec> pipelines = List.of();
     try {
       Node root = YamlDocuments.compose(text, (int) max + 1, problems);
-      deployments = new SpecReader(problems, new SpecReader.Options(baseDir,
-          options.deployments().checkModelPaths())).readFile(root);
+      deployments = new DeploymentLoader(options.deployments()).readDeployments(root, problems, baseDir);
       if (root instanceof MappingNode) {
         Reading reading = new Reading(problems);
-        Node section = topLevel(root, SpecReader.PIPELINES);
+        Node section = topLevel(root, DeploymentLoader.PIPELINES);
         if (section != null && !(section instanceof ScalarNode s && s.getTag().equals(Tag.NULL))) {
           Set<String> names = new HashSet<>(knownDeployments);
           names.addAll(declaredDeploymentNames(root));
           StepClasses classes = options.checkClasses() ? StepClasses.on(options.classLoader()) : StepClasses.UNCHECKED;
-          pipelines = new PipelineReader(reading, names, classes).read(section, SpecReader.PIPELINES);
+          pipelines = new PipelineReader(reading, names, classes).read(section, DeploymentLoader.PIPELINES);
         }
       }
     } catch (Problems.Abort stop) {
@@ -154,7 +152,7 @@ public final class PipelineLoader {
     Set<String> pipelineNames = new HashSet<>();
     for (int i = 0; i < pipelines.size(); i++) {
       PipelineSpec p = pipelines.get(i);
-      String path = SpecReader.PIPELINES + "[" + i + "]";
+      String path = DeploymentLoader.PIPELINES + "[" + i + "]";
       if (!pipelineNames.add(p.name())) {
         problems.add(new io.kiln.serve.Problem(file, 1, 1, path + ".name", "duplicate pipeline '" + p.name() + "'"));
       }

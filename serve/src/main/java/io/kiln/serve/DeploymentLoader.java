@@ -1,8 +1,8 @@
 package io.kiln.serve;
 
-import io.kiln.serve.impl.Problems;
+import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.impl.SpecReader;
-import io.kiln.serve.impl.YamlDocuments;
+import io.kiln.serve.yaml.YamlDocuments;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -113,6 +113,21 @@ public final class DeploymentLoader {
     }
     problems.throwIfAny();
     return new DeploymentFile(sourceName, specs);
+  }
+
+  /** The top-level section beside {@code deployments:} that the pipelines module reads (ignored here). */
+  public static final String PIPELINES = SpecReader.PIPELINES;
+
+  /**
+   * Reads the deployments of a document already composed with {@link YamlDocuments#compose}, for files that
+   * hold other sections too: every problem goes to {@code problems}, none is thrown here.
+   *
+   * @param baseDir folder that relative model paths resolve against, or null to keep them as written
+   * @return the deployments, or what could be read of them when there are problems
+   * @throws Problems.Abort when reading had to stop early (the problems say why)
+   */
+  public List<DeploymentSpec> readDeployments(Node root, Problems problems, Path baseDir) {
+    return new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths())).readFile(root);
   }
 
   private String tooLarge(long bytes) {

@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.ser.std.StdSerializer;
 import io.kiln.serve.impl.JsonDocuments;
-import io.kiln.serve.impl.Problems;
+import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.impl.SpecJsonWriter;
 import io.kiln.serve.impl.SpecReader;
 import java.io.IOException;

@@ -4,7 +4,7 @@ import static io.kiln.serve.Specs.onlyProblem;
 import static io.kiln.serve.Specs.problems;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kiln.serve.impl.Reading;
+import io.kiln.serve.yaml.Reading;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

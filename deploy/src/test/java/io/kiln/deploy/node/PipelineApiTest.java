@@ -196,7 +196,8 @@ class PipelineApiTest {
 
   /** {@link #FILE} with deployment {@code deployment} (which its infer step uses) and pipeline {@code pipeline}. */
   static String file(String deployment, String pipeline) {
-    return FILE.replace("ident", deployment).replace("name: media", "name: " + pipeline);
+    return FILE.replace("name: ident", "name: " + deployment).replace("deployment: ident}", "deployment: " + deployment + "}")
+        .replace("name: media", "name: " + pipeline);
   }
 
   @Test

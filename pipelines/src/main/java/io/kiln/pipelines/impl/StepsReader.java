@@ -1,10 +1,10 @@
 package io.kiln.pipelines.impl;
 
 import io.kiln.runtime.Resources;
-import io.kiln.serve.impl.MappingReader;
-import io.kiln.serve.impl.Problems;
-import io.kiln.serve.impl.Reading;
-import io.kiln.serve.impl.Suggestions;
+import io.kiln.serve.yaml.MappingReader;
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.Suggestions;
 import io.kiln.pipelines.InputFormat;
 import io.kiln.pipelines.StepAction;
 import io.kiln.pipelines.StepPlacement;

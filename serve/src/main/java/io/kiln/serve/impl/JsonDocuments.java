@@ -1,5 +1,7 @@
 package io.kiln.serve.impl;
 
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.YamlDocuments;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;

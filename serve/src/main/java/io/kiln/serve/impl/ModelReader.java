@@ -1,5 +1,9 @@
 package io.kiln.serve.impl;
 
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.MappingReader;
+import io.kiln.serve.yaml.Suggestions;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TensorSpec;

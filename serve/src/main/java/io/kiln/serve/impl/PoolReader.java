@@ -1,5 +1,8 @@
 package io.kiln.serve.impl;
 
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.MappingReader;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.AutoscalingSpec;
 import io.kiln.serve.PoolPlacement;

@@ -1,5 +1,6 @@
 package io.kiln.serve.impl;
 
+import io.kiln.serve.yaml.Durations;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;

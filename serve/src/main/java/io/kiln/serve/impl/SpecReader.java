@@ -1,5 +1,8 @@
 package io.kiln.serve.impl;
 
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.MappingReader;
 import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.HealthSpec;
 import io.kiln.pools.ModelSpec;

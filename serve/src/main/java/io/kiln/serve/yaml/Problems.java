@@ -1,4 +1,4 @@
-package io.kiln.serve.impl;
+package io.kiln.serve.yaml;
 
 import io.kiln.serve.DeploymentValidationException;
 import io.kiln.serve.Problem;

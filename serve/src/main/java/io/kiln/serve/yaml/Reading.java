@@ -1,5 +1,6 @@
-package io.kiln.serve.impl;
+package io.kiln.serve.yaml;
 
+import io.kiln.pools.SpecRules;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
@@ -95,7 +96,7 @@ public final class Reading {
     return n != null && inRange(node, path, n, min, max) ? n : null;
   }
 
-  /** Milliseconds as a {@link Duration}, at least {@code minMs} (0 or 1) and at most {@link Rules#MAX_DURATION}. */
+  /** Milliseconds as a {@link Duration}, at least {@code minMs} (0 or 1) and at most {@link SpecRules#MAX_DURATION}. */
   public Duration millis(Node node, String path, long minMs) {
     BigDecimal n = number(node, path, "a number of milliseconds");
     if (n == null) {
@@ -109,8 +110,8 @@ public final class Reading {
       problems.at(node, path, "must be greater than 0, got " + show(n));
       return null;
     }
-    if (n.compareTo(BigDecimal.valueOf(Rules.MAX_DURATION.toMillis())) > 0) {
-      problems.at(node, path, "must be at most " + Rules.MAX_DURATION.toMillis() + " (one day), got "
+    if (n.compareTo(BigDecimal.valueOf(SpecRules.MAX_DURATION.toMillis())) > 0) {
+      problems.at(node, path, "must be at most " + SpecRules.MAX_DURATION.toMillis() + " (one day), got "
           + show(n));
       return null;
     }
@@ -146,7 +147,7 @@ public final class Reading {
     return null;
   }
 
-  static boolean isTag(Node node, Tag tag) {
+  public static boolean isTag(Node node, Tag tag) {
     return tag.equals(node.getTag());
   }
 

@@ -1,4 +1,4 @@
-package io.kiln.serve.impl;
+package io.kiln.serve.yaml;
 
 import java.io.StringReader;
 import java.util.HashSet;

@@ -1,4 +1,4 @@
-package io.kiln.serve.impl;
+package io.kiln.serve.yaml;
 
 import java.math.BigDecimal;
 import java.time.Duration;
