@@ -137,9 +137,9 @@ final class PythonProcess implements AutoCloseable {
     return p.toString();
   }
 
-  /** The worker script, written once per JVM into a private temporary folder. */
+  /** The worker script, written once per JVM (again if it vanished) into a private temporary folder. */
   static synchronized Path script() {
-    if (script == null) {
+    if (script == null || !Files.isRegularFile(script)) { // a tmp cleaner may have removed it
       try (InputStream s = PythonProcess.class.getResourceAsStream(SCRIPT)) {
         if (s == null) {
           throw new IllegalStateException(SCRIPT + " is missing from the class path");
