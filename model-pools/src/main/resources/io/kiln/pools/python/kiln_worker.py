@@ -66,14 +66,15 @@ class FrameError(Exception):
     """The JVM sent something that is not a version-1 frame: the channel is out of step, so we exit."""
 
 
-def read_exactly(n):
+def read_exactly(n, eof_ok=False):
+    """n bytes from the JVM; None if eof_ok and the channel ends before the first byte."""
     buf = bytearray(n)
     view = memoryview(buf)
     got = 0
     while got < n:
         k = _in.readinto(view[got:])
         if not k:
-            if got == 0 and n == PREFIX.size:
+            if got == 0 and eof_ok:
                 return None
             raise FrameError("the JVM's channel closed in the middle of a frame (%d of %d bytes)" % (got, n))
         got += k
@@ -81,7 +82,7 @@ def read_exactly(n):
 
 
 def read_frame():
-    prefix = read_exactly(PREFIX.size)
+    prefix = read_exactly(PREFIX.size, eof_ok=True)
     if prefix is None:
         return None, []
     magic, hlen = PREFIX.unpack(prefix)

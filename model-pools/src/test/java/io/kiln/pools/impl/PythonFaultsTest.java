@@ -110,6 +110,17 @@ class PythonFaultsTest {
   }
 
   @Test
+  void anInterpreterWithoutNumpyFailsTheLoadSayingSo(@TempDir Path dir) throws Exception {
+    Path bare = dir.resolve("python-without-site-packages");
+    Files.writeString(bare, "#!/bin/sh\nexec " + PythonTests.interpreter() + " -S \"$@\"\n");
+    Files.setPosixFilePermissions(bare, PosixFilePermissions.fromString("rwx------"));
+    ModelSpec spec = PythonTests.faulty(Map.of()).build();
+    ModelSpec withBare = spec.toBuilder().python(spec.python().toBuilder().interpreter(bare.toString()).build()).build();
+    assertThatThrownBy(() -> ModelRunners.load(withBare, List.of())).isInstanceOf(ModelLoadException.class)
+        .hasMessageContaining("died during 'load'").hasMessageContaining("No module named 'numpy'");
+  }
+
+  @Test
   void theScriptRefusesAFrameThatDoesNotParseWithAFatalErrorFrame() throws Exception {
     Process p = new ProcessBuilder(PythonTests.interpreter(), PythonProcess.script().toString()).start();
     try (OutputStream in = p.getOutputStream(); InputStream out = p.getInputStream()) {
