@@ -14,8 +14,10 @@ import java.util.List;
  *
  * <p><b>Errors:</b> a batch that cannot be laid out that way raises an {@link InferenceException} of kind
  * {@link InferenceException.Kind#INVALID_INPUT} (or {@code TOO_LARGE}) whose message names the input;
- * nothing ran and the runner is fine. Any other exception (typically {@link ModelExecutionException})
- * means the engine or model failed: treat the worker as failed.
+ * nothing ran and the runner is fine. An {@link InferenceException} of kind
+ * {@link InferenceException.Kind#INTERNAL} means the model itself failed this batch and said so (a Python
+ * {@code predict} that raised): the batch fails with it and the runner is fine. Any other exception
+ * (typically {@link ModelExecutionException}) means the engine or model failed: treat the worker as failed.
  */
 public interface ModelRunner extends AutoCloseable {
 

@@ -12,6 +12,11 @@ import java.util.List;
  * first spec with non-zero {@code intraOpThreads}/{@code interOpThreads} sets them (unless
  * {@code -Dai.djl.pytorch.num_threads}/{@code num_interop_threads} already did), later different values
  * are logged and ignored.
+ *
+ * <p>For engine {@value ModelSpec#ENGINE_PYTHON} each runner starts and supervises one Python process of its
+ * own (see {@link PythonOptions}); closing the runner stops it. The process sees the worker's GPUs as
+ * {@code CUDA_VISIBLE_DEVICES} and its model is told device {@code cuda:0} (or {@code cpu} without GPUs);
+ * Kiln does not check that the GPUs exist.
  */
 public final class ModelRunners {
 

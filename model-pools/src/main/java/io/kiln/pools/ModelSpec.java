@@ -17,7 +17,9 @@ import java.util.Set;
  *
  * <p>Engines: {@value #ENGINE_PYTORCH} (DJL's PyTorch engine: a folder holding a TorchScript {@code .pt}
  * or DJL {@code .params} file) and {@value #ENGINE_BUILTIN} (no engine; {@code uri} names a built-in model
- * such as {@code builtin:identity}, see {@link BuiltinModels}).
+ * such as {@code builtin:identity}, see {@link BuiltinModels}) and {@value #ENGINE_PYTHON} (a folder holding
+ * {@code model.py}, run by a Python process per worker as {@link PythonOptions} say; format and architecture
+ * stay unset).
  *
  * <p>Formats: {@value #FORMAT_AUTO} (default; detected from the folder when the model is loaded),
  * {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}. A {@code .params} file holds only
@@ -33,7 +35,7 @@ import java.util.Set;
  * loaded in a JVM win (see {@link ModelRunners#load}).
  *
  * @param uri folder (or file) holding the model, or {@code builtin:<name>} for the built-in engine
- * @param engine {@value #ENGINE_PYTORCH} or {@value #ENGINE_BUILTIN}
+ * @param engine {@value #ENGINE_PYTORCH}, {@value #ENGINE_BUILTIN} or {@value #ENGINE_PYTHON}
  * @param format {@value #FORMAT_AUTO}, {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}
  * @param architecture the block to build for {@value #FORMAT_DJL_PARAMS}; empty otherwise
  * @param inputs the model's inputs in the order the model takes them; the first dimension is the batch
@@ -42,18 +44,21 @@ import java.util.Set;
  * @param warmupBatchSizes batch sizes (in requests) to run once with zeros before the model serves
  * @param intraOpThreads threads per operator, 0 for the engine default
  * @param interOpThreads threads across operators, 0 for the engine default
+ * @param python how to run a {@value #ENGINE_PYTHON} model ({@link PythonOptions#DEFAULTS} when null); null
+ *     for every other engine
  */
 public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                         List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                        int interOpThreads) {
+                        int interOpThreads, PythonOptions python) {
 
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
+  public static final String ENGINE_PYTHON = "Python";
   public static final String FORMAT_AUTO = "auto";
   public static final String FORMAT_TORCHSCRIPT = "torchscript";
   public static final String FORMAT_DJL_PARAMS = "djl-params";
   /** Every engine this build runs, spelled as specs spell them. */
-  public static final List<String> ENGINES = List.of(ENGINE_PYTORCH, ENGINE_BUILTIN);
+  public static final List<String> ENGINES = List.of(ENGINE_PYTORCH, ENGINE_BUILTIN, ENGINE_PYTHON);
   /** The formats a spec may declare ({@value #FORMAT_AUTO}, the default, is detected from the files). */
   public static final List<String> FORMATS = List.of(FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS);
   /** The prefix of URIs naming a model built into Kiln. */
@@ -87,11 +92,23 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     checkThreads("intraOpThreads", intraOpThreads);
     checkThreads("interOpThreads", interOpThreads);
     SpecRules.require("uri", SpecRules.engineMatchesUri(engine, uri.toString()));
+    if (python != null && !engine.equals(ENGINE_PYTHON)) {
+      throw new IllegalArgumentException("python: only for engine " + ENGINE_PYTHON + ", this model's is " + engine);
+    }
     if (engine.equals(ENGINE_BUILTIN)) {
       checkBuiltin(uri, format, architecture, inputs, outputs);
+    } else if (engine.equals(ENGINE_PYTHON)) {
+      python = python == null ? PythonOptions.DEFAULTS : python;
+      checkPython(format, architecture, outputs);
     } else {
       checkPyTorch(format, architecture, outputs);
     }
+  }
+
+  /** A spec for an engine other than {@value #ENGINE_PYTHON}, or a Python one with default options. */
+  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
+                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads) {
+    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, null);
   }
 
   public static Builder builder() {
@@ -102,7 +119,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public Builder toBuilder() {
     return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
         .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads);
+        .interOpThreads(interOpThreads).python(python);
   }
 
   /** Whether this spec names a built-in model rather than files on disk. */
@@ -123,7 +140,8 @@ public record ModelSpec(Path uri, String engine, String format, String architect
 
   private static String canonicalEngine(String engine) {
     if (engine == null || engine.isBlank()) {
-      throw new IllegalArgumentException("engine: required, one of " + ENGINE_PYTORCH + ", " + ENGINE_BUILTIN);
+      throw new IllegalArgumentException("engine: required, one of " + ENGINE_PYTORCH + ", " + ENGINE_BUILTIN + ", "
+          + ENGINE_PYTHON);
     }
     for (String known : ENGINES) {
       if (known.equalsIgnoreCase(engine.trim())) {
@@ -203,6 +221,19 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     }
   }
 
+  private static void checkPython(String format, String architecture, List<TensorSpec> outputs) {
+    if (outputs.isEmpty()) {
+      throw new IllegalArgumentException("outputs: a " + ENGINE_PYTHON + " model needs at least one output");
+    }
+    if (!format.equals(FORMAT_AUTO)) {
+      throw new IllegalArgumentException("format: a " + ENGINE_PYTHON + " model is its model.py, remove '" + format + "'");
+    }
+    if (!architecture.isEmpty()) {
+      throw new IllegalArgumentException("architecture: a " + ENGINE_PYTHON + " model takes none, remove '"
+          + architecture + "'");
+    }
+  }
+
   private static void checkPyTorch(String format, String architecture, List<TensorSpec> outputs) {
     if (outputs.isEmpty()) {
       throw new IllegalArgumentException("outputs: a " + ENGINE_PYTORCH + " model needs at least one output");
@@ -230,6 +261,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     private List<Integer> warmupBatchSizes = DEFAULT_WARMUP_BATCH_SIZES;
     private int intraOpThreads;
     private int interOpThreads;
+    private PythonOptions python;
 
     private Builder() {
     }
@@ -305,13 +337,19 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
+    /** Options of a {@value #ENGINE_PYTHON} model; null (the default) means {@link PythonOptions#DEFAULTS}. */
+    public Builder python(PythonOptions python) {
+      this.python = python;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
       if (uri == null) {
         throw new IllegalArgumentException("uri: required");
       }
       return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads);
+          interOpThreads, python);
     }
   }
 }

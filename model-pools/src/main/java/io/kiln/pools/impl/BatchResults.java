@@ -37,6 +37,14 @@ final class BatchResults {
     return failure instanceof InferenceException ie && ie.kind() == InferenceException.Kind.INVALID_INPUT;
   }
 
+  /**
+   * Whether the model itself failed this batch and said so (an INTERNAL {@link InferenceException}, e.g. a
+   * Python {@code predict} that raised): answer the requests with it; the worker is fine.
+   */
+  static boolean isModelError(Throwable failure) {
+    return failure instanceof InferenceException ie && ie.kind() == InferenceException.Kind.INTERNAL;
+  }
+
   static String describe(Throwable t) {
     return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
   }

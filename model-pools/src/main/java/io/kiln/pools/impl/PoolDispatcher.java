@@ -49,7 +49,9 @@ import org.slf4j.LoggerFactory;
  * lately); UNAVAILABLE ("pool is draining", "pool is closed", or "worker X failed: cause" once re-queues
  * are spent or the queue has no room for a re-queue); DEADLINE_EXCEEDED, at the deadline, whether queued
  * or executing (an expired request is never dispatched); INVALID_INPUT (the inputs cannot be batched, or
- * the worker said so: never retried). Cancelling a future unqueues its request if not yet dispatched.
+ * the worker said so: never retried); INTERNAL (the model failed the batch and said so, e.g. a Python
+ * predict that raised: never retried, the worker stays). Cancelling a future unqueues its request if not
+ * yet dispatched.
  */
 public final class PoolDispatcher implements AutoCloseable {
 
@@ -323,14 +325,14 @@ public final class PoolDispatcher implements AutoCloseable {
     inFlightRequests -= batch.size();
     metrics.batchDone(now - worker.dispatchedNanos);
     Throwable failure = BatchResults.failureOf(results, error, batch.size());
-    if (failure == null || BatchResults.isInvalidInput(failure)) {
+    if (failure == null || BatchResults.isInvalidInput(failure) || BatchResults.isModelError(failure)) {
       workers.makeIdle(worker);
       throughput.record(batch.size(), now);
       for (int i = 0; i < batch.size(); i++) {
         if (failure == null) {
           settle(batch.get(i), Outcome.OK, results.get(i), null);
         } else {
-          settle(batch.get(i), Outcome.INVALID, null, failure);
+          settle(batch.get(i), BatchResults.isInvalidInput(failure) ? Outcome.INVALID : Outcome.FAILED, null, failure);
         }
       }
     } else {

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.ser.std.StdSerializer;
 import com.fasterxml.jackson.databind.util.StdConverter;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
+import io.kiln.pools.PythonOptions;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
 import java.io.IOException;
@@ -48,14 +49,14 @@ public final class PoolsJacksonModule extends SimpleModule {
   /** The JSON shape of a {@link ModelSpec}. */
   record ModelSpecJson(String uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                        List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                       int interOpThreads) {
+                       int interOpThreads, PythonOptions python) {
   }
 
   private static final class SpecToJson extends StdConverter<ModelSpec, ModelSpecJson> {
     @Override
     public ModelSpecJson convert(ModelSpec s) {
       return new ModelSpecJson(s.uri().toString(), s.engine(), s.format(), s.architecture(), s.inputs(), s.outputs(),
-          s.warmupBatchSizes(), s.intraOpThreads(), s.interOpThreads());
+          s.warmupBatchSizes(), s.intraOpThreads(), s.interOpThreads(), s.python());
     }
   }
 
@@ -67,7 +68,7 @@ public final class PoolsJacksonModule extends SimpleModule {
       }
       return new ModelSpec(Path.of(j.uri()), j.engine(), j.format(), j.architecture(),
           j.inputs() == null ? List.of() : j.inputs(), j.outputs(), j.warmupBatchSizes(), j.intraOpThreads(),
-          j.interOpThreads());
+          j.interOpThreads(), j.python());
     }
   }
 

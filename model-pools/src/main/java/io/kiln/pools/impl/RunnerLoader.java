@@ -48,6 +48,13 @@ public final class RunnerLoader {
       engineVersion = "";
       format = "builtin";
       parameters = OptionalLong.of(0);
+    } else if (spec.engine().equals(ModelSpec.ENGINE_PYTHON)) {
+      PythonModelRunner python = PythonModelRunner.load(spec, gpus);
+      runner = python;
+      device = python.device();
+      engineVersion = python.engineVersion();
+      format = PythonModelRunner.FORMAT;
+      parameters = OptionalLong.empty();
     } else {
       ModelFiles files = DjlModelRunner.precheck(spec);
       Engine engine;

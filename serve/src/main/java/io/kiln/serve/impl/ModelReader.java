@@ -64,6 +64,11 @@ final class ModelReader {
     List<TensorSpec> outputs = tensors(m, "output");
     List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
     int[] threads = threads(m.section("threads"));
+    PythonReader pythonReader = new PythonReader(reading);
+    io.kiln.pools.PythonOptions python = pythonReader.read(m, engine);
+    if (python != null && uri != null && options.checkModelPaths()) {
+      pythonReader.checkModelFile(Path.of(uri), python.className(), m.at("uri"), m.path("uri"));
+    }
     m.finish();
     if (problems.count() > before || !m.present()) {
       return null;
@@ -71,7 +76,7 @@ final class ModelReader {
     try {
       return ModelSpec.builder().uri(uri).engine(engine).format(format.orElse(ModelSpec.FORMAT_AUTO))
           .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
-          .intraOpThreads(threads[0]).interOpThreads(threads[1]).build();
+          .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python).build();
     } catch (IllegalArgumentException e) {
       // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model).
       problems.at(m.node(), m.path(), e.getMessage());
@@ -125,7 +130,7 @@ final class ModelReader {
       folder = options.baseDir().resolve(folder);
     }
     folder = folder.normalize();
-    if (options.checkModelPaths() && ModelSpec.ENGINE_PYTORCH.equals(engine) && !Files.exists(folder)) {
+    if (options.checkModelPaths() && engine != null && !Files.exists(folder)) {
       problems.at(at, path, "model folder " + folder + " does not exist"
           + (Path.of(uri).isAbsolute() || options.baseDir() == null ? ""
               : " (relative paths are resolved against the YAML file's folder " + options.baseDir() + ")"));

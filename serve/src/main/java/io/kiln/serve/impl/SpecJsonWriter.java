@@ -86,6 +86,15 @@ public final class SpecJsonWriter {
       threads.put("intra_op", Math.max(1, m.intraOpThreads()));
       threads.put("inter_op", Math.max(1, m.interOpThreads()));
     }
+    if (m.python() != null) {
+      ObjectNode py = o.putObject("python");
+      py.put("class", m.python().className());
+      py.put("interpreter", m.python().interpreter());
+      py.set("config", io.kiln.runtime.WireCodec.json().valueToTree(m.python().config()));
+      py.set("env", io.kiln.runtime.WireCodec.json().valueToTree(m.python().env()));
+      putMillis(py, "startup_timeout_ms", m.python().startupTimeout());
+      putMillis(py, "request_timeout_ms", m.python().requestTimeout());
+    }
     return o;
   }
 

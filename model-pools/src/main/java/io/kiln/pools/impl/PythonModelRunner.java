@@ -1,0 +1,162 @@
+package io.kiln.pools.impl;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.pools.InferenceException;
+import io.kiln.pools.ModelExecutionException;
+import io.kiln.pools.ModelLoadException;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.PythonOptions;
+import io.kiln.pools.Tensor;
+import io.kiln.pools.TensorSpec;
+import io.kiln.runtime.ActorContext;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs an {@code engine: Python} model: the user's class in the model folder's {@code model.py}, inside one
+ * {@link PythonProcess} this runner starts when it loads and stops when it closes.
+ *
+ * <p>Errors: a {@code predict} that raises fails its batch with an {@link InferenceException} of kind
+ * INTERNAL carrying Python's exception type, message and traceback tail; the process and the runner go
+ * on. The process dying, hanging past {@link PythonOptions#requestTimeout()} or garbling its reply is a
+ * {@link ModelExecutionException}, as an engine failure of any other runner: the worker is restarted,
+ * which starts a new process. After that every call fails at once.
+ */
+final class PythonModelRunner extends AbstractModelRunner {
+
+  static final String FORMAT = "python";
+
+  private final PythonProcess process;
+  private final PythonOptions options;
+  private final String device;
+  private final String engineVersion;
+
+  private PythonModelRunner(ModelSpec spec, PythonProcess process, String device, String engineVersion) {
+    super(spec, spec.outputs());
+    this.process = process;
+    this.options = spec.python();
+    this.device = device;
+    this.engineVersion = engineVersion;
+  }
+
+  /**
+   * Starts the process, loads the model in it (its {@code load} and {@code warmup}) and waits for it to
+   * report ready, within {@link PythonOptions#startupTimeout()}. Kiln's own warm-up batches are the
+   * loader's.
+   *
+   * @param gpus the worker's GPU indices; the process sees them as {@code cuda:0..} (CUDA_VISIBLE_DEVICES)
+   * @throws ModelLoadException naming the model and the reason (a datatype numpy lacks, no model.py, the
+   *     interpreter missing, Python's own error from importing or loading)
+   */
+  static PythonModelRunner load(ModelSpec spec, List<Integer> gpus) {
+    for (TensorSpec t : concat(spec.inputs(), spec.outputs())) {
+      if (!PythonFrames.SUPPORTED.contains(t.datatype())) {
+        throw new ModelLoadException("model " + spec.uri() + ": tensor '" + t.name() + "' is " + t.datatype()
+            + ", which the " + ModelSpec.ENGINE_PYTHON + " engine does not support (numpy has no " + t.datatype()
+            + " type); supported: " + PythonFrames.SUPPORTED);
+      }
+    }
+    Path dir = spec.uri().toAbsolutePath().normalize();
+    if (!Files.isRegularFile(dir.resolve("model.py"))) {
+      throw new ModelLoadException("model " + spec.uri() + ": no model.py in " + dir);
+    }
+    PythonOptions options = spec.python();
+    String pyDevice = gpus.isEmpty() ? "cpu" : "cuda:0";
+    PythonProcess process = PythonProcess.start(dir, options, gpus, spec.intraOpThreads(), label(spec));
+    try {
+      ObjectNode load = PythonFrames.header("load", 0);
+      load.put("class", options.className());
+      load.put("model_dir", dir.toString());
+      load.set("config", PythonFrames.json().valueToTree(options.config()));
+      load.put("device", pyDevice);
+      load.set("inputs", specs(spec.inputs()));
+      load.set("outputs", specs(spec.outputs()));
+      PythonFrames.Frame ready = process.exchange(load, List.of(), options.startupTimeout(), "loaded");
+      String version = "Python " + ready.header().path("python").asText("?") + ", numpy "
+          + ready.header().path("numpy").asText("?");
+      return new PythonModelRunner(spec, process, gpus.isEmpty() ? "cpu()" : "gpu(" + gpus.get(0) + ")", version);
+    } catch (ModelExecutionException e) {
+      process.close();
+      throw new ModelLoadException("model " + spec.uri() + " (class " + options.className() + " of " + dir.resolve("model.py")
+          + ") did not load: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      process.close();
+      throw e;
+    }
+  }
+
+  // The worker's actor name when loaded by a worker (what the pool's logs call it), else the folder.
+  private static String label(ModelSpec spec) {
+    try {
+      String name = ActorContext.current().name();
+      if (name != null) {
+        return name;
+      }
+    } catch (IllegalStateException notInAnActor) {
+      // a direct load (tests, tools)
+    }
+    Path file = spec.uri().toAbsolutePath().normalize().getFileName();
+    return file == null ? spec.uri().toString() : file.toString();
+  }
+
+  private static ArrayNode specs(List<TensorSpec> specs) {
+    ArrayNode list = PythonFrames.json().createArrayNode();
+    for (TensorSpec s : specs) {
+      ObjectNode o = list.addObject();
+      o.put("name", s.name());
+      o.put("datatype", s.datatype().name());
+      ArrayNode shape = o.putArray("shape");
+      for (long d : s.shape()) {
+        shape.add(d);
+      }
+    }
+    return list;
+  }
+
+  String device() {
+    return device;
+  }
+
+  String engineVersion() {
+    return engineVersion;
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  @Override
+  protected List<Tensor> forward(List<Tensor> inputs) {
+    PythonFrames.Frame reply = process.exchange(PythonFrames.header("predict", 0), inputs, options.requestTimeout(),
+        "result");
+    if (reply.op().equals("error")) {
+      throw new InferenceException(InferenceException.Kind.INTERNAL, "model " + spec().uri() + ": predict raised "
+          + PythonFrames.describeError(reply.header()));
+    }
+    List<TensorSpec> declared = spec().outputs();
+    List<Tensor> outputs = reply.tensors();
+    List<Tensor> named = new ArrayList<>(outputs.size());
+    for (int i = 0; i < outputs.size(); i++) {
+      if (i >= declared.size() || !outputs.get(i).name().equals(declared.get(i).name())) {
+        throw new ModelExecutionException("the Python worker of model " + spec().uri() + " returned outputs "
+            + outputs.stream().map(Tensor::name).toList() + ", not the declared " + declared);
+      }
+      named.add(outputs.get(i));
+    }
+    return named;
+  }
+
+  @Override
+  protected void release() {
+    process.close();
+  }
+
+  private static List<TensorSpec> concat(List<TensorSpec> a, List<TensorSpec> b) {
+    List<TensorSpec> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+}

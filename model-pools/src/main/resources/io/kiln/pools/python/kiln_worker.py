@@ -1,0 +1,210 @@
+"""Kiln's Python model worker: runs the user's model.py for one Kiln worker, fed by the JVM over pipes.
+
+Started by io.kiln.pools.impl.PythonProcess as  python3 kiln_worker.py  with the model folder as working
+directory. Imports only the standard library and numpy; never pickles anything.
+
+Channel. Frames travel on the process's stdin (JVM -> here) and stdout (here -> JVM). At start-up this
+script moves both to private file descriptors and points fd 0 at /dev/null and fd 1 at stderr, so a
+print() of the user's (or a native library writing to fd 1) lands in stderr, which Kiln logs line by line,
+and can never corrupt a frame.
+
+Frame (version 1), all integers little-endian:
+    magic     4 bytes  b"KILN"
+    hlen      uint32   length of the header, 1 .. 1 MiB
+    header    hlen bytes of UTF-8 JSON, an object:
+                "v": 1                 protocol version
+                "op": "..."            see below
+                "id": int              request id; a reply carries its request's
+                "tensors": [{"name", "datatype", "shape", "nbytes"}, ...]   (predict, result)
+    payload   the raw bytes of each listed tensor in order, nbytes each, row-major, little-endian
+Datatypes: the Open Inference Protocol's fixed-size ones numpy has: BOOL, UINT8..UINT64, INT8..INT64, FP16,
+FP32, FP64 (BF16 and BYTES are refused by the JVM before this script starts).
+
+Ops, JVM -> here:
+    load     {"class", "model_dir", "config", "device", "inputs", "outputs"}: import model.py, instantiate
+             the class, call load(config, device) and warmup() when it has them  -> loaded | error
+    predict  {"tensors"} + payload: one batch, first dimension = rows of the whole batch -> result | error
+    close    -> closed, then exit 0
+    (reserved) predict_stream: like predict, answered by several result frames of which only the last has
+             "final": true. Version 1 answers it with a non-fatal error.
+Ops, here -> JVM:
+    loaded   {"python", "numpy", "pid"}
+    result   {"tensors", "final": true} + payload: the outputs named as the spec declares them
+    error    {"error": {"type", "message", "traceback"}, "fatal": bool}: non-fatal = this request failed and
+             the worker goes on (predict raised); fatal = this process is about to exit (bad frame, failed
+             load)
+    closed   {}
+"""
+import json
+import os
+import struct
+import sys
+import traceback
+
+MAGIC = b"KILN"
+VERSION = 1
+MAX_HEADER = 1 << 20
+PREFIX = struct.Struct("<4sI")
+
+_in = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+_out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+os.dup2(2, 1)
+sys.stdin = open(os.devnull, "r")
+sys.stdout = sys.stderr
+
+import numpy as np  # noqa: E402  (after the redirection: importing may print)
+
+DTYPES = {
+    "BOOL": np.dtype("?"), "UINT8": np.dtype("u1"), "UINT16": np.dtype("<u2"), "UINT32": np.dtype("<u4"),
+    "UINT64": np.dtype("<u8"), "INT8": np.dtype("i1"), "INT16": np.dtype("<i2"), "INT32": np.dtype("<i4"),
+    "INT64": np.dtype("<i8"), "FP16": np.dtype("<f2"), "FP32": np.dtype("<f4"), "FP64": np.dtype("<f8"),
+}
+
+
+class FrameError(Exception):
+    """The JVM sent something that is not a version-1 frame: the channel is out of step, so we exit."""
+
+
+def read_exactly(n, eof_ok=False):
+    """n bytes from the JVM; None if eof_ok and the channel ends before the first byte."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = _in.readinto(view[got:])
+        if not k:
+            if got == 0 and eof_ok:
+                return None
+            raise FrameError("the JVM's channel closed in the middle of a frame (%d of %d bytes)" % (got, n))
+        got += k
+    return buf
+
+
+def read_frame():
+    prefix = read_exactly(PREFIX.size, eof_ok=True)
+    if prefix is None:
+        return None, []
+    magic, hlen = PREFIX.unpack(prefix)
+    if magic != MAGIC:
+        raise FrameError("frame does not start with %r but %r" % (MAGIC, bytes(magic)))
+    if not 0 < hlen <= MAX_HEADER:
+        raise FrameError("frame header length %d is not in 1..%d" % (hlen, MAX_HEADER))
+    try:
+        header = json.loads(bytes(read_exactly(hlen)).decode("utf-8"))
+    except ValueError as e:
+        raise FrameError("frame header is not UTF-8 JSON: %s" % e)
+    if not isinstance(header, dict) or header.get("v") != VERSION or not isinstance(header.get("op"), str):
+        raise FrameError("frame header is not a version-%d object with an op: %.200r" % (VERSION, header))
+    arrays = []
+    for t in header.get("tensors", []):
+        try:
+            dtype = DTYPES[t["datatype"]]
+            shape = tuple(int(d) for d in t["shape"])
+            nbytes = int(t["nbytes"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise FrameError("bad tensor entry %.200r: %s" % (t, e))
+        if nbytes != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+            raise FrameError("tensor %r: %d bytes do not fit shape %s of %s" % (t.get("name"), nbytes, shape,
+                                                                                t["datatype"]))
+        arrays.append((t.get("name"), np.frombuffer(read_exactly(nbytes), dtype=dtype).reshape(shape)))
+    return header, arrays
+
+
+def write_frame(header, arrays=()):
+    header = dict(header, v=VERSION)
+    if arrays:
+        header["tensors"] = [{"name": n, "datatype": d, "shape": list(a.shape), "nbytes": a.nbytes}
+                             for n, d, a in arrays]
+    body = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    _out.write(PREFIX.pack(MAGIC, len(body)))
+    _out.write(body)
+    for _, _, a in arrays:
+        _out.write(memoryview(a).cast("B"))
+    _out.flush()
+
+
+def error_reply(req_id, exc, fatal):
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    write_frame({"op": "error", "id": req_id, "fatal": fatal,
+                 "error": {"type": type(exc).__name__, "message": str(exc),
+                           "traceback": "".join(lines[-12:])}})
+
+
+class Worker:
+    def __init__(self):
+        self.model = None
+        self.outputs = []
+
+    def load(self, h):
+        model_dir = h["model_dir"]
+        sys.path.insert(0, model_dir)
+        import importlib.util
+        path = os.path.join(model_dir, "model.py")
+        spec = importlib.util.spec_from_file_location("model", path)
+        if spec is None:
+            raise FileNotFoundError("no model.py in %s" % model_dir)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["model"] = module
+        spec.loader.exec_module(module)
+        cls = getattr(module, h["class"], None)
+        if cls is None:
+            raise AttributeError("%s defines no class %r" % (path, h["class"]))
+        self.model = cls()
+        if not callable(getattr(self.model, "predict", None)):
+            raise AttributeError("class %r in %s has no predict(self, inputs) method" % (h["class"], path))
+        self.outputs = [(o["name"], o["datatype"]) for o in h["outputs"]]
+        if hasattr(self.model, "load"):
+            self.model.load(h.get("config") or {}, h["device"])
+        if hasattr(self.model, "warmup"):
+            self.model.warmup()
+        return {"python": sys.version.split()[0], "numpy": np.__version__, "pid": os.getpid()}
+
+    def predict(self, arrays):
+        got = self.model.predict({name: a for name, a in arrays})
+        if not isinstance(got, dict):
+            raise TypeError("predict must return a dict of output name -> numpy array, got %s" % type(got).__name__)
+        out = []
+        for name, datatype in self.outputs:
+            if name not in got:
+                raise KeyError("predict returned no output %r (it returned %s)" % (name, sorted(got)))
+            # same_kind: float64 -> FP32 is fine, float -> INT32 is a model bug worth an error.
+            a = np.ascontiguousarray(np.asarray(got[name]).astype(DTYPES[datatype], casting="same_kind", copy=False))
+            out.append((name, datatype, a))
+        return out
+
+
+def main():
+    worker = Worker()
+    while True:
+        try:
+            header, arrays = read_frame()
+        except FrameError as e:
+            error_reply(-1, e, fatal=True)
+            sys.exit(2)
+        if header is None:
+            return  # the JVM closed the channel: it is gone or done with us
+        op, req_id = header["op"], header.get("id", -1)
+        if op == "load":
+            try:
+                write_frame(dict(worker.load(header), op="loaded", id=req_id))
+            except BaseException as e:  # noqa: B902 -- SystemExit in a model's load is a failed load too
+                error_reply(req_id, e, fatal=True)
+                sys.exit(3)
+        elif op == "predict":
+            try:
+                out = worker.predict(arrays)
+            except Exception as e:
+                error_reply(req_id, e, fatal=False)
+                continue
+            write_frame({"op": "result", "id": req_id, "final": True}, out)
+        elif op == "close":
+            write_frame({"op": "closed", "id": req_id})
+            return
+        else:
+            error_reply(req_id, ValueError("op %r is not supported by protocol version %d" % (op, VERSION)),
+                        fatal=False)
+
+
+if __name__ == "__main__":
+    main()
