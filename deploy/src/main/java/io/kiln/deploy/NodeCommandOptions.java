@@ -96,7 +96,6 @@ final class NodeCommandOptions {
       try {
         GpuInventory found = new GpuDiscovery(nvidiaSmi == null ? "nvidia-smi" : nvidiaSmi,
             GpuDiscovery.DEFAULT_TIMEOUT).discover();
-        org.slf4j.LoggerFactory.getLogger(NodeCommandOptions.class).info("GPUs: {}", found.describe());
         return new Gpus(found.count(), found.labels(), found.describe());
       } catch (GpuDiscoveryException | IllegalArgumentException e) {
         throw new CliException("--gpus auto: " + e.getMessage());
