@@ -54,11 +54,13 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
   public static final String ENGINE_PYTHON = "Python";
+  /** ONNX Runtime: a folder holding {@code model.onnx} (or the path of one {@code .onnx} file). */
+  public static final String ENGINE_ONNX = "OnnxRuntime";
   public static final String FORMAT_AUTO = "auto";
   public static final String FORMAT_TORCHSCRIPT = "torchscript";
   public static final String FORMAT_DJL_PARAMS = "djl-params";
   /** Every engine this build runs, spelled as specs spell them. */
-  public static final List<String> ENGINES = List.of(ENGINE_PYTORCH, ENGINE_BUILTIN, ENGINE_PYTHON);
+  public static final List<String> ENGINES = List.of(ENGINE_PYTORCH, ENGINE_ONNX, ENGINE_PYTHON, ENGINE_BUILTIN);
   /** The formats a spec may declare ({@value #FORMAT_AUTO}, the default, is detected from the files). */
   public static final List<String> FORMATS = List.of(FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS);
   /** The prefix of URIs naming a model built into Kiln. */
@@ -100,6 +102,8 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     } else if (engine.equals(ENGINE_PYTHON)) {
       python = python == null ? PythonOptions.DEFAULTS : python;
       checkPython(format, architecture, outputs);
+    } else if (engine.equals(ENGINE_ONNX)) {
+      checkOnnx(format, architecture, outputs);
     } else {
       checkPyTorch(format, architecture, outputs);
     }
@@ -231,6 +235,18 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     if (!architecture.isEmpty()) {
       throw new IllegalArgumentException("architecture: a " + ENGINE_PYTHON + " model takes none, remove '"
           + architecture + "'");
+    }
+  }
+
+  private static void checkOnnx(String format, String architecture, List<TensorSpec> outputs) {
+    if (outputs.isEmpty()) {
+      throw new IllegalArgumentException("outputs: an " + ENGINE_ONNX + " model needs at least one output");
+    }
+    if (!format.equals(FORMAT_AUTO)) {
+      throw new IllegalArgumentException("format: an " + ENGINE_ONNX + " model is its .onnx file, remove '" + format + "'");
+    }
+    if (!architecture.isEmpty()) {
+      throw new IllegalArgumentException("architecture: an ONNX graph carries its own, remove '" + architecture + "'");
     }
   }
 

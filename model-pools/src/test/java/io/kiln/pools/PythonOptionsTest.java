@@ -44,7 +44,7 @@ class PythonOptionsTest {
         .hasMessage("outputs: a Python model needs at least one output");
     assertThatThrownBy(() -> python().format("torchscript").build()).hasMessageStartingWith("format: a Python model");
     assertThatThrownBy(() -> python().architecture("mlp").build()).hasMessageStartingWith("architecture: a Python model");
-    assertThatThrownBy(() -> ModelSpec.builder().engine("Java")).hasMessageContaining("PyTorch, Builtin or Python");
+    assertThatThrownBy(() -> ModelSpec.builder().engine("Java")).hasMessageContaining("expected one of " + String.join(", ", ModelSpec.ENGINES)).hasMessageContaining("Python");
   }
 
   @Test

@@ -57,10 +57,13 @@ public final class ServeModelDirectory implements ModelDirectory {
         spec.model().signature(), ready, 0));
   }
 
+  /** The platform strings Triton and KServe use for the same kinds of model, where they have one. */
   private static String platform(DeploymentSpec spec) {
-    if (spec.model().isBuiltin()) {
-      return "kiln_builtin";
-    }
-    return spec.model().format().equals(ModelSpec.FORMAT_DJL_PARAMS) ? "djl_pytorch" : "pytorch_torchscript";
+    return switch (spec.model().engine()) {
+      case ModelSpec.ENGINE_BUILTIN -> "kiln_builtin";
+      case ModelSpec.ENGINE_ONNX -> "onnxruntime_onnx";
+      case ModelSpec.ENGINE_PYTHON -> "python";
+      default -> spec.model().format().equals(ModelSpec.FORMAT_DJL_PARAMS) ? "djl_pytorch" : "pytorch_torchscript";
+    };
   }
 }

@@ -55,6 +55,13 @@ public final class RunnerLoader {
       engineVersion = python.engineVersion();
       format = PythonModelRunner.FORMAT;
       parameters = OptionalLong.empty();
+    } else if (spec.engine().equals(ModelSpec.ENGINE_ONNX)) {
+      OnnxModelRunner onnx = OnnxModelRunner.load(spec, OnnxModelRunner.modelFile(spec), gpus);
+      runner = onnx;
+      device = onnx.device();
+      engineVersion = OnnxModelRunner.version();
+      format = OnnxModelRunner.FORMAT;
+      parameters = onnx.parameterCount();
     } else {
       ModelFiles files = DjlModelRunner.precheck(spec);
       Engine engine;

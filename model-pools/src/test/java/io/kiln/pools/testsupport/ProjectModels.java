@@ -35,6 +35,13 @@ public final class ProjectModels {
         .output("output", DataType.FP32, -1, 10);
   }
 
+  /** The same MLP (same weights) as an ONNX graph, for ONNX Runtime. */
+  public static ModelSpec.Builder mlpOnnx() {
+    return ModelSpec.builder().uri(modelsDir().resolve("mlp-onnx")).engine(ModelSpec.ENGINE_ONNX)
+        .input("input", DataType.FP32, -1, 64)
+        .output("output", DataType.FP32, -1, 10);
+  }
+
   /** The same MLP shape built in DJL and saved as {@code .params}. */
   public static ModelSpec.Builder mlpDjl() {
     return BuildModels.mlpSpec(modelsDir().resolve("mlp-djl")).toBuilder();

@@ -48,7 +48,10 @@ final class ModelReader {
    */
   ModelSpec read(MappingReader m, Integer maxBatchSize) {
     int before = problems.count();
-    String engine = engine(m);
+    String engine = m.has("engine") ? engine(m) : EngineDetection.detect(m.text("uri", null), options).orElse(null);
+    if (engine == null && !m.has("engine")) {
+      engine(m); // reports the missing field, saying what detection needs
+    }
     String uri = uri(m, engine);
     Optional<String> format = format(m, engine);
     Optional<String> architecture = Optional.empty();
@@ -86,6 +89,12 @@ final class ModelReader {
 
   /** The engine, spelled exactly as one of {@link ModelSpec#ENGINES}; null if missing or unknown (reported). */
   private String engine(MappingReader m) {
+    if (!m.has("engine")) {
+      problems.at(m.node(), m.path("engine"), "missing required field 'engine' (one of "
+          + String.join(", ", ModelSpec.ENGINES) + "; it may be left out when the model folder shows it: "
+          + EngineDetection.describe() + ")");
+      return null;
+    }
     String text = m.requiredText("engine");
     if (text == null) {
       return null;

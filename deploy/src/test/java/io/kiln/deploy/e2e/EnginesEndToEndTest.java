@@ -1,0 +1,121 @@
+package io.kiln.deploy.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import com.google.protobuf.ByteString;
+import io.kiln.gateway.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.gateway.grpc.ModelInferRequest;
+import io.kiln.gateway.grpc.ModelInferResponse;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.client.GrpcClient;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The same MLP (the weights of models/mlp) served by each engine users bring: ONNX Runtime
+ * ({@code models/mlp-onnx}, its engine detected from the folder) and a Python worker running numpy
+ * ({@code deploy/examples/python}). Over HTTP JSON and gRPC raw tensors both give torch's numbers, and the
+ * model metadata names the platform.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EnginesEndToEndTest {
+
+  private static final String YAML = """
+      deployments:
+        - name: mlp-onnx
+          version: "1"
+          model:
+            uri: models/mlp-onnx
+            inputs:  [{name: input,  datatype: FP32, shape: [-1, 64]}]
+            outputs: [{name: output, datatype: FP32, shape: [-1, 10]}]
+            warmup: {batch_sizes: [1, 2]}
+            threads: {intra_op: 1, inter_op: 1}
+          pool: {workers_per_node: 1, worker_resources: {CPU: 1}}
+          batching: {max_batch_size: 8, max_batch_delay_ms: 2}
+        - name: mlp-python
+          version: "1"
+          model:
+            uri: deploy/examples/python
+            engine: Python
+            python: {interpreter: %s, config: {weights: mlp.npz}}
+            inputs:  [{name: input,  datatype: FP32, shape: [-1, 64]}]
+            outputs: [{name: output, datatype: FP32, shape: [-1, 10]}]
+            warmup: {batch_sizes: [1, 2]}
+            threads: {intra_op: 1}
+          pool: {workers_per_node: 1, worker_resources: {CPU: 1}}
+          batching: {max_batch_size: 8, max_batch_delay_ms: 2}
+      """;
+
+  private final MlpFixture mlp = MlpFixture.load();
+  private final Http http = new Http();
+  private ServingCluster cluster;
+  private Vertx clientVertx;
+  private GrpcClient grpcClient;
+
+  @BeforeAll
+  void deploy() {
+    cluster = ServingCluster.start("node-1");
+    cluster.deploy(YAML.formatted(PythonInterpreter.path()));
+    cluster.awaitReady("mlp-onnx", 1);
+    cluster.awaitReady("mlp-python", 1);
+    clientVertx = Vertx.vertx();
+    grpcClient = GrpcClient.client(clientVertx);
+  }
+
+  @AfterAll
+  void stop() {
+    if (grpcClient != null) {
+      ServingCluster.join(grpcClient.close().toCompletionStage());
+      ServingCluster.join(clientVertx.close().toCompletionStage());
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private void assertTorchOutput(float[] actual) {
+    assertThat(actual).hasSize(mlp.output.length);
+    for (int i = 0; i < actual.length; i++) {
+      assertThat((double) actual[i]).as("output[%d]", i).isCloseTo(mlp.output[i], within(MlpFixture.TOLERANCE));
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"mlp-onnx", "mlp-python"})
+  void jsonAndGrpcAnswerWithTorchsNumbers(String model) {
+    int port = cluster.node("node-1").httpPort();
+    Http.Response r = http.postJson(port, "/v2/models/" + model + "/infer", mlp.jsonRequest("json-" + model, null));
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    JsonObject out = r.json().getJsonArray("outputs").getJsonObject(0);
+    assertThat(out.getJsonArray("shape")).isEqualTo(new JsonArray().add(2).add(10));
+    assertTorchOutput(MlpFixture.floats(out.getJsonArray("data")));
+
+    ModelInferRequest req = ModelInferRequest.newBuilder().setModelName(model).setId("grpc-" + model)
+        .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input").setDatatype("FP32")
+            .addShape(2).addShape(64))
+        .addRawInputContents(ByteString.copyFrom(Http.littleEndian(mlp.input))).build();
+    GRPCInferenceServiceGrpcClient grpc = GRPCInferenceServiceGrpcClient.create(grpcClient,
+        SocketAddress.inetSocketAddress(cluster.node("node-1").grpcPort(), ServingCluster.HOST));
+    ModelInferResponse g = ServingCluster.join(grpc.modelInfer(req).toCompletionStage());
+    assertThat(g.getOutputs(0).getShapeList()).containsExactly(2L, 10L);
+    byte[] raw = g.getRawOutputContents(0).toByteArray();
+    assertTorchOutput(Http.floats(raw, 0, raw.length));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"mlp-onnx:onnxruntime_onnx", "mlp-python:python"})
+  void metadataNamesThePlatform(String modelAndPlatform) {
+    List<String> parts = List.of(modelAndPlatform.split(":"));
+    Http.Response meta = http.get(cluster.node("node-1").httpPort(), "/v2/models/" + parts.get(0));
+    assertThat(meta.status()).as(meta.text()).isEqualTo(200);
+    assertThat(meta.json().getString("platform")).isEqualTo(parts.get(1));
+  }
+}
