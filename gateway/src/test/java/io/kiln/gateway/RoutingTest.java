@@ -2,11 +2,11 @@ package io.kiln.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kiln.gateway.grpc.GRPCInferenceServiceGrpcClient;
-import io.kiln.gateway.grpc.InferParameter;
-import io.kiln.gateway.grpc.InferTensorContents;
-import io.kiln.gateway.grpc.ModelInferRequest;
-import io.kiln.gateway.grpc.ModelInferResponse;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.protocol.grpc.InferParameter;
+import io.kiln.protocol.grpc.InferTensorContents;
+import io.kiln.protocol.grpc.ModelInferRequest;
+import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
 import io.vertx.core.buffer.Buffer;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import com.google.protobuf.ByteString;
-import io.kiln.gateway.grpc.GRPCInferenceServiceGrpcClient;
-import io.kiln.gateway.grpc.ModelInferRequest;
-import io.kiln.gateway.grpc.ModelInferResponse;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.protocol.grpc.ModelInferRequest;
+import io.kiln.protocol.grpc.ModelInferResponse;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

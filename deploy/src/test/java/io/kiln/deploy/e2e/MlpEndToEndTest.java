@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import com.google.protobuf.ByteString;
-import io.kiln.gateway.grpc.GRPCInferenceServiceGrpcClient;
-import io.kiln.gateway.grpc.ModelInferRequest;
-import io.kiln.gateway.grpc.ModelInferResponse;
-import io.kiln.gateway.grpc.ModelMetadataRequest;
-import io.kiln.gateway.grpc.ModelMetadataResponse;
-import io.kiln.gateway.grpc.ModelReadyRequest;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.protocol.grpc.ModelInferRequest;
+import io.kiln.protocol.grpc.ModelInferResponse;
+import io.kiln.protocol.grpc.ModelMetadataRequest;
+import io.kiln.protocol.grpc.ModelMetadataResponse;
+import io.kiln.protocol.grpc.ModelReadyRequest;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolStats;
 import io.vertx.core.Vertx;

@@ -1,13 +1,13 @@
 package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
-import io.kiln.gateway.grpc.GRPCInferenceServiceGrpcService;
-import io.kiln.gateway.grpc.ModelInferRequest;
-import io.kiln.gateway.grpc.ModelInferResponse;
-import io.kiln.gateway.grpc.ModelReadyResponse;
-import io.kiln.gateway.grpc.ServerLiveResponse;
-import io.kiln.gateway.grpc.ServerMetadataResponse;
-import io.kiln.gateway.grpc.ServerReadyResponse;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcService;
+import io.kiln.protocol.grpc.ModelInferRequest;
+import io.kiln.protocol.grpc.ModelInferResponse;
+import io.kiln.protocol.grpc.ModelReadyResponse;
+import io.kiln.protocol.grpc.ServerLiveResponse;
+import io.kiln.protocol.grpc.ServerMetadataResponse;
+import io.kiln.protocol.grpc.ServerReadyResponse;
 import io.kiln.pools.InferenceException;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

@@ -2,7 +2,7 @@ package io.kiln.gateway.support;
 
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
-import io.kiln.gateway.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;

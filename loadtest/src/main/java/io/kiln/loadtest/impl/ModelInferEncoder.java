@@ -1,7 +1,7 @@
 package io.kiln.loadtest.impl;
 
 import com.google.protobuf.ByteString;
-import io.kiln.gateway.grpc.ModelInferRequest;
+import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.loadtest.TensorData;
 import java.util.List;
 
