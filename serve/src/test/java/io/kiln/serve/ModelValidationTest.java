@@ -33,7 +33,7 @@ class ModelValidationTest {
   @Test
   void unknownEngine() {
     onlyProblem(MINIMAL.replace("engine: Builtin", "engine: TensorFlow"), 6, 15, "deployments[0].model.engine",
-        "unknown engine 'TensorFlow'; expected one of: PyTorch, Builtin");
+        "unknown engine 'TensorFlow'; expected one of: PyTorch, OnnxRuntime, Python, Builtin");
     onlyProblem(PYTORCH.replace("engine: PyTorch", "engine: pytorch"), 6, 15, "deployments[0].model.engine",
         "unknown engine 'pytorch'; did you mean 'PyTorch'?");
   }
