@@ -423,7 +423,7 @@ final class ActorCell extends VerticleBase {
     agent.cellDied(this);
   }
 
-  private ActorDiedException diedException() {
+  ActorDiedException diedException() {
     return new ActorDiedException(actorId, "actor " + displayName() + " is dead: " + deathCause);
   }
 

@@ -51,6 +51,8 @@ final class NodeAgent {
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
   private WorkerExecutor taskExecutor;
   private volatile boolean closing;
+  /** The agent's own context: what outlives the actors' verticles (their consumers go when they are undeployed). */
+  private io.vertx.core.Context context;
 
   /**
    * @param runtime the runtime hosting this agent, only handed to actors and tasks as their context's
@@ -93,6 +95,7 @@ final class NodeAgent {
   }
 
   Future<Void> start() {
+    context = vertx.getOrCreateContext();
     taskExecutor = vertx.createSharedWorkerExecutor("kiln-tasks-" + node.nodeId(),
         Math.max(4, Runtime.getRuntime().availableProcessors() * 8), 365, TimeUnit.DAYS);
     MessageConsumer<Object> agent = vertx.eventBus().consumer(address(node.nodeId()), this::onRequest);
@@ -253,6 +256,9 @@ final class NodeAgent {
         ? Future.fromCompletionStage(registry.remove(ActorRecord.key(cell.options.namespace(),
             cell.options.name()), json))
         : Future.succeededFuture(true);
+    if (!closing) {
+      answerForTheDead(cell);
+    }
     Future<Void> undeployed = cell.deployed() && cell.deploymentID() != null ? vertx.undeploy(cell.deploymentID())
         : Future.succeededFuture();
     Future.join(nameFreed, undeployed).onComplete(ar -> cell.terminated().complete(null));
@@ -261,6 +267,23 @@ final class NodeAgent {
     }
     LOG.debug("actor {} died: {}", cell.displayName(), info.deathCause());
   }
+
+  /**
+   * Keeps the dead actor's address answering, with its death, for {@link #TOMBSTONE_MS}: its verticle's
+   * consumer goes with the verticle, but other nodes learn that only as the cluster's subscriptions catch up,
+   * and a call they route here meanwhile would find no handler and wait for its whole timeout.
+   */
+  private void answerForTheDead(ActorCell cell) {
+    ActorDiedException died = cell.diedException();
+    context.runOnContext(v -> {
+      var tombstone = vertx.eventBus().<Object>consumer(ActorCell.address(cell.actorId),
+          m -> m.reply(ReplyMessage.failed(died)));
+      vertx.setTimer(TOMBSTONE_MS, id -> tombstone.unregister());
+    });
+  }
+
+  /** How long a dead actor's address still answers with its death. */
+  static final long TOMBSTONE_MS = 10_000;
 
   private void release(Allocation allocation) {
     if (ledger.release(allocation)) {
