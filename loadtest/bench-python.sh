@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-batch cost of a Python worker vs a DJL worker for the MLP of models/mlp, at batch 1 and 8: direct
+# Per-batch cost of a Python worker and an ONNX Runtime worker vs a DJL worker for the MLP of models/mlp, at batch 1 and 8: direct
 # ModelRunner.infer calls on one thread, medians of many warmed calls (see PythonWorkerOverhead).
 # Needs /usr/bin/python3 with numpy (apt-get install -y python3-numpy), or -Dkiln.test.python=PATH in JAVA_OPTS.
 # Usage: loadtest/bench-python.sh [--batches 1,8] [--calls N] [--warmup N]

@@ -21,7 +21,8 @@ import java.util.Map;
 /**
  * What a batch costs through a Python worker compared with a DJL worker, for the same MLP (64 → 256 → 10),
  * as {@link ModelRunner#infer} calls on one thread: {@code djl} (TorchScript {@code models/mlp} on DJL's
- * PyTorch), {@code python} (the numpy {@code deploy/examples/python}), {@code python-echo} (a Python model
+ * PyTorch), {@code onnx} (the same weights, {@code models/mlp-onnx}, on ONNX Runtime), {@code python} (the
+ * numpy {@code deploy/examples/python}), {@code python-echo} (a Python model
  * returning its input: the pipe round trip and framing without compute) and {@code builtin} (Kiln's own
  * checks, stacking and splitting, no engine). Each batch is {@code batch} one-row requests. Calls alternate
  * between the runners so that all see the same machine load; medians (and p90) of many warmed calls, in
@@ -50,6 +51,7 @@ public final class PythonWorkerOverhead {
     }
     Map<String, ModelSpec> specs = new LinkedHashMap<>();
     specs.put("djl", ProjectModels.mlp().intraOpThreads(1).interOpThreads(1).build());
+    specs.put("onnx", ProjectModels.mlpOnnx().intraOpThreads(1).interOpThreads(1).build());
     specs.put("python", PythonTests.mlp().build());
     specs.put("python-echo", ModelSpec.builder().uri(PythonTests.testModel("faulty")).engine(ModelSpec.ENGINE_PYTHON)
         .input("input", DataType.FP32, -1, 64).output("input_out", DataType.FP32, -1, 64).intraOpThreads(1)
