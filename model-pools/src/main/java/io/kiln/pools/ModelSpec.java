@@ -46,10 +46,12 @@ import java.util.Set;
  * @param interOpThreads threads across operators, 0 for the engine default
  * @param python how to run a {@value #ENGINE_PYTHON} model ({@link PythonOptions#DEFAULTS} when null); null
  *     for every other engine
+ * @param allowCpuFallback whether a worker assigned a GPU that its engine cannot use may run on the CPU
+ *     instead (with a warning); false, the default, fails its load naming the cause
  */
 public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                         List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                        int interOpThreads, PythonOptions python) {
+                        int interOpThreads, PythonOptions python, boolean allowCpuFallback) {
 
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
@@ -112,7 +114,16 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   /** A spec for an engine other than {@value #ENGINE_PYTHON}, or a Python one with default options. */
   public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                    List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads) {
-    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, null);
+    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, null,
+        false);
+  }
+
+  /** A spec whose GPU workers never fall back to the CPU. */
+  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
+                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
+                   PythonOptions python) {
+    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
+        false);
   }
 
   public static Builder builder() {
@@ -123,7 +134,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public Builder toBuilder() {
     return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
         .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads).python(python);
+        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback);
   }
 
   /** Whether this spec names a built-in model rather than files on disk. */
@@ -278,6 +289,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     private int intraOpThreads;
     private int interOpThreads;
     private PythonOptions python;
+    private boolean allowCpuFallback;
 
     private Builder() {
     }
@@ -359,13 +371,22 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
+    /**
+     * Whether a worker assigned a GPU that its engine cannot use may run on the CPU instead (default false:
+     * its load fails, naming the cause).
+     */
+    public Builder allowCpuFallback(boolean allow) {
+      this.allowCpuFallback = allow;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
       if (uri == null) {
         throw new IllegalArgumentException("uri: required");
       }
       return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads, python);
+          interOpThreads, python, allowCpuFallback);
     }
   }
 }

@@ -99,7 +99,10 @@ class OnnxModelTest {
     assertThatThrownBy(() -> ModelRunners.load(ProjectModels.mlpOnnx().build(), List.of(0)))
         .isInstanceOf(ModelLoadException.class)
         .hasMessageContaining("GPU 0 is assigned but ONNX Runtime cannot use CUDA here")
-        .hasMessageContaining("does not fall back to the CPU");
+        .hasMessageContaining("does not fall back to the CPU unless the model sets allow_cpu_fallback: true");
+    try (ModelRunner r = ModelRunners.load(ProjectModels.mlpOnnx().allowCpuFallback(true).build(), List.of(0))) {
+      assertThat(r.loadInfo().device()).isEqualTo("cpu()");
+    }
   }
 
   @Test

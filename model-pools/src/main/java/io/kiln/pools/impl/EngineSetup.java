@@ -73,13 +73,41 @@ public final class EngineSetup {
   public record DeviceChoice(Device device, String reason) {
   }
 
+  /** The PyTorch native library as the engine presents it, for messages. */
+  static String nativeLibrary(Engine engine) {
+    return "PyTorch " + engine.getVersion() + (engine.getGpuCount() == 0
+        ? ", which sees no CUDA device (a CPU-only build such as pytorch-native-cpu, or no usable driver)" : "");
+  }
+
+  /** What a GPU worker's load says when its engine cannot use the GPU; the user's guide to the fix. */
+  static final String GPU_DOC = "see docs/gpu.md";
+
   /**
-   * The first assigned GPU when the engine has every assigned index, else the CPU.
+   * The first assigned GPU when the engine has every assigned index; the CPU when none is assigned, or
+   * when one is missing and {@code allowCpuFallback}; otherwise a load failure naming the cause.
    *
    * @param gpuIndices GPU indices assigned to the worker (may be empty)
    * @param engineGpuCount how many CUDA devices the engine reports
+   * @param nativeLibrary what the engine runs, for the message (e.g. {@code pytorch-native-cpu 2.7.1})
+   * @throws io.kiln.pools.ModelLoadException for a GPU the engine lacks, without {@code allowCpuFallback}
    */
-  public static DeviceChoice chooseDevice(List<Integer> gpuIndices, int engineGpuCount) {
+  public static DeviceChoice chooseDevice(List<Integer> gpuIndices, int engineGpuCount, String nativeLibrary,
+                                          boolean allowCpuFallback) {
+    DeviceChoice choice = chooseDevice(gpuIndices, engineGpuCount);
+    if (!gpuIndices.isEmpty() && choice.device().equals(Device.cpu())) {
+      String why = choice.reason() + "; the native library is " + nativeLibrary;
+      if (!allowCpuFallback) {
+        throw new io.kiln.pools.ModelLoadException(why + ". Kiln does not run a GPU worker on the CPU unless the model"
+            + " sets allow_cpu_fallback: true; " + GPU_DOC);
+      }
+      log.warn("{}: running on the CPU because the model sets allow_cpu_fallback", why);
+      return new DeviceChoice(Device.cpu(), why + " (allow_cpu_fallback: true)");
+    }
+    return choice;
+  }
+
+  /** As {@link #chooseDevice(List, int, String, boolean)}, reporting the CPU for a missing GPU (never throws). */
+  static DeviceChoice chooseDevice(List<Integer> gpuIndices, int engineGpuCount) {
     if (gpuIndices.isEmpty()) {
       return new DeviceChoice(Device.cpu(), "no GPU assigned to this worker");
     }

@@ -81,9 +81,15 @@ final class OnnxModelRunner extends AbstractModelRunner {
         try {
           options.addCUDA(gpus.get(0));
         } catch (OrtException e) {
-          throw new ModelLoadException("model " + spec.uri() + ": GPU " + gpus.get(0) + " is assigned but ONNX Runtime"
-              + " cannot use CUDA here (providers: " + OrtEnvironment.getAvailableProviders() + "): " + e.getMessage()
-              + "; Kiln does not fall back to the CPU", e);
+          String why = "model " + spec.uri() + ": GPU " + gpus.get(0) + " is assigned but ONNX Runtime cannot use CUDA"
+              + " here (providers: " + OrtEnvironment.getAvailableProviders() + "): " + e.getMessage();
+          if (!spec.allowCpuFallback()) {
+            throw new ModelLoadException(why + "; Kiln does not fall back to the CPU unless the model sets"
+                + " allow_cpu_fallback: true; " + EngineSetup.GPU_DOC, e);
+          }
+          org.slf4j.LoggerFactory.getLogger(OnnxModelRunner.class).warn("{}; running on the CPU because the model"
+              + " sets allow_cpu_fallback", why);
+          device = "cpu()";
         }
       }
       session = env.createSession(file.toString(), options);

@@ -71,7 +71,8 @@ public final class RunnerLoader {
         throw new ModelLoadException("the " + EngineSetup.ENGINE + " engine did not start (is the pytorch-native-cpu"
             + " jar on the class path?): " + e.getMessage(), e);
       }
-      EngineSetup.DeviceChoice choice = EngineSetup.chooseDevice(gpus, engine.getGpuCount());
+      EngineSetup.DeviceChoice choice = EngineSetup.chooseDevice(gpus, engine.getGpuCount(),
+          EngineSetup.nativeLibrary(engine), spec.allowCpuFallback());
       log.info("model {}: running on {} because {}", spec.uri(), choice.device(), choice.reason());
       DjlModelRunner djl = DjlModelRunner.load(spec, files, choice.device());
       runner = djl;

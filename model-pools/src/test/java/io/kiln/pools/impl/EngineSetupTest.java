@@ -26,11 +26,24 @@ class EngineSetupTest {
   }
 
   @Test
-  void fallsBackToCpuWhenTheEngineLacksTheGpu() {
-    assertThat(EngineSetup.chooseDevice(List.of(0), 0).device()).isEqualTo(Device.cpu());
-    assertThat(EngineSetup.chooseDevice(List.of(0), 0).reason()).contains("reports 0 CUDA device(s)", "CPU-only");
-    assertThat(EngineSetup.chooseDevice(List.of(1, 2), 2).device()).isEqualTo(Device.cpu());
-    assertThat(EngineSetup.chooseDevice(List.of(1, 2), 2).reason()).contains("GPU 2 assigned");
+  void aGpuTheEngineLacksFailsTheLoadNamingTheCause() {
+    assertThatThrownBy(() -> EngineSetup.chooseDevice(List.of(0), 0, "PyTorch 2.7.1 (CPU-only)", false))
+        .isInstanceOf(io.kiln.pools.ModelLoadException.class)
+        .hasMessageContaining("GPU 0 assigned but the PyTorch engine reports 0 CUDA device(s)")
+        .hasMessageContaining("the native library is PyTorch 2.7.1 (CPU-only)")
+        .hasMessageContaining("allow_cpu_fallback: true").hasMessageContaining("docs/gpu.md");
+    assertThatThrownBy(() -> EngineSetup.chooseDevice(List.of(1, 2), 2, "PyTorch 2.7.1", false))
+        .hasMessageContaining("GPU 2 assigned");
+    // A worker without a GPU, or one whose GPU the engine has, is unaffected by the rule.
+    assertThat(EngineSetup.chooseDevice(List.of(), 0, "PyTorch 2.7.1", false).device()).isEqualTo(Device.cpu());
+    assertThat(EngineSetup.chooseDevice(List.of(1), 2, "PyTorch 2.7.1", false).device()).isEqualTo(Device.gpu(1));
+  }
+
+  @Test
+  void onlyAnExplicitAllowCpuFallbackRunsAGpuWorkerOnTheCpu() {
+    EngineSetup.DeviceChoice c = EngineSetup.chooseDevice(List.of(0), 0, "PyTorch 2.7.1", true);
+    assertThat(c.device()).isEqualTo(Device.cpu());
+    assertThat(c.reason()).contains("reports 0 CUDA device(s)", "CPU-only", "allow_cpu_fallback: true");
   }
 
   @Test

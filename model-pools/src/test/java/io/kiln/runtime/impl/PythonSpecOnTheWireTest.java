@@ -28,5 +28,10 @@ class PythonSpecOnTheWireTest {
     ModelSpec plain = ModelSpec.builder().uri("models/mlp").input("x", DataType.FP32, -1, 4)
         .output("y", DataType.FP32, -1, 4).build();
     assertThat(WireCodec.json().readValue(WireCodec.json().writeValueAsBytes(plain), ModelSpec.class).python()).isNull();
+    // A GPU worker's permission to run on the CPU travels too: the worker that loads the model decides with it.
+    ModelSpec fallback = plain.toBuilder().allowCpuFallback(true).build();
+    for (var mapper : List.of(WireCodec.cbor(), WireCodec.json())) {
+      assertThat(mapper.readValue(mapper.writeValueAsBytes(fallback), ModelSpec.class).allowCpuFallback()).isTrue();
+    }
   }
 }

@@ -67,6 +67,7 @@ final class ModelReader {
     List<TensorSpec> outputs = tensors(m, "output");
     List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
     int[] threads = threads(m.section("threads"));
+    Boolean allowCpuFallback = m.bool("allow_cpu_fallback", false);
     PythonReader pythonReader = new PythonReader(reading);
     io.kiln.pools.PythonOptions python = pythonReader.read(m, engine);
     if (python != null && uri != null && options.checkModelPaths()) {
@@ -79,7 +80,8 @@ final class ModelReader {
     try {
       return ModelSpec.builder().uri(uri).engine(engine).format(format.orElse(ModelSpec.FORMAT_AUTO))
           .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
-          .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python).build();
+          .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python)
+          .allowCpuFallback(Boolean.TRUE.equals(allowCpuFallback)).build();
     } catch (IllegalArgumentException e) {
       // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model).
       problems.at(m.node(), m.path(), e.getMessage());

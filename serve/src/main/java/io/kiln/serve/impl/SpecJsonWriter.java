@@ -86,6 +86,9 @@ public final class SpecJsonWriter {
       threads.put("intra_op", Math.max(1, m.intraOpThreads()));
       threads.put("inter_op", Math.max(1, m.interOpThreads()));
     }
+    if (m.allowCpuFallback()) {
+      o.put("allow_cpu_fallback", true);
+    }
     if (m.python() != null) {
       ObjectNode py = o.putObject("python");
       py.put("class", m.python().className());

@@ -193,6 +193,12 @@ public final class MappingReader {
     return v == null ? dflt : reading.text(v, path(key));
   }
 
+  /** The field as a boolean; {@code dflt} if absent, null if wrong. */
+  public Boolean bool(String key, Boolean dflt) {
+    Node v = value(key);
+    return v == null ? dflt : reading.bool(v, path(key));
+  }
+
   public Long requiredInteger(String key, long min, long max) {
     Node v = required(key);
     return v == null ? null : reading.integer(v, path(key), min, max);

@@ -77,6 +77,16 @@ public final class Reading {
     return null;
   }
 
+  /** {@code true} or {@code false}; null if anything else (reported). */
+  public Boolean bool(Node node, String path) {
+    visit(node);
+    if (node instanceof ScalarNode s && isTag(s, Tag.BOOL)) {
+      return Boolean.valueOf(s.getValue().toLowerCase(java.util.Locale.ROOT).matches("true|yes|on|y"));
+    }
+    problems.at(node, path, "expected true or false, got " + describe(node));
+    return null;
+  }
+
   /** A decimal integer in [{@code min}, {@code max}]. */
   public Long integer(Node node, String path, long min, long max) {
     BigDecimal n = number(node, path, "an integer");
