@@ -5,9 +5,9 @@ import io.kiln.gateway.spi.DataLocator;
 import io.kiln.gateway.spi.ModelDirectory;
 import io.kiln.gateway.spi.PoolDirectory;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Kiln's front door: the Open Inference Protocol v2 over HTTP/REST (JSON and the binary tensor extension) and
@@ -57,15 +57,16 @@ public final class KilnGateway {
   /**
    * Binds the HTTP and gRPC servers. Fails if a port is taken; on failure nothing stays bound.
    *
+   * @return fails with the servers' own error, not wrapped
    * @throws IllegalStateException if already started
    */
-  public Future<Void> start(Vertx vertx) {
-    return servers.start(Objects.requireNonNull(vertx, "vertx"));
+  public CompletionStage<Void> start(Vertx vertx) {
+    return servers.start(Objects.requireNonNull(vertx, "vertx")).toCompletionStage();
   }
 
   /** Unbinds both servers and removes the gateway's meters from the registry; idempotent. */
-  public Future<Void> close() {
-    return servers.close();
+  public CompletionStage<Void> close() {
+    return servers.close().toCompletionStage();
   }
 
   /** The bound HTTP port (the real one when the options said 0). */

@@ -122,7 +122,7 @@ class GatewayLifecycleTest {
     KilnGateway first = new KilnGateway(loopback().build(), cluster, cluster, DataLocator.NONE);
     join(first.start(vertx));
     KilnGateway second = new KilnGateway(loopback().grpcPort(first.httpPort()).build(), cluster, cluster, DataLocator.NONE);
-    assertThat(second.start(vertx).toCompletionStage().toCompletableFuture())
+    assertThat(second.start(vertx).toCompletableFuture())
         .failsWithin(Duration.ofSeconds(30));
     assertThatThrownBy(second::httpPort).isInstanceOf(IllegalStateException.class);
     // The first keeps serving.

@@ -5,6 +5,7 @@ import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorNotFoundException;
 import io.kiln.runtime.ActorUnavailableException;
 import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeDiedException;
 import java.time.Duration;
@@ -115,7 +116,7 @@ public final class PoolClient {
     CompletableFuture<ActorHandle<PoolManager>> lookup = manager(name);
     return lookup.thenCompose(op).handle((r, e) -> {
       if (e != null) {
-        Throwable t = unwrap(e);
+        Throwable t = Futures.unwrapCompletion(e);
         if (isGone(t)) {
           managers.remove(name, lookup);
         }
@@ -162,7 +163,7 @@ public final class PoolClient {
         }
         if (err != null) {
           managers.remove(name, lookup);
-          result.completeExceptionally(translate(name, unwrap(err)));
+          result.completeExceptionally(translate(name, Futures.unwrapCompletion(err)));
           return;
         }
         long left = deadlineNanos - System.nanoTime();
@@ -187,7 +188,7 @@ public final class PoolClient {
         result.complete(response);
         return;
       }
-      Throwable t = unwrap(e);
+      Throwable t = Futures.unwrapCompletion(e);
       if (isGone(t)) {
         managers.remove(name, lookup);
         if (mayRetry && t instanceof ActorDiedException && !result.isDone()) {
@@ -223,13 +224,6 @@ public final class PoolClient {
     if (isGone(t) || t instanceof ActorUnavailableException) {
       return new InferenceException(InferenceException.Kind.UNAVAILABLE, "pool " + name + " is unavailable: "
           + t.getMessage(), t);
-    }
-    return t;
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
     }
     return t;
   }

@@ -10,6 +10,7 @@ import io.kiln.runtime.ActorContext;
 import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.ExecutionMode;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.SchedulingStrategy;
@@ -23,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -149,7 +149,7 @@ public final class PoolManager implements AutoCloseable {
       DispatchTimes.Stamp stamp = times.take(request);
       if (err != null) {
         response.completeExceptionally(err instanceof CancellationException
-            ? InferenceException.unavailable("cancelled by the client") : unwrap(err));
+            ? InferenceException.unavailable("cancelled by the client") : Futures.unwrapCompletion(err));
       } else {
         response.complete(new InferenceResponse(request.id(), spec.deployment(), spec.version(), out,
             parameters(arrived, stamp)));
@@ -248,13 +248,6 @@ public final class PoolManager implements AutoCloseable {
 
   private void workersChanged() {
     reporter.changed();
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   private static double millis(long nanos) {

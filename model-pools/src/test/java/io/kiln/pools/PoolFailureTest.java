@@ -7,7 +7,7 @@ import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.kiln.pools.impl.BuiltinModels;
+import io.kiln.pools.impl.DiagnosticModels;
 import io.kiln.pools.testsupport.PoolNodes;
 import io.kiln.runtime.ActorHandle;
 import java.time.Duration;
@@ -51,7 +51,7 @@ class PoolFailureTest {
 
   @Test
   void aCrashMidBatchLosesNothingAndTheRestartedWorkerServesAgain() {
-    ActorHandle<PoolManager> m = nodes.start(spec("crash", "a", builtin(BuiltinModels.CRASH_ON_NAN), BATCH_OF_THREE,
+    ActorHandle<PoolManager> m = nodes.start(spec("crash", "a", builtin(DiagnosticModels.CRASH_ON_NAN), BATCH_OF_THREE,
         1, 5), 1);
     String workerId = result(m.call(PoolManager::status)).workers().get(0).actorId();
     double loadsBefore = nodes.loads("a", "crash");
@@ -80,7 +80,7 @@ class PoolFailureTest {
 
   @Test
   void workersWithNoRestartsLeftAreDroppedAndReportedAndNothingHangs() {
-    ActorHandle<PoolManager> m = nodes.start(spec("fragile", "a", builtin(BuiltinModels.CRASH_ON_NAN), PoolConfig.DEFAULTS,
+    ActorHandle<PoolManager> m = nodes.start(spec("fragile", "a", builtin(DiagnosticModels.CRASH_ON_NAN), PoolConfig.DEFAULTS,
         2, 0), 2);
 
     Throwable t = failure(infer(m, row("poison", Float.NaN)));

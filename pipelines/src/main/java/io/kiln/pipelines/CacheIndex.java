@@ -1,5 +1,6 @@
 package io.kiln.pipelines;
 
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.SharedStore;
 import java.util.List;
@@ -7,7 +8,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -51,9 +51,7 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
 
   /** Publishes every entry of this node's cache (after a start, when the cache adopted files on disk). */
   public CompletionStage<Void> publishAll(NodeCache cache) {
-    CompletableFuture<?>[] puts = cache.entries().stream().map(e -> put(e).toCompletableFuture())
-        .toArray(CompletableFuture[]::new);
-    return CompletableFuture.allOf(puts);
+    return Futures.allOf(cache.entries().stream().map(this::put).toList());
   }
 
   @Override
@@ -138,9 +136,8 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
   /** Leader duty: drops the entries of a node that left (its disk is gone from the cluster). */
   public CompletionStage<Void> forgetNode(String nodeId) {
     return map.entries().thenCompose(entries -> {
-      CompletableFuture<?>[] removals = entries.keySet().stream().filter(k -> k.endsWith("@" + nodeId))
-          .map(k -> map.remove(k).toCompletableFuture()).toArray(CompletableFuture[]::new);
-      return CompletableFuture.allOf(removals);
+      return Futures.allOf(entries.keySet().stream().filter(k -> k.endsWith("@" + nodeId)).map(map::remove)
+          .toList());
     });
   }
 

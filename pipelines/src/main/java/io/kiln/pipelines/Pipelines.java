@@ -1,6 +1,7 @@
 package io.kiln.pipelines;
 
 import io.kiln.pools.PoolClient;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.pipelines.impl.EventSink;
 import io.kiln.pipelines.impl.NodeServices;
@@ -114,8 +115,7 @@ public final class Pipelines implements AutoCloseable {
 
   /** Stores pipelines cluster-wide, replacing those of the same names; runs already started keep their spec. */
   public CompletionStage<Void> apply(List<PipelineSpec> specs) {
-    return CompletableFuture.allOf(specs.stream().map(s -> store.putPipeline(s).toCompletableFuture())
-        .toArray(CompletableFuture[]::new));
+    return Futures.allOf(specs.stream().map(store::putPipeline).toList());
   }
 
   public CompletionStage<Optional<PipelineSpec>> pipeline(String name) {

@@ -43,7 +43,7 @@ public final class LocalCluster implements AutoCloseable {
    */
   public static CompletionStage<KilnRuntime> singleNode(NodeOptions node) {
     LocalCluster lc = create();
-    return lc.start(node, () -> Future.fromCompletionStage(lc.closeAsync())).toCompletionStage();
+    return lc.start(node, lc::closeAsync).toCompletionStage();
   }
 
   public Vertx vertx() {
@@ -78,9 +78,9 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private CompletionStage<Void> closeAsync() {
+  private Future<Void> closeAsync() {
     cluster.close();
-    return ownsVertx ? vertx.close().toCompletionStage() : Future.<Void>succeededFuture().toCompletionStage();
+    return ownsVertx ? vertx.close() : Future.succeededFuture();
   }
 
   /** Shuts down every node, then the cluster. */
@@ -89,6 +89,6 @@ public final class LocalCluster implements AutoCloseable {
     for (RuntimeImpl rt : nodes.values()) {
       rt.close();
     }
-    closeAsync().toCompletableFuture().join();
+    closeAsync().toCompletionStage().toCompletableFuture().join();
   }
 }

@@ -2,6 +2,7 @@ package io.kiln.serve;
 
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.serve.impl.ControllerLoop;
 import io.kiln.serve.impl.DesiredState;
@@ -148,9 +149,7 @@ public final class ServeController implements AutoCloseable {
     if (dryRun) {
       return CompletableFuture.completedFuture(new ApplyResult(specs, plan, false));
     }
-    CompletableFuture<?>[] stored = specs.stream()
-        .map(d -> state.apply(d).toCompletableFuture()).toArray(CompletableFuture[]::new);
-    return CompletableFuture.allOf(stored).thenApply(v -> {
+    return Futures.allOf(specs.stream().map(state::apply).toList()).thenApply(v -> {
       loop.kick();
       return new ApplyResult(specs, plan, true);
     });

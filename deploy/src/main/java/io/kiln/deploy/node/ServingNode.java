@@ -96,7 +96,7 @@ public final class ServingNode implements AutoCloseable {
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
-        .thenCompose(v -> gateway.start(runtime.vertx()).toCompletionStage())
+        .thenCompose(v -> gateway.start(runtime.vertx()))
         .thenApply(v -> {
           runtime.advertise("http", Integer.toString(gateway.httpPort()));
           runtime.advertise("grpc", Integer.toString(gateway.grpcPort()));
@@ -153,7 +153,7 @@ public final class ServingNode implements AutoCloseable {
    * not close cleanly is still left behind). The runtime, and so the pools on this node, keep running.
    */
   public CompletionStage<Void> closeAsync() {
-    return gateway.close().toCompletionStage()
+    return gateway.close()
         .handle((v, e) -> null)
         .thenRun(() -> {
           serve.close();

@@ -74,7 +74,7 @@ final class ManagedNode implements AutoCloseable {
     join(board.ready());
     join(serve.start());
     join(pipelines.start());
-    join(gateway.start(cluster.vertx()).toCompletionStage());
+    join(gateway.start(cluster.vertx()));
     http = WebClient.create(cluster.vertx());
   }
 
@@ -107,7 +107,7 @@ final class ManagedNode implements AutoCloseable {
   @Override
   public void close() {
     http.close();
-    join(gateway.close().toCompletionStage());
+    join(gateway.close());
     pipelines.close();
     serve.close();
     board.close();

@@ -122,7 +122,7 @@ class PipelineApiTest {
         gateway.addRoutes(new ManagementApi(rt, serve, new Applications(rt, serve, p), TOKEN)::mount);
       }
     }
-    join(gateway.start(nodes.get("a").vertx()).toCompletionStage());
+    join(gateway.start(nodes.get("a").vertx()));
     http = WebClient.create(cluster.vertx());
   }
 
@@ -132,7 +132,7 @@ class PipelineApiTest {
       http.close();
     }
     if (gateway != null) {
-      join(gateway.close().toCompletionStage());
+      join(gateway.close());
     }
     for (AutoCloseable c : closers) {
       c.close();

@@ -3,10 +3,9 @@ package io.kiln.gateway.impl;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceException.Kind;
+import io.kiln.runtime.Futures;
 import io.vertx.grpc.common.GrpcStatus;
 import java.time.Duration;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +38,7 @@ final class ErrorMapper {
   }
 
   Failure map(Throwable t) {
-    Throwable e = unwrap(t);
+    Throwable e = Futures.unwrap(t);
     if (e instanceof CapacityExceededException c) {
       return new Failure(c.kind(), c.getMessage(), seconds(c.retryAfter()));
     }
@@ -79,13 +78,5 @@ final class ErrorMapper {
     }
     long s = d.getSeconds() + (d.getNano() > 0 ? 1 : 0);
     return (int) Math.min(s, Integer.MAX_VALUE);
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    Throwable e = t;
-    while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-      e = e.getCause();
-    }
-    return e;
   }
 }

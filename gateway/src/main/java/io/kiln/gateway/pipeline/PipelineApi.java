@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
 import io.kiln.pipelines.PipelineException;
@@ -19,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
 
 /**
  * The pipelines REST API, mounted on the gateway's HTTP server. Pipelines are declared in deployment files
@@ -73,11 +73,10 @@ public final class PipelineApi {
     r.get("/api/v1/cache").handler(this::cache);
   }
 
-
   private void list(RoutingContext ctx) {
     pipelines.pipelines().whenComplete((specs, err) -> {
       if (err != null) {
-        error(ctx, 500, "listing pipelines failed: " + unwrap(err));
+        error(ctx, 500, "listing pipelines failed: " + Futures.unwrapCompletion(err));
         return;
       }
       ObjectNode o = JSON.createObjectNode();
@@ -91,7 +90,7 @@ public final class PipelineApi {
     String name = ctx.pathParam("name");
     pipelines.pipeline(name).whenComplete((spec, err) -> {
       if (err != null) {
-        error(ctx, 500, "reading pipeline " + name + " failed: " + unwrap(err));
+        error(ctx, 500, "reading pipeline " + name + " failed: " + Futures.unwrapCompletion(err));
       } else if (spec.isEmpty()) {
         error(ctx, 404, "no pipeline named '" + name + "'");
       } else {
@@ -104,7 +103,7 @@ public final class PipelineApi {
     String name = ctx.pathParam("name");
     pipelines.delete(name).whenComplete((found, err) -> {
       if (err != null) {
-        error(ctx, 500, "deleting pipeline " + name + " failed: " + unwrap(err));
+        error(ctx, 500, "deleting pipeline " + name + " failed: " + Futures.unwrapCompletion(err));
       } else if (!found) {
         error(ctx, 404, "no pipeline named '" + name + "'");
       } else {
@@ -124,7 +123,7 @@ public final class PipelineApi {
     }
     pipelines.startRun(name, request).whenComplete((id, err) -> {
       if (err != null) {
-        Throwable t = unwrap(err);
+        Throwable t = Futures.unwrapCompletion(err);
         if (t instanceof PipelineException p) {
           error(ctx, p.kind().httpStatus(), p.getMessage());
         } else {
@@ -187,7 +186,7 @@ public final class PipelineApi {
     String name = ctx.pathParam("name");
     pipelines.runs(name).whenComplete((runs, err) -> {
       if (err != null) {
-        error(ctx, 500, "listing runs failed: " + unwrap(err));
+        error(ctx, 500, "listing runs failed: " + Futures.unwrapCompletion(err));
         return;
       }
       ObjectNode o = JSON.createObjectNode();
@@ -205,7 +204,7 @@ public final class PipelineApi {
     String id = ctx.pathParam("id");
     pipelines.run(id).whenComplete((s, err) -> {
       if (err != null) {
-        error(ctx, 500, "reading run " + id + " failed: " + unwrap(err));
+        error(ctx, 500, "reading run " + id + " failed: " + Futures.unwrapCompletion(err));
       } else if (s.isEmpty() || !s.get().pipeline().equals(name)) {
         error(ctx, 404, "no run " + id + " of pipeline '" + name + "'");
       } else {
@@ -224,13 +223,6 @@ public final class PipelineApi {
     body.put("index", pipelines.cacheIndex().snapshot());
     body.put("steps", pipelines.stepLoads().values());
     send(ctx, 200, body);
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   static void send(RoutingContext ctx, int status, Object body) {

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,8 +84,13 @@ public abstract class GatewayTestBase {
 
   /** Waits for a future from a test thread (never an event loop). */
   public static <T> T join(Future<T> f) {
+    return join(f.toCompletionStage());
+  }
+
+  /** Waits for a stage (the gateway's own start and close) from a test thread. */
+  public static <T> T join(CompletionStage<T> stage) {
     try {
-      return f.toCompletionStage().toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS);
+      return stage.toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS);
     } catch (Exception e) {
       throw new AssertionError("future failed or timed out: " + e, e);
     }

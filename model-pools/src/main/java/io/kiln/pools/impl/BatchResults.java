@@ -2,9 +2,8 @@ package io.kiln.pools.impl;
 
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.Tensor;
+import io.kiln.runtime.Futures;
 import java.util.List;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /** How to read a worker's answer to a batch: outputs, bad input, or a failed worker. */
 final class BatchResults {
@@ -18,7 +17,7 @@ final class BatchResults {
    */
   static Throwable failureOf(List<List<Tensor>> results, Throwable error, int expected) {
     if (error != null) {
-      return unwrap(error);
+      return Futures.unwrap(error);
     }
     int got = results == null ? -1 : results.size();
     if (got == expected) {
@@ -47,12 +46,5 @@ final class BatchResults {
 
   static String describe(Throwable t) {
     return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

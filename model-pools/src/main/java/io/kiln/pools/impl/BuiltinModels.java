@@ -1,12 +1,10 @@
 package io.kiln.pools.impl;
 
-import io.kiln.pools.DataType;
-import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -15,72 +13,62 @@ import java.util.List;
  * <ul>
  *   <li>{@value #IDENTITY}: returns every input unchanged as the output at the same position. Gateway
  *       benchmarks serve it to measure Kiln's own overhead, without a model's cost.
- *   <li>{@value #CRASH_ON_NAN}: the identity, except that a batch in which any FP32 or FP64 input element is
- *       NaN throws a {@link ModelExecutionException} (not an {@code InferenceException}), as a crashing
- *       worker would. Reliability tests send one such request to kill a worker mid-batch.
- *   <li>{@value #SLEEP}: the identity, after holding its worker as many milliseconds as the largest element of
- *       the batch's first input (capped at {@value #MAX_SLEEP_MILLIS} ms; NaN, negative and BOOL count as 0), as
- *       a model of that cost would. Overload and queueing tests use it to set a pool's capacity exactly.
  * </ul>
  *
- * Both accept whatever inputs the spec declares (any datatype but BYTES); their outputs take the spec's
- * output names when it declares outputs (one per input, same datatypes), the input names otherwise.
+ * The same engine also runs the {@link DiagnosticModels} ({@code builtin:crash-on-nan}, {@code builtin:sleep}),
+ * models that fail or stall on purpose for reliability tests; they are not listed here, but
+ * {@link #checkName} accepts their names too.
+ *
+ * <p>The identity accepts whatever inputs the spec declares (any datatype but BYTES); its outputs take the
+ * spec's output names when it declares outputs (one per input, same datatypes), the input names otherwise.
  */
 public final class BuiltinModels {
 
   public static final String IDENTITY = "builtin:identity";
-  public static final String CRASH_ON_NAN = "builtin:crash-on-nan";
-  public static final String SLEEP = "builtin:sleep";
-  public static final long MAX_SLEEP_MILLIS = 10_000;
-  private static final List<String> NAMES = List.of(IDENTITY, CRASH_ON_NAN, SLEEP);
+  /** The real built-in models; the diagnostic ones are {@link DiagnosticModels#NAMES}. */
+  public static final List<String> NAMES = List.of(IDENTITY);
+  private static final List<String> KNOWN = known();
 
   private BuiltinModels() {
   }
 
-  /** @throws IllegalArgumentException if {@code uri} names no built-in model */
+  private static List<String> known() {
+    List<String> all = new ArrayList<>(NAMES);
+    all.addAll(DiagnosticModels.NAMES);
+    return Collections.unmodifiableList(all);
+  }
+
+  /**
+   * Checks a {@code builtin:} uri: one of {@link #NAMES} or of {@link DiagnosticModels#NAMES}.
+   *
+   * @throws IllegalArgumentException if {@code uri} names no built-in model
+   */
   public static void checkName(String uri) {
-    if (!NAMES.contains(uri)) {
-      throw new IllegalArgumentException("uri: unknown built-in model '" + uri + "', expected one of " + NAMES);
+    if (!KNOWN.contains(uri)) {
+      throw new IllegalArgumentException("uri: unknown built-in model '" + uri + "', expected one of " + KNOWN);
     }
   }
 
+  /** Loads the built-in or diagnostic model {@code spec} names (a diagnostic one logs a warning). */
   static AbstractModelRunner create(ModelSpec spec) {
     String name = spec.uri().toString();
     checkName(name);
     List<TensorSpec> outputs = spec.outputs().isEmpty() ? spec.inputs() : spec.outputs();
-    return new IdentityRunner(spec, outputs, name.equals(CRASH_ON_NAN), name.equals(SLEEP));
+    if (DiagnosticModels.NAMES.contains(name)) {
+      return DiagnosticModels.create(spec, outputs);
+    }
+    return new IdentityRunner(spec, outputs);
   }
 
-  private static final class IdentityRunner extends AbstractModelRunner {
-    private final boolean crashOnNan;
-    private final boolean sleep;
+  /** Returns its inputs; the diagnostic models add their failure or delay before that. */
+  static class IdentityRunner extends AbstractModelRunner {
 
-    IdentityRunner(ModelSpec spec, List<TensorSpec> outputs, boolean crashOnNan, boolean sleep) {
+    IdentityRunner(ModelSpec spec, List<TensorSpec> outputs) {
       super(spec, outputs);
-      this.crashOnNan = crashOnNan;
-      this.sleep = sleep;
     }
 
     @Override
     protected List<Tensor> forward(List<Tensor> inputs) {
-      if (crashOnNan) {
-        for (Tensor t : inputs) {
-          if (containsNan(t)) {
-            throw new ModelExecutionException("simulated worker crash: input '" + t.name() + "' contains NaN ("
-                + CRASH_ON_NAN + ")");
-          }
-        }
-      }
-      if (sleep && !inputs.isEmpty()) {
-        long millis = Math.min(MAX_SLEEP_MILLIS, largestMillis(inputs.get(0)));
-        long end = System.nanoTime() + millis * 1_000_000L;
-        for (long left = millis * 1_000_000L; left > 0; left = end - System.nanoTime()) {
-          java.util.concurrent.locks.LockSupport.parkNanos(left);
-          if (Thread.currentThread().isInterrupted()) {
-            throw new ModelExecutionException("interrupted while sleeping (" + SLEEP + ")");
-          }
-        }
-      }
       return inputs;
     }
 
@@ -88,54 +76,5 @@ public final class BuiltinModels {
     protected void release() {
       // nothing is held outside the heap
     }
-  }
-
-  /** The largest element of {@code t} read as milliseconds; 0 for none, NaN, negatives, BOOL and BYTES. */
-  static long largestMillis(Tensor t) {
-    ByteBuffer buf = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);
-    int size = switch (t.datatype()) {
-      case INT8, UINT8 -> 1;
-      case INT16, UINT16, FP16, BF16 -> 2;
-      case INT32, UINT32, FP32 -> 4;
-      case INT64, UINT64, FP64 -> 8;
-      default -> 0;
-    };
-    double max = 0;
-    for (int i = 0; size > 0 && i + size <= t.data().length; i += size) {
-      double v = switch (t.datatype()) {
-        case INT8 -> buf.get(i);
-        case UINT8 -> buf.get(i) & 0xff;
-        case INT16 -> buf.getShort(i);
-        case UINT16 -> buf.getShort(i) & 0xffff;
-        case INT32 -> buf.getInt(i);
-        case UINT32 -> buf.getInt(i) & 0xffffffffL;
-        case INT64, UINT64 -> buf.getLong(i);
-        case FP32 -> buf.getFloat(i);
-        case FP64 -> buf.getDouble(i);
-        default -> 0; // half floats: not worth decoding for a test model
-      };
-      if (v > max) {
-        max = v;
-      }
-    }
-    return (long) Math.min(max, MAX_SLEEP_MILLIS);
-  }
-
-  static boolean containsNan(Tensor t) {
-    ByteBuffer buf = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);
-    if (t.datatype() == DataType.FP32) {
-      for (int i = 0; i + 4 <= t.data().length; i += 4) {
-        if (Float.isNaN(buf.getFloat(i))) {
-          return true;
-        }
-      }
-    } else if (t.datatype() == DataType.FP64) {
-      for (int i = 0; i + 8 <= t.data().length; i += 8) {
-        if (Double.isNaN(buf.getDouble(i))) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 }

@@ -10,6 +10,7 @@ import io.kiln.pools.WorkerStatus;
 import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorState;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.Resources;
 import io.vertx.core.Context;
@@ -21,7 +22,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -396,10 +396,8 @@ public final class PoolWorkers {
     return f;
   }
 
-  static String describe(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
+  static String describe(Throwable error) {
+    Throwable t = Futures.unwrapCompletion(error);
     return t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
   }
 }

@@ -23,7 +23,7 @@ import io.kiln.pools.Tensor;
 import io.kiln.pools.WorkerSpec;
 import io.kiln.pools.WorkerState;
 import io.kiln.pools.WorkerStatus;
-import io.kiln.pools.impl.BuiltinModels;
+import io.kiln.pools.impl.DiagnosticModels;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.WireCodec;
 import io.kiln.runtime.function.ActorAsyncMethod1;
@@ -50,7 +50,7 @@ class PoolTypesOnTheWireTest {
   private static final ModelSpec MLP = ModelSpec.builder().uri("models/mlp")
       .input("input", DataType.FP32, -1, 64).output("output", DataType.FP32, -1, 10)
       .warmupBatchSizes(1, 8).intraOpThreads(1).build();
-  private static final ModelSpec BUILTIN = ModelSpec.builder().uri(BuiltinModels.CRASH_ON_NAN)
+  private static final ModelSpec BUILTIN = ModelSpec.builder().uri(DiagnosticModels.CRASH_ON_NAN)
       .engine(ModelSpec.ENGINE_BUILTIN).input("x", DataType.FP32, -1, 4).build();
   private static final PoolConfig CONFIG = PoolConfig.builder().maxBatchSize(16).maxBatchDelay(Duration.ofMillis(3))
       .maxQueued(100).defaultTimeout(Duration.ofMillis(2500)).maxRequeues(2).build();

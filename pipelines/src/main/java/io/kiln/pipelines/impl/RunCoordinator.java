@@ -1,5 +1,6 @@
 package io.kiln.pipelines.impl;
 
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
 import io.kiln.runtime.TaskOptions;
 import io.kiln.pipelines.InferTarget;
@@ -20,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -169,7 +169,7 @@ final class RunCoordinator {
         }
         return;
       }
-      Throwable cause = unwrap(err);
+      Throwable cause = Futures.unwrapCompletion(err);
       String message = describe(cause);
       String pinned = pinnedNode(i);
       boolean pinnedNodeGone = pinned != null && !env.runtime().members().contains(pinned);
@@ -319,7 +319,7 @@ final class RunCoordinator {
     env.webhooks().postAsync(url, RunStore.encode(body), Duration.ofSeconds(10)).whenComplete((status, e) -> {
       synchronized (this) {
         event(e == null ? "webhook_sent" : "webhook_failed", "", "", 0, e == null ? "POST " + url + ": HTTP " + status
-            : describe(unwrap(e)));
+            : describe(Futures.unwrapCompletion(e)));
         persist();
       }
     });
@@ -373,13 +373,6 @@ final class RunCoordinator {
     });
     lastWrite = next;
     return next;
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while (t instanceof CompletionException && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   static String describe(Throwable t) {

@@ -7,6 +7,7 @@ import io.kiln.runtime.ActorState;
 import io.kiln.runtime.ActorUnavailableException;
 import io.kiln.runtime.Allocation;
 import io.kiln.runtime.ExecutionMode;
+import io.kiln.runtime.Futures;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -261,7 +262,7 @@ final class ActorCell extends VerticleBase {
       if (outcome.error() == null && outcome.value() instanceof CompletionStage<?>) {
         return new BatchEnd(i, outcome);
       }
-      Throwable error = outcome.error() == null ? null : ErrorCodecs.unwrap(outcome.error());
+      Throwable error = outcome.error() == null ? null : Futures.unwrap(outcome.error());
       if (error instanceof Error) {
         return new BatchEnd(i, outcome);
       }
@@ -327,7 +328,7 @@ final class ActorCell extends VerticleBase {
     if (abandoned || gen != generation || !running.remove(inv)) {
       return; // the incarnation that ran it is gone; the call was already answered or re-queued
     }
-    Throwable error = outcome.error() == null ? null : ErrorCodecs.unwrap(outcome.error());
+    Throwable error = outcome.error() == null ? null : Futures.unwrap(outcome.error());
     if (error instanceof Error fatal) {
       running.add(inv); // it was in progress when the actor broke: retried or failed with the others
       LOG.warn("actor {} ({}): fatal error in {}: {}", displayName(), className(),

@@ -7,6 +7,7 @@ import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorNameTakenException;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.ActorState;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.SchedulingStrategy;
 import io.vertx.core.eventbus.DeliveryOptions;
 import java.io.Serializable;
@@ -118,7 +119,7 @@ final class ActorCreator {
         return placed.handle((info, err) -> {
           if (err != null) {
             registry.remove(key, json); // free the name we claimed; no-op if the host already did
-            throw new java.util.concurrent.CompletionException(ErrorCodecs.unwrap(err));
+            throw new java.util.concurrent.CompletionException(Futures.unwrap(err));
           }
           return callPath.handle(info.actorId(), o.namespace(), o.name(), info.nodeId(), type);
         });

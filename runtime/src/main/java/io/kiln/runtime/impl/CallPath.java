@@ -5,6 +5,7 @@ import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorState;
 import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnException;
 import io.kiln.runtime.NodeDiedException;
 import io.vertx.core.Vertx;
@@ -159,7 +160,7 @@ final class CallPath {
     return this.<ActorInfo>request(actorNodeId, NodeAgent.address(actorNodeId), cmd, ActorInfo.class, CONTROL)
         .handle((info, err) -> info != null ? info : new ActorInfo(actorId, null, null, null, actorNodeId,
             ActorState.DEAD, null, 0, err != null ? "node " + actorNodeId + " unreachable: "
-            + ErrorCodecs.unwrap(err).getMessage() : "unknown actor"));
+            + Futures.unwrap(err).getMessage() : "unknown actor"));
   }
 
   /** A request to a node's agent whose reply is a {@link ReplyMessage}; tracked for node death. */

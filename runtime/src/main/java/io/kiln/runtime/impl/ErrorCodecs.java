@@ -5,6 +5,7 @@ import io.kiln.runtime.ActorNameTakenException;
 import io.kiln.runtime.ActorNotFoundException;
 import io.kiln.runtime.ActorUnavailableException;
 import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.InfeasibleResourcesException;
 import io.kiln.runtime.PlacementTimeoutException;
 import io.kiln.runtime.RemoteException;
@@ -14,8 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 
 /**
  * Encodes exceptions for the wire as {@code {type, message, data}} and decodes them back, through the
@@ -36,16 +35,8 @@ final class ErrorCodecs {
     return List.copyOf(list);
   }
 
-  /** Strips the wrappers futures add, to get at the real failure. */
-  static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
-  }
-
   static Map<String, Object> encode(Throwable error) {
-    Throwable t = unwrap(error);
+    Throwable t = Futures.unwrap(error);
     Map<String, Object> out = new LinkedHashMap<>();
     for (WireErrorCodec codec : CODECS) {
       if (codec.handles(t)) {

@@ -1,5 +1,6 @@
 package io.kiln.runtime.impl;
 
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.InfeasibleResourcesException;
 import io.kiln.runtime.PlacementTimeoutException;
 import io.kiln.runtime.Resources;
@@ -138,7 +139,7 @@ final class Placer {
       return;
     }
     attempt.whenComplete((r, err) -> context.runOnContext(v -> {
-      Throwable cause = err == null ? null : ErrorCodecs.unwrap(err);
+      Throwable cause = err == null ? null : Futures.unwrap(err);
       if (cause != null && refused(cause)) {
         e.lastReason = cause.getMessage();
         attemptNodes(e, nodes, i + 1);

@@ -1,9 +1,9 @@
 package io.kiln.runtime.impl;
 
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.spi.cluster.ClusterBackend;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,14 +53,14 @@ final class RegistryJanitor {
   /** Removes the entries of actors this node hosts (it is shutting down). */
   CompletionStage<Void> removeOwnRecords() {
     return registry.rawEntries().thenCompose(entries -> {
-      List<CompletableFuture<Boolean>> removals = new ArrayList<>();
+      List<CompletionStage<Boolean>> removals = new ArrayList<>();
       entries.forEach((key, json) -> {
         ActorRecord rec = ActorRegistry.decode(json);
         if (nodeId.equals(rec.nodeId())) {
-          removals.add(registry.remove(key, json).toCompletableFuture());
+          removals.add(registry.remove(key, json));
         }
       });
-      return CompletableFuture.allOf(removals.toArray(CompletableFuture[]::new));
+      return Futures.allOf(removals);
     });
   }
 }

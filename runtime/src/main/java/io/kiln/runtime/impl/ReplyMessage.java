@@ -3,6 +3,7 @@ package io.kiln.runtime.impl;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.type.TypeReference;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.WireCodec;
 import java.io.IOException;
 import java.lang.reflect.Type;
@@ -35,7 +36,7 @@ final class ReplyMessage {
   }
 
   static ReplyMessage failed(Throwable error) {
-    return new ReplyMessage(null, null, null, ErrorCodecs.unwrap(error));
+    return new ReplyMessage(null, null, null, Futures.unwrap(error));
   }
 
   boolean isError() {

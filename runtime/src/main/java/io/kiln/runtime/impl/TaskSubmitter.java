@@ -1,5 +1,6 @@
 package io.kiln.runtime.impl;
 
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
 import io.kiln.runtime.TaskCreation;
 import io.kiln.runtime.TaskOptions;
@@ -57,15 +58,7 @@ final class TaskSubmitter<R> implements TaskCreation<R> {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<?>[] all = args.stream().map(CompletionStage::toCompletableFuture)
-        .toArray(CompletableFuture[]::new);
-    return CompletableFuture.allOf(all).thenCompose(v -> {
-      Object[] values = new Object[all.length];
-      for (int i = 0; i < all.length; i++) {
-        values[i] = all[i].join();
-      }
-      return attempt(method, values, o, 0);
-    });
+    return Futures.all(args).thenCompose(values -> attempt(method, values.toArray(), o, 0));
   }
 
   private CompletionStage<R> attempt(MethodRef method, Object[] values, TaskOptions o, int attempt) {
@@ -80,7 +73,7 @@ final class TaskSubmitter<R> implements TaskCreation<R> {
       if (err == null) {
         return CompletableFuture.completedFuture(value);
       }
-      Throwable cause = ErrorCodecs.unwrap(err);
+      Throwable cause = Futures.unwrap(err);
       boolean retriesLeft = o.maxRetries() == -1 || attempt < o.maxRetries();
       if (retriesLeft && (systemFailure(cause) || (o.retryExceptions() && !placementFailure(cause)))) {
         LOG.info("task {} attempt {} failed ({}); retrying", method.displayName(), attempt + 1, cause.toString());
