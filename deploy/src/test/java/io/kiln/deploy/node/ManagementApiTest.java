@@ -153,6 +153,19 @@ class ManagementApiTest {
   }
 
   @Test
+  void yamlSentAsAFormBodyIsStillReadAsYaml() {
+    // curl -d sends Content-Type: application/x-www-form-urlencoded; Vert.x would parse that as form fields.
+    String yaml = identity("formed", "workers_per_node: 1") + "#" + "x".repeat(10_000) + "\n";
+    HttpResponse<Buffer> r = ManagedNode.join(node.http.post(node.gateway.httpPort(), "127.0.0.1",
+        DEPLOYMENTS + "?dry_run=1").putHeader("Content-Type", "application/x-www-form-urlencoded")
+        .sendBuffer(Buffer.buffer(yaml)).toCompletionStage());
+
+    assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
+    assertThat(json(r).getBoolean("applied")).isFalse();
+    assertThat(json(r).getJsonArray("deployments")).containsExactly("formed@1");
+  }
+
+  @Test
   void aBodyOverOneMebibyteIs413() {
     String yaml = identity("big", "workers_per_node: 1") + "#" + "x".repeat(ManagementApi.MAX_YAML_BYTES) + "\n";
 

@@ -76,7 +76,10 @@ public final class ManagementApi {
   public void mount(Router r) {
     Router api = Router.router(runtime.vertx());
     api.route().handler(authorize);
-    api.post("/deployments").handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES)).handler(this::apply);
+    // The body is YAML whatever it is labelled: curl -d labels it a form, which Vert.x would parse into form
+    // fields (and fail on one longer than its form-attribute limit).
+    api.post("/deployments").handler(new RawBody()).handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES))
+        .handler(this::apply);
     api.get("/deployments").handler(this::list);
     api.get("/deployments/:name").handler(this::one);
     api.delete("/deployments/:name").handler(this::delete);
@@ -241,5 +244,17 @@ public final class ManagementApi {
 
   private static void error(RoutingContext ctx, int status, String message) {
     send(ctx, status, Map.of("error", message == null ? "request failed" : message));
+  }
+
+  /** Drops a form content type so the body handler keeps the body whole (a platform handler: it runs before it). */
+  private static final class RawBody implements io.vertx.ext.web.handler.PlatformHandler {
+    @Override
+    public void handle(RoutingContext ctx) {
+      String type = ctx.request().getHeader(HttpHeaders.CONTENT_TYPE);
+      if (type != null && (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/"))) {
+        ctx.request().headers().remove(HttpHeaders.CONTENT_TYPE);
+      }
+      ctx.next();
+    }
   }
 }
