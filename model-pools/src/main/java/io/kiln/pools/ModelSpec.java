@@ -103,9 +103,9 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       checkBuiltin(uri, format, architecture, inputs, outputs);
     } else if (engine.equals(ENGINE_PYTHON)) {
       python = python == null ? PythonOptions.DEFAULTS : python;
-      checkPython(format, architecture, outputs);
+      checkSelfDescribing("a " + ENGINE_PYTHON, "model.py", format, architecture, outputs);
     } else if (engine.equals(ENGINE_ONNX)) {
-      checkOnnx(format, architecture, outputs);
+      checkSelfDescribing("an " + ENGINE_ONNX, ".onnx file", format, architecture, outputs);
     } else {
       checkPyTorch(format, architecture, outputs);
     }
@@ -236,28 +236,21 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     }
   }
 
-  private static void checkPython(String format, String architecture, List<TensorSpec> outputs) {
+  /**
+   * An engine whose model file carries its own architecture and format (a Python model is its
+   * {@code model.py}, an ONNX model its graph): outputs declared, no format, no architecture.
+   */
+  private static void checkSelfDescribing(String what, String file, String format, String architecture,
+                                          List<TensorSpec> outputs) {
     if (outputs.isEmpty()) {
-      throw new IllegalArgumentException("outputs: a " + ENGINE_PYTHON + " model needs at least one output");
+      throw new IllegalArgumentException("outputs: " + what + " model needs at least one output");
     }
     if (!format.equals(FORMAT_AUTO)) {
-      throw new IllegalArgumentException("format: a " + ENGINE_PYTHON + " model is its model.py, remove '" + format + "'");
+      throw new IllegalArgumentException("format: " + what + " model is its " + file + ", remove '" + format + "'");
     }
     if (!architecture.isEmpty()) {
-      throw new IllegalArgumentException("architecture: a " + ENGINE_PYTHON + " model takes none, remove '"
-          + architecture + "'");
-    }
-  }
-
-  private static void checkOnnx(String format, String architecture, List<TensorSpec> outputs) {
-    if (outputs.isEmpty()) {
-      throw new IllegalArgumentException("outputs: an " + ENGINE_ONNX + " model needs at least one output");
-    }
-    if (!format.equals(FORMAT_AUTO)) {
-      throw new IllegalArgumentException("format: an " + ENGINE_ONNX + " model is its .onnx file, remove '" + format + "'");
-    }
-    if (!architecture.isEmpty()) {
-      throw new IllegalArgumentException("architecture: an ONNX graph carries its own, remove '" + architecture + "'");
+      throw new IllegalArgumentException("architecture: " + what + " model carries its own in its " + file
+          + ", remove '" + architecture + "'");
     }
   }
 

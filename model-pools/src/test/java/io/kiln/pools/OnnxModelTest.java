@@ -95,6 +95,16 @@ class OnnxModelTest {
   }
 
   @Test
+  void anOnnxSpecTakesNoFormatOrArchitectureAndNeedsOutputs() {
+    assertThatThrownBy(() -> ProjectModels.mlpOnnx().format(ModelSpec.FORMAT_TORCHSCRIPT).build())
+        .hasMessage("format: an OnnxRuntime model is its .onnx file, remove 'torchscript'");
+    assertThatThrownBy(() -> ProjectModels.mlpOnnx().architecture("mlp").build())
+        .hasMessage("architecture: an OnnxRuntime model carries its own in its .onnx file, remove 'mlp'");
+    assertThatThrownBy(() -> ProjectModels.mlpOnnx().outputs(List.of()).build())
+        .hasMessage("outputs: an OnnxRuntime model needs at least one output");
+  }
+
+  @Test
   void aGpuThisHostCannotUseIsALoudLoadFailureNeverTheCpu() {
     assertThatThrownBy(() -> ModelRunners.load(ProjectModels.mlpOnnx().build(), List.of(0)))
         .isInstanceOf(ModelLoadException.class)
