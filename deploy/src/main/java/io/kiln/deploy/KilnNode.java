@@ -1,5 +1,6 @@
 package io.kiln.deploy;
 
+import io.kiln.deploy.node.GpuSampling;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.runtime.ClusterOptions;
@@ -28,9 +29,16 @@ public final class KilnNode implements AutoCloseable {
    *
    * @param cluster null for a single-node, in-process cluster ({@code kiln up})
    * @param token management token, or null for none
+   * @param gpuSampling null for a node without GPUs found by {@code nvidia-smi} (no GPU meters)
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
-                        Duration requestTimeout) {
+                        Duration requestTimeout, GpuSampling gpuSampling) {
+
+    /** Without GPU sampling. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, null);
+    }
   }
 
   private final KilnRuntime runtime;
@@ -56,7 +64,8 @@ public final class KilnNode implements AutoCloseable {
     CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
         : KilnCluster.join(o.node(), o.cluster());
     return rt.thenCompose(runtime -> {
-      return ServingNode.start(runtime, gateway, o.token(), java.nio.file.Path.of(System.getProperty("kiln.home", ".")))
+      return ServingNode.start(runtime, gateway, o.token(), java.nio.file.Path.of(System.getProperty("kiln.home", ".")),
+              o.gpuSampling())
           .thenApply(serving -> {
             LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),
                 o.node().host(), serving.grpcPort());

@@ -5,12 +5,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.deploy.node.GpuSampling;
+import io.kiln.runtime.gpu.GpuDevice;
 import io.kiln.runtime.gpu.GpuDiscovery;
 import io.kiln.runtime.gpu.GpuDiscoveryException;
 import io.kiln.runtime.gpu.GpuInventory;
+import io.kiln.runtime.gpu.GpuSampler;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
@@ -40,6 +44,10 @@ final class NodeCommandOptions {
       + " (default: the one on PATH)")
   String nvidiaSmi;
 
+  @Option(names = "--gpu-sample-period", defaultValue = "10", description = "seconds between samples of the GPUs"
+      + " --gpus auto found, for /metrics (default ${DEFAULT-VALUE}, at least 1)")
+  int gpuSamplePeriodSeconds = 10;
+
   @Option(names = "--cpus", description = "CPUs this node advertises (default: the processor count)")
   Double cpus;
 
@@ -56,8 +64,12 @@ final class NodeCommandOptions {
       defaultValue = "30000")
   long requestTimeoutMs;
 
-  /** The GPUs a node advertises: how many, the labels describing them, and where that came from. */
-  record Gpus(int count, Map<String, String> labels, String description) {
+  /**
+   * The GPUs a node advertises: how many, the labels describing them, and where that came from.
+   *
+   * @param found the indices of the GPUs nvidia-smi found; empty for declared ones
+   */
+  record Gpus(int count, Map<String, String> labels, String description, List<Integer> found) {
   }
 
   private Gpus gpuChoice;
@@ -96,7 +108,8 @@ final class NodeCommandOptions {
       try {
         GpuInventory found = new GpuDiscovery(nvidiaSmi == null ? "nvidia-smi" : nvidiaSmi,
             GpuDiscovery.DEFAULT_TIMEOUT).discover();
-        return new Gpus(found.count(), found.labels(), found.describe());
+        return new Gpus(found.count(), found.labels(), found.describe(),
+            found.devices().stream().map(GpuDevice::index).toList());
       } catch (GpuDiscoveryException | IllegalArgumentException e) {
         throw new CliException("--gpus auto: " + e.getMessage());
       }
@@ -111,7 +124,24 @@ final class NodeCommandOptions {
       throw new CliException("--gpus must be >= 0, got " + n);
     }
     // Declared, not found: no labels, so node selectors never mistake them for real cards.
-    return new Gpus(n, Map.of(), n + " GPU(s) declared with --gpus");
+    return new Gpus(n, Map.of(), n + " GPU(s) declared with --gpus", List.of());
+  }
+
+  /** How to sample the GPUs {@code --gpus auto} found, with the same nvidia-smi; null when none were found. */
+  GpuSampling gpuSampling() {
+    if (gpuSamplePeriodSeconds < 1) {
+      throw new CliException("--gpu-sample-period must be at least 1 second, got " + gpuSamplePeriodSeconds);
+    }
+    Gpus g = gpus();
+    if (g.found().isEmpty()) {
+      return null;
+    }
+    try {
+      return new GpuSampling(g.found(), GpuSampler.Options.of(nvidiaSmi == null ? "nvidia-smi" : nvidiaSmi)
+          .withPeriod(Duration.ofSeconds(gpuSamplePeriodSeconds)));
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--nvidia-smi: " + e.getMessage());
+    }
   }
 
   /** {@code {"name": number, ...}}, or a one-line error naming what is wrong. */

@@ -100,7 +100,7 @@ final class StartCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout())).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling())).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
     }
@@ -180,7 +180,8 @@ final class StartCommand implements Callable<Integer> {
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
         "--request-timeout-ms", Long.toString(opts.requestTimeoutMs)));
     out.addAll(List.of("--gpus", opts.gpus == null ? "auto" : opts.gpus, "--nvidia-smi",
-        opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi));
+        opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi, "--gpu-sample-period",
+        Integer.toString(opts.gpuSamplePeriodSeconds)));
     if (opts.cpus != null) {
       out.addAll(List.of("--cpus", Double.toString(opts.cpus)));
     }

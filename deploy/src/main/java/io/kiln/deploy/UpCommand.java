@@ -45,7 +45,7 @@ final class UpCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout())).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling())).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));
     }

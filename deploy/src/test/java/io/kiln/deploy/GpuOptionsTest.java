@@ -50,6 +50,13 @@ class GpuOptionsTest {
     assertThat(node.labels()).containsAllEntriesOf(Map.of("accelerator", "h200", "gpu_memory_gib", "140",
         "gpu_driver", "570.124.06", "cuda_version", "12.8"));
     assertThat(o.gpus().description()).startsWith("2 x NVIDIA-H200 (140 GiB)");
+    // Found GPUs are sampled for /metrics, with the same nvidia-smi.
+    assertThat(o.gpuSampling().devices()).containsExactly(0, 1);
+    assertThat(o.gpuSampling().sampler().executable()).isEqualTo(smi.toString());
+    assertThat(o.gpuSampling().sampler().period()).isEqualTo(java.time.Duration.ofSeconds(10));
+    o.gpuSamplePeriodSeconds = 0;
+    assertThatThrownBy(o::gpuSampling).isInstanceOf(CliException.class)
+        .hasMessage("--gpu-sample-period must be at least 1 second, got 0");
   }
 
   @Test
@@ -58,6 +65,9 @@ class GpuOptionsTest {
     assertThat(node.resources().get(Resources.GPU)).isEqualTo(3.0);
     assertThat(node.labels()).isEmpty();
     assertThat(options("0", null).node().resources().get(Resources.GPU)).isZero();
+    // Declared GPUs have no tool to sample: no GPU meters.
+    assertThat(options("3", null).gpuSampling()).isNull();
+    assertThat(options("auto", dir.resolve("nvidia-smi").toString()).gpuSampling()).isNull();
   }
 
   @Test

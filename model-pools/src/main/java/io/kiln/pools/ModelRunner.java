@@ -1,6 +1,7 @@
 package io.kiln.pools;
 
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * A loaded, warmed model that runs batches of requests: the executor inside one model worker.
@@ -38,6 +39,14 @@ public interface ModelRunner extends AutoCloseable {
    * @throws ModelExecutionException or another runtime exception when the engine fails
    */
   List<List<Tensor>> infer(List<InferenceRequest> batch);
+
+  /**
+   * The pid of the operating-system process the model runs in, when that is not this JVM (a Python worker's
+   * process); empty for engines inside the JVM. Per-process GPU figures are told by this pid.
+   */
+  default OptionalLong processId() {
+    return OptionalLong.empty();
+  }
 
   /** Frees the model and its native memory; the runner cannot be used afterwards. */
   @Override

@@ -4,9 +4,14 @@ import io.kiln.runtime.ActorContext;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.SchedulingStrategy;
+import io.kiln.pools.impl.WorkerGpuMeters;
+import io.kiln.runtime.gpu.GpuSampler;
+import io.kiln.runtime.gpu.GpuSnapshot;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,22 +32,34 @@ import org.slf4j.LoggerFactory;
  * as a failed worker and answers by restarting it (reloading its model).
  *
  * <p>Each load increments the counter {@code kiln.pool.worker.loads} (tags deployment, version, node) of
- * the node's {@link MeterRegistry} local service, when the node has one.
+ * the node's {@link MeterRegistry} local service, when the node has one. On a node that samples its GPUs
+ * (a {@link GpuSampler} local service too) the worker also shows the device it runs on and its model's device
+ * memory ({@link WorkerGpuMeters}: {@code kiln.pool.worker.device.info}, {@code kiln.pool.worker.gpu.memory},
+ * tagged with its index as {@code worker}) until it closes.
  */
 public final class ModelWorker implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ModelWorker.class);
 
   private final ModelRunner runner;
+  private final WorkerGpuMeters gpuMeters; // null where the node samples no GPUs
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
     ActorContext ctx = ActorContext.current();
+    Optional<MeterRegistry> registry = ctx.runtime().localService(MeterRegistry.class);
+    Optional<GpuSampler> gpus = ctx.runtime().localService(GpuSampler.class);
+    GpuSnapshot before = gpus.map(GpuSampler::latest).orElse(GpuSnapshot.NONE);
     this.runner = ModelRunners.load(spec.model(), ctx.gpuIndices());
-    ctx.runtime().localService(MeterRegistry.class).ifPresent(registry -> Counter.builder("kiln.pool.worker.loads")
+    registry.ifPresent(r -> Counter.builder("kiln.pool.worker.loads")
         .description("Models loaded by pool workers (first loads and restarts)")
         .tags("deployment", spec.deployment(), "version", spec.version(), "node", spec.node())
-        .register(registry).increment());
+        .register(r).increment());
+    this.gpuMeters = registry.isPresent() && gpus.isPresent()
+        ? WorkerGpuMeters.register(registry.get(), gpus.get(), Tags.of("deployment", spec.deployment(), "version",
+            spec.version(), "node", spec.node(), "worker", Integer.toString(spec.index())), runner.loadInfo().device(),
+            runner.processId(), before, gpus.get().nanoTime())
+        : null;
     LOG.info("worker {} ready on {} (restart {})", spec.actorName(), runner.loadInfo().device(), ctx.restartCount());
   }
 
@@ -82,6 +99,9 @@ public final class ModelWorker implements AutoCloseable {
   /** Releases the model (the runtime calls it when the worker dies or restarts). */
   @Override
   public void close() {
+    if (gpuMeters != null) {
+      gpuMeters.close();
+    }
     runner.close();
   }
 }

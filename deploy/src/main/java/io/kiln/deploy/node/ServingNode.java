@@ -7,6 +7,7 @@ import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.serve.ServeController;
 import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;
@@ -27,7 +28,9 @@ import java.util.concurrent.CompletionStage;
  * leads), {@link Pipelines} (with this node's input cache, whose index routes {@code data_key} requests)
  * and the {@link KilnGateway} (OIP over HTTP and gRPC, {@code /metrics}, the management and pipelines APIs
  * under {@code /api/v1/}). {@code kiln up} and {@code kiln start} run one per process; tests run several on one
- * in-process cluster.
+ * in-process cluster. Given {@link GpuSampling} (GPUs that {@code nvidia-smi} found), it also runs a
+ * {@link GpuSampler} (registered as the node's {@link GpuSampler} service, so workers show their device and
+ * model memory) and registers the {@code kiln.gpu.*} meters; without, neither.
  *
  * <p>The runtime stays the caller's: {@link #close} stops what this node added and leaves the runtime
  * running (close it afterwards to leave the cluster).
@@ -44,9 +47,12 @@ public final class ServingNode implements AutoCloseable {
   private final ServeController serve;
   private final Pipelines pipelines;
   private final KilnGateway gateway;
+  private final GpuSampler gpuSampler; // null without GPU sampling, as gpuMeters
+  private final GpuMeters gpuMeters;
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
-                      ServeController serve, Pipelines pipelines, KilnGateway gateway) {
+                      ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
+                      GpuMeters gpuMeters) {
     this.runtime = runtime;
     this.registry = registry;
     this.board = board;
@@ -54,6 +60,8 @@ public final class ServingNode implements AutoCloseable {
     this.serve = serve;
     this.pipelines = pipelines;
     this.gateway = gateway;
+    this.gpuSampler = gpuSampler;
+    this.gpuMeters = gpuMeters;
   }
 
   /** {@link #start(KilnRuntime, GatewayOptions, String, Path)} with Kiln's home from {@code -Dkiln.home} (or "."). */
@@ -74,6 +82,17 @@ public final class ServingNode implements AutoCloseable {
    */
   public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken,
                                                    Path kilnHome) {
+    return start(runtime, options, managementToken, kilnHome, null);
+  }
+
+  /**
+   * {@link #start(KilnRuntime, GatewayOptions, String, Path)}, sampling the node's GPUs when {@code gpus} is
+   * given: the sampler starts (its first sample at once, on a thread of its own) before anything serves.
+   *
+   * @param gpus null for a node without GPUs found by {@code nvidia-smi}: no GPU meters, no sampler
+   */
+  public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken,
+                                                   Path kilnHome, GpuSampling gpus) {
     Objects.requireNonNull(runtime, "runtime");
     Objects.requireNonNull(options, "options");
     PrometheusMeterRegistry registry = options.registry();
@@ -82,6 +101,14 @@ public final class ServingNode implements AutoCloseable {
       registry.config().commonTags("node", runtime.nodeId());
     }
     runtime.registerLocalService(MeterRegistry.class, registry);
+    GpuSampler sampler = null;
+    GpuMeters gpuMeters = null;
+    if (gpus != null) {
+      sampler = new GpuSampler(gpus.sampler());
+      gpuMeters = GpuMeters.register(registry, sampler, gpus.devices(), runtime.nodeId());
+      runtime.registerLocalService(GpuSampler.class, sampler);
+      sampler.start();
+    }
     PoolLoadBoard board = new PoolLoadBoard(runtime);
     PoolClient pools = new PoolClient(runtime);
     ServeController serve = new ServeController(runtime, pools, board);
@@ -92,7 +119,7 @@ public final class ServingNode implements AutoCloseable {
     gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
-    ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway);
+    ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters);
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
@@ -149,8 +176,9 @@ public final class ServingNode implements AutoCloseable {
   }
 
   /**
-   * Unbinds the gateway, then stops the controller and the load board; never fails (a gateway that would
-   * not close cleanly is still left behind). The runtime, and so the pools on this node, keep running.
+   * Unbinds the gateway, then stops the controller, the load board and GPU sampling (its meters go; the
+   * sampler service stays registered, closed, with its last snapshot); never fails (a gateway that would not
+   * close cleanly is still left behind). The runtime, and so the pools on this node, keep running.
    */
   public CompletionStage<Void> closeAsync() {
     return gateway.close()
@@ -159,6 +187,10 @@ public final class ServingNode implements AutoCloseable {
           serve.close();
           pipelines.close();
           board.close();
+          if (gpuSampler != null) {
+            gpuMeters.close();
+            gpuSampler.close();
+          }
         });
   }
 

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * Runs an {@code engine: Python} model: the user's class in the model folder's {@code model.py}, inside one
@@ -126,6 +127,11 @@ final class PythonModelRunner extends AbstractModelRunner {
 
   long pid() {
     return process.pid();
+  }
+
+  @Override
+  public OptionalLong processId() {
+    return OptionalLong.of(process.pid());
   }
 
   @Override

@@ -1,15 +1,12 @@
 package io.kiln.runtime.gpu;
 
 import java.io.File;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -29,7 +26,6 @@ public final class GpuDiscovery {
   /** The fields asked of {@code nvidia-smi}, in this order. */
   public static final String QUERY = "index,name,memory.total,uuid,driver_version";
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(15);
-  private static final int MAX_OUTPUT_BYTES = 1 << 20;
   private static final Pattern CUDA_VERSION = Pattern.compile("CUDA Version:\\s*([0-9][0-9.]*)");
 
   private final String executable;
@@ -123,7 +119,7 @@ public final class GpuDiscovery {
   }
 
   private static boolean notAvailable(String field) {
-    return field.isEmpty() || field.equals("[N/A]") || field.equals("N/A");
+    return SmiProcess.notAvailable(field);
   }
 
   /** {@code name} as a path if it holds a slash, else the first executable of that name on {@code path}. */
@@ -147,46 +143,6 @@ public final class GpuDiscovery {
   }
 
   private String run(Path tool, List<String> args) {
-    List<String> command = new ArrayList<>();
-    command.add(tool.toString());
-    command.addAll(args);
-    Path out = null;
-    try {
-      out = Files.createTempFile("kiln-nvidia-smi", ".out");
-      // Into a file, not a pipe: a tool that hangs with its pipe full could never be timed out cleanly.
-      Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
-        throw new GpuDiscoveryException(String.join(" ", command) + " did not answer within " + timeout.toMillis()
-            + " ms (a hung driver?); start the node with --gpus 0 to run without GPUs");
-      }
-      String text = read(out);
-      if (p.exitValue() != 0) {
-        throw new GpuDiscoveryException(String.join(" ", command) + " failed (exit " + p.exitValue() + "): "
-            + text.strip() + "; start the node with --gpus 0 to run without GPUs");
-      }
-      return text;
-    } catch (IOException e) {
-      throw new GpuDiscoveryException("cannot run " + tool + ": " + e.getMessage(), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new GpuDiscoveryException("interrupted while running " + tool, e);
-    } finally {
-      if (out != null) {
-        try {
-          Files.deleteIfExists(out);
-        } catch (IOException ignored) {
-          // a temp file left behind is harmless
-        }
-      }
-    }
-  }
-
-  private static String read(Path out) throws IOException {
-    long size = Files.size(out);
-    if (size > MAX_OUTPUT_BYTES) {
-      throw new GpuDiscoveryException("nvidia-smi printed " + size + " bytes, more than " + MAX_OUTPUT_BYTES);
-    }
-    return Files.readString(out, StandardCharsets.UTF_8);
+    return SmiProcess.run(tool, args, timeout, "; start the node with --gpus 0 to run without GPUs");
   }
 }
