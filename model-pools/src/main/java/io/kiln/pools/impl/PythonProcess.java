@@ -55,6 +55,7 @@ final class PythonProcess implements AutoCloseable {
   private static final int STDERR_LINES_KEPT = 15;
   private static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
   private static final Duration EXIT_WAIT = Duration.ofMillis(500);
+  private static final Duration STDERR_DRAIN = Duration.ofSeconds(5);
   /** A per-JVM cache of the extracted script (its content never changes while the JVM runs). */
   private static Path script;
 
@@ -263,10 +264,12 @@ final class PythonProcess implements AutoCloseable {
     }
   }
 
-  // The last lines often say why it died (a traceback, "Killed"): give the pump a moment to read them.
+  // The last lines often say why it died (a traceback, "Killed"): let the pump read them. The process is gone by
+  // now, so its stderr reaches end of file at once unless a child of it still holds the pipe; 500 ms proved too
+  // short on 2 loaded cores (the tail went missing from the message).
   private void joinStderr() {
     try {
-      stderrPump.join(500);
+      stderrPump.join(STDERR_DRAIN.toMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
