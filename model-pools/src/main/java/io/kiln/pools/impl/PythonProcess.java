@@ -54,7 +54,8 @@ final class PythonProcess implements AutoCloseable {
   private static final String SCRIPT = "/io/kiln/pools/python/kiln_worker.py";
   private static final int STDERR_LINES_KEPT = 15;
   private static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
-  private static final Duration EXIT_WAIT = Duration.ofMillis(500);
+  // A process that closed its channel is exiting: long enough for a loaded machine to let it finish on its own.
+  private static final Duration EXIT_WAIT = Duration.ofSeconds(3);
   private static final Duration STDERR_DRAIN = Duration.ofSeconds(5);
   /** A per-JVM cache of the extracted script (its content never changes while the JVM runs). */
   private static Path script;
