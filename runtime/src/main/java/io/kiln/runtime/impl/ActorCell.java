@@ -63,20 +63,7 @@ final class ActorCell extends VerticleBase {
   private ActorThreads executor;
   private final ArrayDeque<Invocation> mailbox = new ArrayDeque<>();
   private final Set<Invocation> running = new LinkedHashSet<>();
-
-  /**
-   * How a worker thread's run of a batch ended: {@code stoppedAt} is the index of the call it stopped on
-   * (batch size when all were answered); {@code outcome} is that call's fatal error or pending future.
-   */
-  private record BatchEnd(int stoppedAt, Outcome outcome) {
-  }
-
-  /** Calls a serial worker actor runs per hand-off to its thread, saving two thread hops per call. */
-  private static final int MAX_BATCH = 64;
-
-  /** What a method produced: a value or a throwable, carried back to the event loop. */
-  private record Outcome(Object value, Throwable error) {
-  }
+  private final CallDeadlines deadlines;
 
   ActorCell(NodeAgent agent, String actorId, ActorOptions options, Allocation allocation, MethodRef ctor,
             Object ctorFn, Object[] ctorArgs, String ownerNodeId, String ownerActorId, int restarts) {
@@ -90,6 +77,8 @@ final class ActorCell extends VerticleBase {
     this.ctorArgs = ctorArgs;
     this.ownerNodeId = ownerNodeId;
     this.ownerActorId = ownerActorId;
+    this.deadlines = new CallDeadlines(mailbox, running, agent.nanoClock(),
+        (delayMillis, task) -> agent.wakeAfter(delayMillis, context, task));
   }
 
   static String address(String actorId) {
@@ -190,16 +179,22 @@ final class ActorCell extends VerticleBase {
   // ---- calls --------------------------------------------------------------------------------------
 
   private void onCall(Message<CallMessage> message) {
+    accept(new Invocation(message));
+  }
+
+  /** A call arrives, from the event bus or from this node's fast path; runs on {@link #context()}. */
+  void accept(Invocation inv) {
     if (state == ActorState.DEAD) {
-      message.reply(ReplyMessage.failed(diedException()));
+      inv.reply(ReplyMessage.failed(diedException()));
       return;
     }
     if (mailbox.size() >= options.maxPendingCalls()) {
-      message.reply(ReplyMessage.failed(new ActorUnavailableException("actor " + displayName()
+      inv.reply(ReplyMessage.failed(new ActorUnavailableException("actor " + displayName()
           + " has " + mailbox.size() + " calls waiting (max_pending_calls); call refused")));
       return;
     }
-    mailbox.add(new Invocation(message));
+    mailbox.add(inv);
+    deadlines.added(inv);
     pump();
   }
 
@@ -231,13 +226,10 @@ final class ActorCell extends VerticleBase {
     }
   }
 
-  /**
-   * A serial worker actor hands its thread everything waiting (up to {@link #MAX_BATCH}); the thread runs
-   * the calls in order and answers each itself, returning to the event loop once per batch.
-   */
+  /** A serial worker actor hands its thread everything waiting, up to {@link SerialBatch#MAX} calls. */
   private void beginBatch() {
-    List<Invocation> batch = new ArrayList<>(Math.min(mailbox.size(), MAX_BATCH));
-    while (batch.size() < MAX_BATCH && !mailbox.isEmpty()) {
+    List<Invocation> batch = new ArrayList<>(Math.min(mailbox.size(), SerialBatch.MAX));
+    while (batch.size() < SerialBatch.MAX && !mailbox.isEmpty()) {
       batch.add(mailbox.poll());
     }
     running.addAll(batch);
@@ -247,32 +239,12 @@ final class ActorCell extends VerticleBase {
     for (int i = 0; i < tokens.length; i++) {
       tokens[i] = batch.get(i).token();
     }
-    executor.run(context, () -> runBatch(batch, tokens, target, gen), end -> batchEnded(batch, gen, end),
-        rejected -> batchEnded(batch, gen, new BatchEnd(0, new Outcome(null, rejected))));
+    executor.run(context, () -> SerialBatch.run(batch, tokens, () -> liveGeneration != gen || abandoned,
+            inv -> invoke(inv, target)), end -> batchEnded(batch, gen, end),
+        rejected -> batchEnded(batch, gen, new SerialBatch.End(0, new Outcome(null, rejected))));
   }
 
-  private BatchEnd runBatch(List<Invocation> batch, int[] tokens, Object target, int gen) {
-    for (int i = 0; i < batch.size(); i++) {
-      if (liveGeneration != gen || abandoned) {
-        return new BatchEnd(i, null);
-      }
-      Invocation inv = batch.get(i);
-      inv.started = true;
-      Outcome outcome = invoke(inv, target);
-      if (outcome.error() == null && outcome.value() instanceof CompletionStage<?>) {
-        return new BatchEnd(i, outcome);
-      }
-      Throwable error = outcome.error() == null ? null : Futures.unwrap(outcome.error());
-      if (error instanceof Error) {
-        return new BatchEnd(i, outcome);
-      }
-      inv.replyAs(tokens[i], error != null ? ReplyMessage.failed(error)
-          : ReplyMessage.ok(outcome.value(), inv.message.body().method.resultType()));
-    }
-    return new BatchEnd(batch.size(), null);
-  }
-
-  private void batchEnded(List<Invocation> batch, int gen, BatchEnd end) {
+  private void batchEnded(List<Invocation> batch, int gen, SerialBatch.End end) {
     if (gen != generation || abandoned) {
       return; // the incarnation died meanwhile; fail() dealt with everything in running
     }
@@ -299,7 +271,7 @@ final class ActorCell extends VerticleBase {
   }
 
   private Outcome invoke(Invocation inv, Object target) {
-    CallMessage call = inv.message.body();
+    CallMessage call = inv.call;
     var previous = CurrentActor.set(actorContext);
     try {
       return new Outcome(Invoker.callActor(call.fn, call.method, target, call.args), null);
@@ -332,12 +304,12 @@ final class ActorCell extends VerticleBase {
     if (error instanceof Error fatal) {
       running.add(inv); // it was in progress when the actor broke: retried or failed with the others
       LOG.warn("actor {} ({}): fatal error in {}: {}", displayName(), className(),
-          inv.message.body().method.displayName(), fatal.toString());
-      fail("fatal error in " + inv.message.body().method.displayName() + ": " + fatal, true);
+          inv.call.method.displayName(), fatal.toString());
+      fail("fatal error in " + inv.call.method.displayName() + ": " + fatal, true);
       return;
     }
     inv.reply(error != null ? ReplyMessage.failed(error)
-        : ReplyMessage.ok(outcome.value(), inv.message.body().method.resultType()));
+        : ReplyMessage.ok(outcome.value(), inv.call.method.resultType()));
     pump();
   }
 
@@ -393,7 +365,7 @@ final class ActorCell extends VerticleBase {
         mailbox.addFirst(inv);
       } else {
         inv.reply(ReplyMessage.failed(new ActorDiedException(actorId,
-            "actor " + displayName() + " died while running " + inv.message.body().method.displayName() + ": " + cause)));
+            "actor " + displayName() + " died while running " + inv.call.method.displayName() + ": " + cause)));
       }
     }
     ActorThreads threads = executor;

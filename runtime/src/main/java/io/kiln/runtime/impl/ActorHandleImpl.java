@@ -14,6 +14,7 @@ import io.kiln.runtime.function.ActorVoidMethod1;
 import io.kiln.runtime.function.ActorVoidMethod2;
 import io.vertx.core.eventbus.DeliveryOptions;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletionStage;
 
 /** An immutable actor reference; every call goes through {@link CallPath#invoke}. */
@@ -30,6 +31,8 @@ final class ActorHandleImpl<T> implements ActorHandle<T> {
   private final Class<T> type;
   final Duration timeout;
   final DeliveryOptions delivery;
+  /** {@link #timeout} for local calls' deadlines. */
+  final long timeoutNanos;
 
   ActorHandleImpl(CallPath callPath, String actorId, String namespace, String name, String nodeId, Class<T> type,
                   Duration timeout) {
@@ -41,6 +44,7 @@ final class ActorHandleImpl<T> implements ActorHandle<T> {
     this.type = type;
     this.timeout = timeout;
     this.delivery = new DeliveryOptions().setSendTimeout(Math.max(1, timeout.toMillis()));
+    this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, timeout.toMillis()));
   }
 
   @Override

@@ -94,6 +94,19 @@ final class NodeAgent {
     return callPath;
   }
 
+  /** The clock local calls' deadlines are written in. */
+  java.util.function.LongSupplier nanoClock() {
+    return callPath.nanoClock();
+  }
+
+  /**
+   * Runs {@code task} on {@code cellContext} after {@code delayMillis}. The timer is the agent's, not the
+   * cell's: undeploying or abandoning a cell never cancels a wake-up that callers still wait on.
+   */
+  void wakeAfter(long delayMillis, io.vertx.core.Context cellContext, Runnable task) {
+    context.runOnContext(v -> vertx.setTimer(delayMillis, id -> cellContext.runOnContext(x -> task.run())));
+  }
+
   Future<Void> start() {
     context = vertx.getOrCreateContext();
     taskExecutor = vertx.createSharedWorkerExecutor("kiln-tasks-" + node.nodeId(),

@@ -76,7 +76,7 @@ public final class RuntimeImpl implements KilnRuntime {
     this.views = new ClusterViews(node, nodeTable, ledger);
     this.placer = new Placer(vertx.getOrCreateContext(), views::clusterView);
     this.actorsHere = new LocalActors();
-    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere);
+    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere, System::nanoTime);
     // The one edge back: hosted actors and tasks are handed the runtime hosting them (ActorContext.runtime(),
     // TaskContext.runtime()), as the public interface only, stored and never called during construction.
     this.agent = new NodeAgent(this, vertx, node, ledger, actorsHere, registry, nodeTable, placer::resourcesChanged,
