@@ -22,6 +22,9 @@ class TaskContextTest {
     cluster = LocalCluster.create();
     a = TestNodes.start(cluster, "ctx-a", Resources.cpu(2));
     b = TestNodes.start(cluster, "ctx-b", Resources.cpu(2).with("slot_b", 1));
+    // Each node learns of the other through the node table, a moment after start: place nothing before.
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+        a.clusterView().aliveNodes().size() == 2 && b.clusterView().aliveNodes().size() == 2);
   }
 
   @AfterAll
