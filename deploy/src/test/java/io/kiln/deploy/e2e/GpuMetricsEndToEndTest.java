@@ -147,6 +147,23 @@ class GpuMetricsEndToEndTest {
   }
 
   @Test
+  void prometheusOwnLinterAcceptsEveryKilnSeries() throws Exception {
+    await().atMost(Duration.ofSeconds(60)).until(() -> Http.metric(metrics(gpuNode), "kiln_pool_worker_gpu_memory_bytes",
+        Map.of("deployment", "py-gpu", "method", "process")) == 512 * MIB);
+    String text = metrics(gpuNode);
+    assertThat(text).contains("kiln_gpu_memory_used_bytes", "kiln_pool_worker_device_info");
+
+    Promtool.Result lint = Promtool.checkMetrics(text);
+
+    // promtool names each problem by metric; Micrometer's own JVM/process meters have known naming nits.
+    assertThat(lint.problems()).as("promtool check metrics:%n%s", lint.output())
+        .noneMatch(line -> line.startsWith("kiln_"));
+    // The check can fail: promtool does name a badly named Kiln series.
+    assertThat(Promtool.checkMetrics("# HELP kiln_x_ms x\n# TYPE kiln_x_ms counter\nkiln_x_ms 1\n").problems())
+        .anyMatch(line -> line.startsWith("kiln_x_ms"));
+  }
+
+  @Test
   void aNodeWithoutGpusHasNoGpuSeries() {
     String text = metrics(cpuNode);
     assertThat(text).contains("kiln_pool_worker_loads_total"); // its identity worker runs there
