@@ -29,6 +29,7 @@
 # GPU-vs-CPU numerical difference (here both sides are the CPU, so it is ~0), the throughput figures, nvidia-smi
 # parsing and `--gpus auto` discovery.
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1   # leave no __pycache__ in the working tree
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
