@@ -22,16 +22,52 @@ def pick_device(device):
     return torch.device(device)
 
 
+def _has(obj, name):
+    try:  # torch 1.x's backend modules raise AssertionError, not AttributeError, for unknown names
+        getattr(obj, name)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _precision_holders():
+    """(name, object) of PyTorch's fp32_precision API (2.9 and later), most general first; empty before 2.9."""
+    b = torch.backends
+    matmul = b.cuda.matmul if _has(b.cuda, "matmul") else None
+    holders = [("backends", b), ("cuda.matmul", matmul), ("cudnn", b.cudnn),
+               ("cudnn.conv", getattr(b.cudnn, "conv", None)), ("cudnn.rnn", getattr(b.cudnn, "rnn", None))]
+    return [(n, h) for n, h in holders if h is not None and _has(h, "fp32_precision")]
+
+
 def set_tf32(enabled):
     """Strict FP32 unless asked. TF32 (PyTorch leaves it on for cuDNN convolutions) rounds the inputs of each
     product to a 10-bit mantissa, which can move ResNet-18's logits past the check's 1e-3 against the CPU;
-    run.sh's direct benchmark reports how far TF32 moves them on the card."""
-    torch.backends.cuda.matmul.allow_tf32 = bool(enabled)
-    torch.backends.cudnn.allow_tf32 = bool(enabled)
+    run.sh's direct benchmark reports how far TF32 moves them on the card.
+
+    PyTorch 2.9+ has fp32_precision ("ieee" | "tf32") per backend and raises when the legacy allow_tf32 flags
+    and the new settings are mixed, so with the new API only the new settings are touched (all of them, to the
+    same value: the top-level one does not reach cudnn.conv/rnn in some releases); before it, the legacy flags."""
+    holders = _precision_holders()
+    if holders:
+        for name, h in holders:
+            try:
+                h.fp32_precision = "tf32" if enabled else "ieee"
+            except Exception as e:  # noqa: BLE001 - the state is reported by describe(); the comparison judges
+                print("gpu-check: could not set torch.%s.fp32_precision: %s" % (name, e), file=sys.stderr)
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = bool(enabled)
+        torch.backends.cudnn.allow_tf32 = bool(enabled)
+
+
+def tf32_state():
+    holders = _precision_holders()
+    if holders:
+        return "fp32_precision " + ", ".join("%s=%s" % (n, h.fp32_precision) for n, h in holders)
+    return "allow_tf32 matmul=%s cudnn=%s" % (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
 
 
 def describe(device):
     if device.type == "cuda":
-        return "%s (%s, torch %s, CUDA %s, cuDNN %s)" % (device, torch.cuda.get_device_name(device), torch.__version__,
-                                                        torch.version.cuda, torch.backends.cudnn.version())
-    return "cpu (torch %s, %d threads)" % (torch.__version__, torch.get_num_threads())
+        return "%s (%s, torch %s, CUDA %s, cuDNN %s; %s)" % (device, torch.cuda.get_device_name(device), torch.__version__,
+                                                            torch.version.cuda, torch.backends.cudnn.version(), tf32_state())
+    return "cpu (torch %s, %d threads; %s)" % (torch.__version__, torch.get_num_threads(), tf32_state())
