@@ -206,7 +206,9 @@ unpack() {
   if command -v xz >/dev/null; then
     xz -dc "$BUNDLE" | tar -x -C "$B"
   else  # no xz binary: Python's lzma + tarfile
-    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$BUNDLE" "$B"
+    "$PY" -c 'import sys, tarfile
+t = tarfile.open(sys.argv[1], "r:xz")
+t.extractall(sys.argv[2], filter="data") if hasattr(tarfile, "data_filter") else t.extractall(sys.argv[2])' "$BUNDLE" "$B"
   fi
   cat "$B/BUNDLE.txt"
   local home
