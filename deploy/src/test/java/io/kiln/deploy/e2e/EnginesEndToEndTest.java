@@ -1,17 +1,12 @@
 package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 
 import com.google.protobuf.ByteString;
-import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.SocketAddress;
-import io.vertx.grpc.client.GrpcClient;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -57,8 +52,7 @@ class EnginesEndToEndTest {
   private final MlpFixture mlp = MlpFixture.load();
   private final Http http = new Http();
   private ServingCluster cluster;
-  private Vertx clientVertx;
-  private GrpcClient grpcClient;
+  private OipGrpc grpc;
 
   @BeforeAll
   void deploy() {
@@ -66,15 +60,13 @@ class EnginesEndToEndTest {
     cluster.deploy(YAML.formatted(PythonInterpreter.path()));
     cluster.awaitReady("mlp-onnx", 1);
     cluster.awaitReady("mlp-python", 1);
-    clientVertx = Vertx.vertx();
-    grpcClient = GrpcClient.client(clientVertx);
+    grpc = new OipGrpc();
   }
 
   @AfterAll
   void stop() {
-    if (grpcClient != null) {
-      ServingCluster.join(grpcClient.close().toCompletionStage());
-      ServingCluster.join(clientVertx.close().toCompletionStage());
+    if (grpc != null) {
+      grpc.close();
     }
     if (cluster != null) {
       cluster.close();
@@ -82,10 +74,7 @@ class EnginesEndToEndTest {
   }
 
   private void assertTorchOutput(float[] actual) {
-    assertThat(actual).hasSize(mlp.output.length);
-    for (int i = 0; i < actual.length; i++) {
-      assertThat((double) actual[i]).as("output[%d]", i).isCloseTo(mlp.output[i], within(MlpFixture.TOLERANCE));
-    }
+    mlp.assertOutput(actual);
   }
 
   @ParameterizedTest
@@ -102,9 +91,8 @@ class EnginesEndToEndTest {
         .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input").setDatatype("FP32")
             .addShape(2).addShape(64))
         .addRawInputContents(ByteString.copyFrom(Http.littleEndian(mlp.input))).build();
-    GRPCInferenceServiceGrpcClient grpc = GRPCInferenceServiceGrpcClient.create(grpcClient,
-        SocketAddress.inetSocketAddress(cluster.node("node-1").grpcPort(), ServingCluster.HOST));
-    ModelInferResponse g = ServingCluster.join(grpc.modelInfer(req).toCompletionStage());
+    ModelInferResponse g = ServingCluster.join(grpc.at(cluster.node("node-1").grpcPort()).modelInfer(req)
+        .toCompletionStage());
     assertThat(g.getOutputs(0).getShapeList()).containsExactly(2L, 10L);
     byte[] raw = g.getRawOutputContents(0).toByteArray();
     assertTorchOutput(Http.floats(raw, 0, raw.length));

@@ -1,7 +1,6 @@
 package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 
 import com.google.protobuf.ByteString;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
@@ -12,11 +11,8 @@ import io.kiln.protocol.grpc.ModelMetadataResponse;
 import io.kiln.protocol.grpc.ModelReadyRequest;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolStats;
-import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.core.net.SocketAddress;
-import io.vertx.grpc.client.GrpcClient;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,23 +50,20 @@ class MlpEndToEndTest {
   private final MlpFixture mlp = MlpFixture.load();
   private final Http http = new Http();
   private ServingCluster cluster;
-  private Vertx clientVertx;
-  private GrpcClient grpcClient;
+  private OipGrpc grpc;
 
   @BeforeAll
   void deploy() {
     cluster = ServingCluster.start("node-1", "node-2", "node-3");
     cluster.deploy(YAML);
     cluster.awaitReady("mlp", 3);
-    clientVertx = Vertx.vertx();
-    grpcClient = GrpcClient.client(clientVertx);
+    grpc = new OipGrpc();
   }
 
   @AfterAll
   void stop() {
-    if (grpcClient != null) {
-      ServingCluster.join(grpcClient.close().toCompletionStage());
-      ServingCluster.join(clientVertx.close().toCompletionStage());
+    if (grpc != null) {
+      grpc.close();
     }
     if (cluster != null) {
       cluster.close();
@@ -82,10 +75,7 @@ class MlpEndToEndTest {
   }
 
   private void assertTorchOutput(float[] actual) {
-    assertThat(actual).hasSize(mlp.output.length);
-    for (int i = 0; i < actual.length; i++) {
-      assertThat((double) actual[i]).as("output[%d]", i).isCloseTo(mlp.output[i], within(MlpFixture.TOLERANCE));
-    }
+    mlp.assertOutput(actual);
   }
 
   private void assertTorchResponse(JsonObject body, String ranOn) {
@@ -238,7 +228,6 @@ class MlpEndToEndTest {
   }
 
   private GRPCInferenceServiceGrpcClient grpc(String node) {
-    return GRPCInferenceServiceGrpcClient.create(grpcClient,
-        SocketAddress.inetSocketAddress(node(node).grpcPort(), ServingCluster.HOST));
+    return grpc.at(node(node).grpcPort());
   }
 }

@@ -57,6 +57,15 @@ final class MlpFixture {
     return a;
   }
 
+  /** {@code actual} is torch's output for the fixture's input, element by element within {@link #TOLERANCE}. */
+  void assertOutput(float[] actual) {
+    org.assertj.core.api.Assertions.assertThat(actual).hasSize(output.length);
+    for (int i = 0; i < actual.length; i++) {
+      org.assertj.core.api.Assertions.assertThat((double) actual[i]).as("output[%d]", i)
+          .isCloseTo(output[i], org.assertj.core.api.Assertions.within(TOLERANCE));
+    }
+  }
+
   static float[] floats(JsonArray a) {
     float[] out = new float[a.size()];
     for (int i = 0; i < out.length; i++) {
