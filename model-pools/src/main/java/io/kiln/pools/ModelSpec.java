@@ -103,7 +103,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       checkBuiltin(uri, format, architecture, inputs, outputs);
     } else if (engine.equals(ENGINE_PYTHON)) {
       python = python == null ? PythonOptions.DEFAULTS : python;
-      checkSelfDescribing("a " + ENGINE_PYTHON, "model.py", format, architecture, outputs);
+      checkSelfDescribing("a " + ENGINE_PYTHON, ModelFolders.PYTHON_FILE, format, architecture, outputs);
     } else if (engine.equals(ENGINE_ONNX)) {
       checkSelfDescribing("an " + ENGINE_ONNX, ".onnx file", format, architecture, outputs);
     } else {

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  */
 record ModelFiles(Path dir, String prefix, String format) {
 
-  private static final Pattern PARAMS = Pattern.compile("(.+)-\\d{4}\\.params");
+  private static final Pattern PARAMS = io.kiln.pools.ModelFolders.DJL_PARAMS;
 
   /** @throws ModelLoadException if nothing, or more than one candidate, matches */
   static ModelFiles resolve(ModelSpec spec) {

@@ -35,7 +35,7 @@ final class OnnxModelRunner extends AbstractModelRunner {
   static final String ENGINE = ModelSpec.ENGINE_ONNX;
   static final String FORMAT = "onnx";
   /** The file a model folder holds. */
-  static final String MODEL_FILE = "model.onnx";
+  static final String MODEL_FILE = io.kiln.pools.ModelFolders.ONNX_FILE;
 
   private final OrtEnvironment env;
   private final OrtSession session;

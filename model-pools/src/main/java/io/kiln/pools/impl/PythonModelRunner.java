@@ -61,7 +61,7 @@ final class PythonModelRunner extends AbstractModelRunner {
       }
     }
     Path dir = spec.uri().toAbsolutePath().normalize();
-    if (!Files.isRegularFile(dir.resolve("model.py"))) {
+    if (!Files.isRegularFile(dir.resolve(io.kiln.pools.ModelFolders.PYTHON_FILE))) {
       throw new ModelLoadException("model " + spec.uri() + ": no model.py in " + dir);
     }
     PythonOptions options = spec.python();
@@ -81,7 +81,7 @@ final class PythonModelRunner extends AbstractModelRunner {
       return new PythonModelRunner(spec, process, gpus.isEmpty() ? "cpu()" : "gpu(" + gpus.get(0) + ")", version);
     } catch (ModelExecutionException e) {
       process.close();
-      throw new ModelLoadException("model " + spec.uri() + " (class " + options.className() + " of " + dir.resolve("model.py")
+      throw new ModelLoadException("model " + spec.uri() + " (class " + options.className() + " of " + dir.resolve(io.kiln.pools.ModelFolders.PYTHON_FILE)
           + ") did not load: " + e.getMessage(), e);
     } catch (RuntimeException e) {
       process.close();

@@ -29,7 +29,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 final class PythonReader {
 
   static final String SECTION = "python";
-  static final String MODEL_FILE = "model.py";
+  static final String MODEL_FILE = io.kiln.pools.ModelFolders.PYTHON_FILE;
   private static final int MAX_CONFIG_DEPTH = 16;
 
   private final Reading reading;
