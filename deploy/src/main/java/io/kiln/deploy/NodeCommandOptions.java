@@ -3,6 +3,7 @@ package io.kiln.deploy;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.pools.InstalledLibTorch;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.deploy.node.GpuSampling;
@@ -11,6 +12,7 @@ import io.kiln.runtime.gpu.GpuDiscovery;
 import io.kiln.runtime.gpu.GpuDiscoveryException;
 import io.kiln.runtime.gpu.GpuInventory;
 import io.kiln.runtime.gpu.GpuSampler;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -47,6 +49,18 @@ final class NodeCommandOptions {
   @Option(names = "--gpu-sample-period", defaultValue = "10", description = "seconds between samples of the GPUs"
       + " --gpus auto found, for /metrics (default ${DEFAULT-VALUE}, at least 1)")
   int gpuSamplePeriodSeconds = 10;
+
+  @Option(names = "--libtorch", description = "run the PyTorch engine on an installed libtorch instead of the bundled"
+      + " CPU natives: its lib folder, e.g. .../site-packages/torch/lib (a CUDA torch for GPU workers; see docs/gpu.md)")
+  Path libtorch;
+
+  @Option(names = "--libtorch-version", description = "the --libtorch version, e.g. 2.7.1 (default: read from"
+      + " ../version.py or ../build-version)")
+  String libtorchVersion;
+
+  @Option(names = "--libtorch-flavor", description = "the --libtorch flavor, cpu or cuNNN (default: from the version,"
+      + " e.g. 2.7.1+cu128)")
+  String libtorchFlavor;
 
   @Option(names = "--cpus", description = "CPUs this node advertises (default: the processor count)")
   Double cpus;
@@ -91,6 +105,26 @@ final class NodeCommandOptions {
       return new NodeOptions(nodeId != null ? nodeId : NodeOptions.randomNodeId(), host, r, all);
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
+    }
+  }
+
+  /**
+   * Points this process's PyTorch engine at {@code --libtorch}, after checking that a matching JNI library is at
+   * hand; null without the flag. Call before the node starts (the engine starts at the first PyTorch load).
+   */
+  InstalledLibTorch libTorch() {
+    if (libtorch == null) {
+      if (libtorchVersion != null || libtorchFlavor != null) {
+        throw new CliException("--libtorch-version and --libtorch-flavor need --libtorch");
+      }
+      return null;
+    }
+    try {
+      InstalledLibTorch t = InstalledLibTorch.inspect(libtorch, libtorchVersion, libtorchFlavor);
+      t.apply();
+      return t;
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--libtorch: " + e.getMessage());
     }
   }
 

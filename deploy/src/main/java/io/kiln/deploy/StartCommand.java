@@ -72,6 +72,7 @@ final class StartCommand implements Callable<Integer> {
       opts.nodeId = node.nodeId(); // fixed now, so the background child and this process agree
     }
     cluster(); // refuse bad cluster options before anything starts
+    opts.libTorch(); // and a libtorch without a matching JNI (the child checks again and applies it)
     if (startTimeoutSeconds < 1) {
       throw new CliException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
     }
@@ -97,6 +98,10 @@ final class StartCommand implements Callable<Integer> {
 
   private int runHere() throws Exception {
     ClusterOptions cluster = cluster();
+    var libTorch = opts.libTorch();
+    if (libTorch != null) {
+      spec.commandLine().getOut().println("kiln: PyTorch engine on " + libTorch.describe());
+    }
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
@@ -182,6 +187,15 @@ final class StartCommand implements Callable<Integer> {
     out.addAll(List.of("--gpus", opts.gpus == null ? "auto" : opts.gpus, "--nvidia-smi",
         opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi, "--gpu-sample-period",
         Integer.toString(opts.gpuSamplePeriodSeconds)));
+    if (opts.libtorch != null) {
+      out.addAll(List.of("--libtorch", opts.libtorch.toAbsolutePath().toString()));
+    }
+    if (opts.libtorchVersion != null) {
+      out.addAll(List.of("--libtorch-version", opts.libtorchVersion));
+    }
+    if (opts.libtorchFlavor != null) {
+      out.addAll(List.of("--libtorch-flavor", opts.libtorchFlavor));
+    }
     if (opts.cpus != null) {
       out.addAll(List.of("--cpus", Double.toString(opts.cpus)));
     }

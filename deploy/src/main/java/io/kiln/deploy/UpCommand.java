@@ -42,6 +42,10 @@ final class UpCommand implements Callable<Integer> {
     if (!Files.isRegularFile(yaml)) {
       throw new CliException("no such deployment file: " + yaml);
     }
+    var libTorch = opts.libTorch();
+    if (libTorch != null) {
+      out.println("kiln: PyTorch engine on " + libTorch.describe());
+    }
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),

@@ -93,7 +93,7 @@ class KilnCliIT {
     return cli.entry(id).orElseThrow();
   }
 
-  private static HttpResponse<String> http(int port, String path, String jsonBody) throws Exception {
+  static HttpResponse<String> http(int port, String path, String jsonBody) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(Duration.ofSeconds(60));
     if (jsonBody != null) {
@@ -131,8 +131,13 @@ class KilnCliIT {
 
   /** Infers the quickstart request through {@code node}'s gateway and checks torch's numbers; returns where it ran. */
   private static String inferQuickstart(String node) throws Exception {
+    return inferQuickstart(httpPorts.get(node), node);
+  }
+
+  /** As {@link #inferQuickstart(String)}, through the gateway on {@code port}. */
+  static String inferQuickstart(int port, String node) throws Exception {
     Path root = KilnCliTest.repositoryRoot();
-    HttpResponse<String> r = http(httpPorts.get(node), "/v2/models/mlp/infer",
+    HttpResponse<String> r = http(port, "/v2/models/mlp/infer",
         Files.readString(root.resolve("deploy/examples/mlp-request.json")));
     assertThat(r.statusCode()).as(node + ": " + r.body()).isEqualTo(200);
     JsonNode body = JSON.readTree(r.body());

@@ -3,6 +3,7 @@ package io.kiln.pools.impl;
 import ai.djl.Device;
 import ai.djl.engine.Engine;
 import ai.djl.pytorch.jni.JniUtils;
+import ai.djl.pytorch.jni.LibUtils;
 import io.kiln.pools.ModelSpec;
 import java.util.List;
 import org.slf4j.Logger;
@@ -23,6 +24,7 @@ public final class EngineSetup {
   static final String NUM_INTEROP_THREADS = "ai.djl.pytorch.num_interop_threads";
   static final String OFFLINE = "ai.djl.offline";
   private static final Logger log = LoggerFactory.getLogger(EngineSetup.class);
+  private static boolean announced;
 
   private EngineSetup() {
   }
@@ -43,6 +45,10 @@ public final class EngineSetup {
     applyThreads(NUM_THREADS, intraOpThreads);
     applyThreads(NUM_INTEROP_THREADS, interOpThreads);
     Engine engine = Engine.getEngine(ENGINE);
+    if (!announced) {
+      announced = true;
+      log.info("PyTorch engine {}: libtorch from {}", engine.getVersion(), LibUtils.getLibtorchPath());
+    }
     // An engine started earlier (by a spec without thread counts) keeps its pools: say so rather than pretend.
     warnIfDifferent("intra-op", intraOpThreads, JniUtils.getNumThreads());
     warnIfDifferent("inter-op", interOpThreads, JniUtils.getNumInteropThreads());
@@ -75,7 +81,7 @@ public final class EngineSetup {
 
   /** The PyTorch native library as the engine presents it, for messages. */
   static String nativeLibrary(Engine engine) {
-    return "PyTorch " + engine.getVersion() + (engine.getGpuCount() == 0
+    return "PyTorch " + engine.getVersion() + " from " + LibUtils.getLibtorchPath() + (engine.getGpuCount() == 0
         ? ", which sees no CUDA device (a CPU-only build such as pytorch-native-cpu, or no usable driver)" : "");
   }
 
