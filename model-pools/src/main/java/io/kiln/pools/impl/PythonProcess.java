@@ -219,7 +219,7 @@ final class PythonProcess implements AutoCloseable {
     try {
       if (!exiting || !process.waitFor(EXIT_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
         killedHere = process.isAlive();
-        process.destroyForcibly();
+        kill();
       }
       status = process.waitFor(CLOSE_GRACE.toMillis(), TimeUnit.MILLISECONDS)
           ? exitStatus(process.exitValue(), killedForTimeout || killedHere) : "still running";
@@ -227,8 +227,9 @@ final class PythonProcess implements AutoCloseable {
       Thread.currentThread().interrupt();
       status = "status unknown";
     }
-    process.destroyForcibly();
+    kill();
     joinStderr();
+    process.destroyForcibly(); // closes the pipes: only once the pump has read stderr to its end
     String tail = stderrTail();
     ModelExecutionException e = new ModelExecutionException("the Python process of model " + model + " (" + label
         + ", pid " + process.pid() + ", " + status + ") " + what + (tail.isEmpty() ? "" : "; its last stderr lines:\n" + tail), cause);
@@ -236,6 +237,14 @@ final class PythonProcess implements AutoCloseable {
     watchdog.shutdownNow();
     LOG.warn("{}", e.getMessage());
     return e;
+  }
+
+  /**
+   * Kills the process without closing its pipes. {@link Process#destroyForcibly()} also closes stderr, which cut
+   * the pump off after the first line of a traceback when the process had just exited (seen on 2 loaded cores).
+   */
+  private void kill() {
+    process.toHandle().destroyForcibly();
   }
 
   private static String exitStatus(int code, boolean weKilledIt) {
@@ -299,9 +308,10 @@ final class PythonProcess implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
-    process.destroyForcibly();
+    kill();
     watchdog.shutdownNow();
     joinStderr();
+    process.destroyForcibly();
     try {
       out.close();
     } catch (IOException ignored) {
