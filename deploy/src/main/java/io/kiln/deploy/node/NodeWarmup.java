@@ -141,7 +141,8 @@ final class NodeWarmup {
             : "the warm-up pool was not reported ready within " + SETUP_TIMEOUT.toSeconds() + " s"));
       }
     });
-    return f.whenComplete((v, e) -> runtime.vertx().cancelTimer(timer));
+    // Bounded on its own too: the timer lives on the caller's context, which may be the pool manager's.
+    return bounded(f, SETUP_TIMEOUT.plus(GRACE)).whenComplete((v, e) -> runtime.vertx().cancelTimer(timer));
   }
 
   private CompletionStage<Void> drive() {
