@@ -2,6 +2,8 @@ package io.kiln.deploy;
 
 import io.kiln.deploy.node.GpuSampling;
 import io.kiln.deploy.node.ServingNode;
+import io.kiln.deploy.node.WarmupOptions;
+import io.kiln.deploy.node.WarmupReport;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
@@ -18,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One running Kiln node in this process: the runtime (single-node or clustered) and, on it, the
  * {@link ServingNode} (pools' load board and client, serve controller, gateway with {@code /metrics} and the
- * management API). Start it from a main thread; {@link #close} blocks until the node left its cluster.
+ * management API), which warms its serving path before it reports ready when the options say so. Start it from a main thread; {@link #close} blocks until the node left its cluster.
  */
 public final class KilnNode implements AutoCloseable {
 
@@ -30,11 +32,22 @@ public final class KilnNode implements AutoCloseable {
    * @param cluster null for a single-node, in-process cluster ({@code kiln up})
    * @param token management token, or null for none
    * @param gpuSampling null for a node without GPUs found by {@code nvidia-smi} (no GPU meters)
+   * @param warmup how the node warms its serving path before it reports ready ({@code --warmup-seconds})
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
-                        Duration requestTimeout, GpuSampling gpuSampling) {
+                        Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup) {
 
-    /** Without GPU sampling. */
+    public Options {
+      warmup = warmup == null ? WarmupOptions.OFF : warmup;
+    }
+
+    /** Without a warm-up. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout, GpuSampling gpuSampling) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, WarmupOptions.OFF);
+    }
+
+    /** Without GPU sampling or a warm-up. */
     public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                    Duration requestTimeout) {
       this(node, cluster, httpPort, grpcPort, token, requestTimeout, null);
@@ -65,7 +78,7 @@ public final class KilnNode implements AutoCloseable {
         : KilnCluster.join(o.node(), o.cluster());
     return rt.thenCompose(runtime -> {
       return ServingNode.start(runtime, gateway, o.token(), java.nio.file.Path.of(System.getProperty("kiln.home", ".")),
-              o.gpuSampling())
+              o.gpuSampling(), o.warmup())
           .thenApply(serving -> {
             LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),
                 o.node().host(), serving.grpcPort());
@@ -94,6 +107,11 @@ public final class KilnNode implements AutoCloseable {
 
   public int grpcPort() {
     return serving.grpcPort();
+  }
+
+  /** Completes once the start-up warm-up is over and the node reports ready (see {@link ServingNode#warmup()}). */
+  public CompletionStage<WarmupReport> warmup() {
+    return serving.warmup();
   }
 
   /** Stops the gateway and the controller, then the runtime (whose actors die and whose names are freed). */

@@ -7,6 +7,7 @@ import io.kiln.pools.InstalledLibTorch;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.deploy.node.GpuSampling;
+import io.kiln.deploy.node.WarmupOptions;
 import io.kiln.runtime.gpu.GpuDevice;
 import io.kiln.runtime.gpu.GpuDiscovery;
 import io.kiln.runtime.gpu.GpuDiscoveryException;
@@ -77,6 +78,15 @@ final class NodeCommandOptions {
   @Option(names = "--request-timeout-ms", description = "default inference deadline (default ${DEFAULT-VALUE})",
       defaultValue = "30000")
   long requestTimeoutMs;
+
+  @Option(names = "--warmup-seconds", defaultValue = "3", description = "before it reports ready, the node warms its"
+      + " serving path for this long: HTTP and gRPC requests through its own ports to an internal model, so its first"
+      + " users do not meet a cold JIT (default ${DEFAULT-VALUE}; 0 = off)")
+  double warmupSeconds = 3;
+
+  @Option(names = "--warmup-requests", defaultValue = "50000", description = "the warm-up ends earlier after this"
+      + " many requests (default ${DEFAULT-VALUE})")
+  long warmupRequests = 50_000;
 
   /**
    * The GPUs a node advertises: how many, the labels describing them, and where that came from.
@@ -207,5 +217,17 @@ final class NodeCommandOptions {
 
   Duration requestTimeout() {
     return Duration.ofMillis(requestTimeoutMs);
+  }
+
+  /** The start-up warm-up {@code --warmup-seconds} and {@code --warmup-requests} ask for. */
+  WarmupOptions warmup() {
+    if (!Double.isFinite(warmupSeconds) || warmupSeconds < 0) {
+      throw new CliException("--warmup-seconds must be >= 0 (0 = off), got " + warmupSeconds);
+    }
+    try {
+      return WarmupOptions.of(Duration.ofMillis(Math.round(warmupSeconds * 1000))).withMaxRequests(warmupRequests);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--warmup-seconds / --warmup-requests: " + e.getMessage());
+    }
   }
 }

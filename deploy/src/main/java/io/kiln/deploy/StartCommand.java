@@ -73,6 +73,7 @@ final class StartCommand implements Callable<Integer> {
     }
     cluster(); // refuse bad cluster options before anything starts
     opts.libTorch(); // and a libtorch without a matching JNI (the child checks again and applies it)
+    opts.warmup(); // and a bad warm-up
     if (startTimeoutSeconds < 1) {
       throw new CliException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
     }
@@ -105,7 +106,7 @@ final class StartCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling())).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup())).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
     }
@@ -115,6 +116,13 @@ final class StartCommand implements Callable<Integer> {
         + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
         + node.grpcPort());
     out.flush();
+    node.warmup().thenAccept(r -> {
+      if (r.ran()) {
+        out.println("kiln: node " + opts.nodeId + (r.warmed() ? " warmed up (" : " is ready without a full warm-up (")
+            + r.describe() + ")");
+        out.flush();
+      }
+    });
     NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(opts.nodeId, opts.host, node.httpPort(), node.grpcPort(),
         port, role.head), spec.commandLine().getErr());
     return 0;
@@ -183,7 +191,8 @@ final class StartCommand implements Callable<Integer> {
     }
     out.addAll(List.of("--host", opts.host, "--port", Integer.toString(opts.httpPort), "--grpc-port",
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
-        "--request-timeout-ms", Long.toString(opts.requestTimeoutMs)));
+        "--request-timeout-ms", Long.toString(opts.requestTimeoutMs), "--warmup-seconds",
+        Double.toString(opts.warmupSeconds), "--warmup-requests", Long.toString(opts.warmupRequests)));
     out.addAll(List.of("--gpus", opts.gpus == null ? "auto" : opts.gpus, "--nvidia-smi",
         opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi, "--gpu-sample-period",
         Integer.toString(opts.gpuSamplePeriodSeconds)));

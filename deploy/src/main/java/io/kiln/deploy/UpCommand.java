@@ -49,7 +49,7 @@ final class UpCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling())).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup())).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));
     }
@@ -61,6 +61,12 @@ final class UpCommand implements Callable<Integer> {
       out.print(applied.plan().toText());
       String name = applied.deployments().get(0).name();
       DeploymentStatus ready = awaitReady(node, name, Duration.ofSeconds(readyTimeoutSeconds), out);
+      // The gateway reports ready only once its start-up warm-up is over: wait for it, so "Try it" works at once.
+      var warmed = node.warmup().toCompletableFuture().join();
+      if (warmed.ran()) {
+        out.println("kiln: " + (warmed.warmed() ? "warmed up the serving path (" : "serving without a full warm-up (")
+            + warmed.describe() + ")");
+      }
       out.println("kiln: deployment " + name + " version " + ready.servingVersion() + " is ready ("
           + ready.message() + ")");
       printTry(name, node.httpPort(), out);

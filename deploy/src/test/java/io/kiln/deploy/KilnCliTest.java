@@ -103,6 +103,12 @@ class KilnCliTest {
     Run typo = kiln("status", "--jsn");
     assertThat(typo.code()).isEqualTo(2);
     assertThat(typo.errLines()).singleElement().asString().startsWith("kiln status: Unknown option: '--jsn'");
+    assertThat(kiln("start", "--head", "--warmup-seconds", "-1").errLines()).singleElement().asString()
+        .isEqualTo("kiln: --warmup-seconds must be >= 0 (0 = off), got -1.0");
+    assertThat(kiln("start", "--head", "--warmup-seconds", "601").errLines()).singleElement().asString()
+        .isEqualTo("kiln: --warmup-seconds / --warmup-requests: warm-up duration must be in 0..600 s, got 601000 ms");
+    assertThat(kiln("start", "--head", "--warmup-requests", "0").errLines()).singleElement().asString()
+        .isEqualTo("kiln: --warmup-seconds / --warmup-requests: warm-up requests must be at least 1, got 0");
     Run stop = kiln("stop", "--timeout", "0");
     assertThat(stop.code()).isEqualTo(1);
     assertThat(stop.errLines()).singleElement().asString().isEqualTo("kiln: --timeout must be at least 1 second, got 0");

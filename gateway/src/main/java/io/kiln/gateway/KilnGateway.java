@@ -16,7 +16,8 @@ import java.util.concurrent.CompletionStage;
  * over the {@link PoolDirectory}, and shed with 503 + Retry-After when no pool can take them.
  *
  * <p>Readiness: the server is ready ({@code /v2/health/ready}, gRPC ServerReady) once started and while the
- * serving version of every model in the directory is ready; a model is ready as its {@link ModelInfo} says.
+ * serving version of every model in the directory is ready, and no {@link ReadinessHold} is in place; a model is
+ * ready as its {@link ModelInfo} says (and while unheld).
  * Locality hints: header (gRPC metadata) {@code kiln-node}, else parameter {@code node_id}, else parameter
  * {@code data_key} resolved by the {@link DataLocator}; a hint is hard. Deadlines: the default timeout,
  * shortened by header {@code kiln-timeout-ms}, parameter {@code timeout_ms} or the gRPC deadline.
@@ -52,6 +53,17 @@ public final class KilnGateway {
   public KilnGateway addRoutes(java.util.function.Consumer<io.vertx.ext.web.Router> routes) {
     servers.addRoutes(Objects.requireNonNull(routes, "routes"));
     return this;
+  }
+
+  /**
+   * Holds the gateway not ready until the hold is released (see {@link ReadinessHold}): e.g. while its node
+   * warms the serving path. May be called before {@link #start}, so that the gateway is never seen ready
+   * before it should be; holds may overlap.
+   *
+   * @param reason what the readiness endpoint reports, e.g. "warming up the serving path"
+   */
+  public ReadinessHold holdReadiness(String reason) {
+    return servers.holdReadiness(Objects.requireNonNull(reason, "reason"));
   }
 
   /**

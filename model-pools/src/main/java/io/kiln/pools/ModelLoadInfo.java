@@ -12,13 +12,17 @@ import java.util.OptionalLong;
  * @param loadTime from the start of loading (engine start-up included) until the model was ready to warm up
  * @param warmupTime the warm-up inferences, all together
  * @param warmupBatchSizes the batch sizes (in requests) that were run during warm-up, in order
+ * @param warmupIterations how many warm-up inferences ran, all batch sizes together: each size is repeated
+ *     up to {@link ModelRunners#WARMUP_MAX_ITERATIONS} times within {@link ModelRunners#WARMUP_BUDGET}
+ *     (once per size for Python models, which warm themselves)
  * @param engine {@value ModelSpec#ENGINE_PYTORCH} or {@value ModelSpec#ENGINE_BUILTIN}
  * @param engineVersion the engine's version (libtorch's for PyTorch), or "" for built-ins
  * @param format the resolved format: {@code torchscript}, {@code djl-params} or {@code builtin}
  * @param parameterCount number of model parameters, when the engine could tell cheaply
  */
 public record ModelLoadInfo(String device, Duration loadTime, Duration warmupTime, List<Integer> warmupBatchSizes,
-                            String engine, String engineVersion, String format, OptionalLong parameterCount) {
+                            String engine, String engineVersion, String format, OptionalLong parameterCount,
+                            int warmupIterations) {
 
   public ModelLoadInfo {
     Objects.requireNonNull(device, "device");
@@ -29,5 +33,15 @@ public record ModelLoadInfo(String device, Duration loadTime, Duration warmupTim
     engineVersion = engineVersion == null ? "" : engineVersion;
     Objects.requireNonNull(format, "format");
     parameterCount = parameterCount == null ? OptionalLong.empty() : parameterCount;
+    if (warmupIterations < 0) {
+      throw new IllegalArgumentException("warmupIterations must be >= 0, got " + warmupIterations);
+    }
+  }
+
+  /** Load figures of a warm-up that ran each batch size once. */
+  public ModelLoadInfo(String device, Duration loadTime, Duration warmupTime, List<Integer> warmupBatchSizes,
+                       String engine, String engineVersion, String format, OptionalLong parameterCount) {
+    this(device, loadTime, warmupTime, warmupBatchSizes, engine, engineVersion, format, parameterCount,
+        warmupBatchSizes.size());
   }
 }

@@ -1,6 +1,7 @@
 package io.kiln.pools;
 
 import io.kiln.pools.impl.RunnerLoader;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -20,13 +21,27 @@ import java.util.List;
  */
 public final class ModelRunners {
 
+  /**
+   * How often warm-up repeats each batch size at most. HotSpot compiles a method with its optimising
+   * compiler only after thousands of calls (C2's invocation threshold is 5,000): a handful of warm-up
+   * inferences leave the runner's Java side interpreted for the first real requests.
+   */
+  public static final int WARMUP_MAX_ITERATIONS = 1000;
+  /**
+   * The wall time warm-up may take per runner, all batch sizes together: a slow model (ResNet-18 on a CPU,
+   * ~20 ms a call) stops well before {@link #WARMUP_MAX_ITERATIONS}; every size still runs once.
+   */
+  public static final Duration WARMUP_BUDGET = Duration.ofSeconds(1);
+
   private ModelRunners() {
   }
 
   /**
-   * Loads the model, then runs one warm-up inference of zeros per {@link ModelSpec#warmupBatchSizes()}
-   * entry (that many one-row requests, batched) before returning. Blocks for all of it; several threads
-   * may load models at once.
+   * Loads the model, then warms it with inferences of zeros for each {@link ModelSpec#warmupBatchSizes()}
+   * entry (that many one-row requests, batched), each repeated up to {@link #WARMUP_MAX_ITERATIONS} times
+   * within {@link #WARMUP_BUDGET} in all (a {@value ModelSpec#ENGINE_PYTHON} model runs each size once: its
+   * process warms itself), before returning; {@link ModelLoadInfo#warmupIterations()} tells how many ran.
+   * Blocks for all of it; several threads may load models at once.
    *
    * <p>Device: the GPU {@code gpuIndices.get(0)} when the list is non-empty and the engine reports every
    * listed CUDA device; otherwise the CPU, with a log line saying why. Built-in models always run on the

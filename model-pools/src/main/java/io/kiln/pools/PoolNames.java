@@ -11,11 +11,17 @@ import java.util.regex.Pattern;
  * {@code kiln/pool/<name>@<version>/<nodeId>} and its workers {@code kiln/pool/<name>@<version>/<nodeId>/worker-<i>}
  * (0-based). The version is part of every name so a new version never adopts an old version's detached
  * actors. Node ids must not contain '/'. Pure functions; thread-safe.
+ *
+ * <p>A pool whose name starts with {@value #NODE_LOCAL_PREFIX} is a node's own (the pool a node warms its
+ * serving path on before it reports ready): no deployment can be named so (deployment names start with a
+ * letter or digit), so the serve controller never adopts, reconciles or retires it, and status does not list it.
  */
 public final class PoolNames {
 
   public static final String PREFIX = "kiln/pool/";
   public static final String WORKER_PREFIX = "worker-";
+  /** The first character of a node-local pool's name. */
+  public static final String NODE_LOCAL_PREFIX = "_";
 
   private static final Pattern NAME = Pattern.compile(
       Pattern.quote(PREFIX) + "([^/@]+)@([^/]+)/([^/]+)(?:/" + WORKER_PREFIX + "(0|[1-9][0-9]{0,8}))?");
@@ -46,6 +52,11 @@ public final class PoolNames {
   }
 
 
+  /** Whether {@code name} (a pool's deployment name) is a node-local pool's; see the class comment. */
+  public static boolean isNodeLocal(String name) {
+    return name.startsWith(NODE_LOCAL_PREFIX);
+  }
+
   /** The parts of a pool actor's name, or empty if {@code actorName} is not one. */
   public static Optional<Parsed> parse(String actorName) {
     Matcher m = NAME.matcher(actorName);
@@ -73,6 +84,11 @@ public final class PoolNames {
 
     public boolean isManager() {
       return workerIndex.isEmpty();
+    }
+
+    /** Whether the actor belongs to a node-local pool (see the class comment). */
+    public boolean isNodeLocal() {
+      return PoolNames.isNodeLocal(name);
     }
   }
 }

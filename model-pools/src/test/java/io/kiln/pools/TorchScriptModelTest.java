@@ -118,6 +118,7 @@ class TorchScriptModelTest {
     ModelLoadInfo info = runner.loadInfo();
 
     assertThat(info.warmupBatchSizes()).containsExactly(1, 8);
+    assertThat(info.warmupIterations()).as("each size repeated for the JIT, within the budget").isBetween(2, 2 * ModelRunners.WARMUP_MAX_ITERATIONS);
     assertThat(info.warmupTime()).isPositive();
     assertThat(info.loadTime()).isPositive();
     assertThat(info.device()).isEqualTo("cpu()");

@@ -2,6 +2,7 @@ package io.kiln.deploy.node;
 
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
+import io.kiln.gateway.ReadinessHold;
 import io.kiln.gateway.management.ManagementApi;
 import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
@@ -32,6 +33,15 @@ import java.util.concurrent.CompletionStage;
  * {@link GpuSampler} (registered as the node's {@link GpuSampler} service, so workers show their device and
  * model memory) and registers the {@code kiln.gpu.*} meters; without, neither.
  *
+ * <p><b>Ready means fast.</b> Given {@link WarmupOptions} that are {@link WarmupOptions#enabled() enabled}, the
+ * node warms its serving path before it reports ready: the gateway is held not ready ({@code /v2/health/ready}
+ * 503, gRPC ServerReady false, every model's readiness false) from before it binds until a {@link NodeWarmup}
+ * has driven loopback OIP traffic (HTTP JSON, HTTP binary, gRPC) through the real ports to an internal,
+ * node-local {@code builtin:identity} pool and torn that pool down; the model is never listed, never in
+ * status, not routable afterwards, and its requests are counted in {@code kiln_warmup_requests_total}
+ * only, not in the gateway's request series. A warm-up that fails logs a warning and the node goes ready
+ * anyway. {@link #warmup()} completes with its {@link WarmupReport}.
+ *
  * <p>The runtime stays the caller's: {@link #close} stops what this node added and leaves the runtime
  * running (close it afterwards to leave the cluster).
  *
@@ -49,10 +59,13 @@ public final class ServingNode implements AutoCloseable {
   private final KilnGateway gateway;
   private final GpuSampler gpuSampler; // null without GPU sampling, as gpuMeters
   private final GpuMeters gpuMeters;
+  private final NodeModelDirectory models;
+  private final CompletableFuture<WarmupReport> warmedUp = new CompletableFuture<>();
+  private volatile NodeWarmup warming; // while the warm-up runs
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
-                      GpuMeters gpuMeters) {
+                      GpuMeters gpuMeters, NodeModelDirectory models) {
     this.runtime = runtime;
     this.registry = registry;
     this.board = board;
@@ -62,6 +75,7 @@ public final class ServingNode implements AutoCloseable {
     this.gateway = gateway;
     this.gpuSampler = gpuSampler;
     this.gpuMeters = gpuMeters;
+    this.models = models;
   }
 
   /** {@link #start(KilnRuntime, GatewayOptions, String, Path)} with Kiln's home from {@code -Dkiln.home} (or "."). */
@@ -93,7 +107,18 @@ public final class ServingNode implements AutoCloseable {
    */
   public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken,
                                                    Path kilnHome, GpuSampling gpus) {
+    return start(runtime, options, managementToken, kilnHome, gpus, WarmupOptions.OFF);
+  }
+
+  /**
+   * {@link #start(KilnRuntime, GatewayOptions, String, Path, GpuSampling)}, warming the serving path before the
+   * node reports ready when {@code warmup} is enabled (see the class comment). The stage completes once the
+   * gateway listens, while the warm-up still runs: {@link #warmup()} completes when it is over and the node ready.
+   */
+  public static CompletionStage<ServingNode> start(KilnRuntime runtime, GatewayOptions options, String managementToken,
+                                                   Path kilnHome, GpuSampling gpus, WarmupOptions warmup) {
     Objects.requireNonNull(runtime, "runtime");
+    Objects.requireNonNull(warmup, "warmup");
     Objects.requireNonNull(options, "options");
     PrometheusMeterRegistry registry = options.registry();
     if (registry == null) {
@@ -114,12 +139,16 @@ public final class ServingNode implements AutoCloseable {
     ServeController serve = new ServeController(runtime, pools, board);
     Pipelines pipelines = new Pipelines(runtime, PipelineOptions.defaults(kilnHome, runtime.nodeId()),
         DeploymentResolver.of(serve), pools);
-    KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), new ServeModelDirectory(serve),
+    NodeModelDirectory models = new NodeModelDirectory(new ServeModelDirectory(serve));
+    KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), models,
         new PoolsDirectory(runtime.nodeId(), board, pools), pipelines.cacheIndex()::nodeFor);
+    // Taken before the gateway binds, so no probe ever sees the node ready before it is warm.
+    ReadinessHold hold = warmup.enabled() ? gateway.holdReadiness("warming up the serving path") : null;
     gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
-    ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters);
+    ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,
+        models);
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
@@ -127,9 +156,51 @@ public final class ServingNode implements AutoCloseable {
         .thenApply(v -> {
           runtime.advertise("http", Integer.toString(gateway.httpPort()));
           runtime.advertise("grpc", Integer.toString(gateway.grpcPort()));
+          node.warmUp(warmup, hold, options.host());
           return node;
         })
-        .exceptionallyCompose(err -> node.closeAsync().thenCompose(x -> CompletableFuture.failedFuture(err)));
+        .exceptionallyCompose(err -> {
+          if (hold != null) {
+            hold.release();
+          }
+          node.warmedUp.complete(WarmupReport.off());
+          return node.closeAsync().thenCompose(x -> CompletableFuture.failedFuture(err));
+        });
+  }
+
+  /** Starts the warm-up, if any, and releases the readiness hold when it is over, whatever happened. */
+  private void warmUp(WarmupOptions options, ReadinessHold hold, String bindHost) {
+    if (hold == null) {
+      warmedUp.complete(WarmupReport.off());
+      return;
+    }
+    NodeWarmup w = new NodeWarmup(runtime, pools, board, models, registry, options, loopback(bindHost),
+        gateway.httpPort(), gateway.grpcPort(), System::nanoTime);
+    warming = w;
+    w.run().whenComplete((report, err) -> {
+      warming = null;
+      hold.release();
+      warmedUp.complete(report != null ? report
+          : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO,
+              "warm-up failed: " + err));
+    });
+  }
+
+  /** Where this node reaches its own gateway: the bound interface, or loopback for a wildcard bind. */
+  private static String loopback(String bindHost) {
+    return switch (bindHost) {
+      case "0.0.0.0" -> "127.0.0.1";
+      case "::", "[::]", "::0" -> "::1";
+      default -> bindHost;
+    };
+  }
+
+  /**
+   * Completes once the node's start-up warm-up is over and the node ready (at once with {@link WarmupReport#off()}
+   * without one); never fails.
+   */
+  public CompletionStage<WarmupReport> warmup() {
+    return warmedUp;
   }
 
   public KilnRuntime runtime() {
@@ -176,12 +247,19 @@ public final class ServingNode implements AutoCloseable {
   }
 
   /**
-   * Unbinds the gateway, then stops the controller, the load board and GPU sampling (its meters go; the
+   * Ends a warm-up still running (its pool is torn down first), unbinds the gateway, then stops the controller,
+   * the load board and GPU sampling (its meters go; the
    * sampler service stays registered, closed, with its last snapshot); never fails (a gateway that would not
    * close cleanly is still left behind). The runtime, and so the pools on this node, keep running.
    */
   public CompletionStage<Void> closeAsync() {
-    return gateway.close()
+    NodeWarmup w = warming;
+    CompletionStage<?> warmupOver = warmedUp;
+    if (w != null) {
+      w.stop(); // its traffic ends; its pool is torn down before the gateway goes
+    }
+    return warmupOver.handle((r, e) -> null)
+        .thenCompose(x -> gateway.close())
         .handle((v, e) -> null)
         .thenRun(() -> {
           serve.close();

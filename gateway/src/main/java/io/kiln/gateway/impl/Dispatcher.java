@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The protocol-neutral half of inference: applies the deadline, routes, sends to the chosen pool and brings
@@ -57,15 +58,18 @@ final class Dispatcher {
   private final GatewayMetrics metrics;
   private final long defaultTimeoutMillis;
   private final LongSupplier nanoClock;
+  private final Predicate<String> unmetered;
 
+  /** @param unmetered models whose routing decisions are not counted (the directory's internal ones) */
   Dispatcher(Vertx vertx, PoolDirectory pools, Router router, GatewayMetrics metrics, long defaultTimeoutMillis,
-             LongSupplier nanoClock) {
+             LongSupplier nanoClock, Predicate<String> unmetered) {
     this.vertx = vertx;
     this.pools = pools;
     this.router = router;
     this.metrics = metrics;
     this.defaultTimeoutMillis = defaultTimeoutMillis;
     this.nanoClock = nanoClock;
+    this.unmetered = unmetered;
   }
 
   /**
@@ -102,7 +106,9 @@ final class Dispatcher {
       List<PoolEndpoint> candidates = pools.pools(model.name(), model.version()).stream()
           .filter(p -> !refused.contains(p.nodeId())).toList();
       Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
-      metrics.routed(route.reason());
+      if (!unmetered.test(model.name())) {
+        metrics.routed(route.reason());
+      }
       target = route.target();
       call.sent = pools.send(target, model.name(), model.version(), request, deadline);
     } catch (RuntimeException e) {

@@ -5,8 +5,12 @@ import io.kiln.gateway.spi.DataLocator;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.function.BooleanSupplier;
 
-/** The parts the HTTP and gRPC front ends share; all thread-safe. */
+/**
+ * The parts the HTTP and gRPC front ends share; all thread-safe. {@code started} is true once both servers
+ * listen, until close, while no readiness hold is in place ({@code holds} says why not).
+ */
 record GatewayContext(GatewayOptions options, ModelLookup models, DataLocator locator, Dispatcher dispatcher,
                       HttpInferDecoder httpDecoder, JsonResponseEncoder encoder, ErrorMapper errors,
-                      GatewayMetrics metrics, PrometheusMeterRegistry registry, BooleanSupplier started) {
+                      GatewayMetrics metrics, PrometheusMeterRegistry registry, BooleanSupplier started,
+                      ReadinessHolds holds) {
 }

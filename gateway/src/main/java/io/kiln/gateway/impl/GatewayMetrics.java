@@ -30,6 +30,11 @@ final class GatewayMetrics implements AutoCloseable {
 
   /** The model label for names the directory does not know, so unknown names cannot explode cardinality. */
   static final String UNKNOWN_MODEL = "_unknown";
+  /**
+   * The model label of an internal model's requests (a node's warm-up traffic): {@link #finish} records
+   * nothing for them, so they never show in the user-facing request series. Compared by identity.
+   */
+  static final String UNMETERED = new String("_internal");
 
   private final MeterRegistry registry;
   private final LongSupplier nanoClock;
@@ -67,6 +72,9 @@ final class GatewayMetrics implements AutoCloseable {
   /** Records how a request started with {@link #start()} ended. Call exactly once per start. */
   void finish(long startNanos, String model, String protocol, String outcome, String code) {
     inFlight.decrementAndGet();
+    if (model == UNMETERED) {
+      return;
+    }
     String key = model + '\u0000' + protocol + '\u0000' + outcome;
     counters.computeIfAbsent(key + '\u0000' + code, k -> Counter.builder("kiln.gateway.requests")
         .description("Inference requests by model, outcome and status code")

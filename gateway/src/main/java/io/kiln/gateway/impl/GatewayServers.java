@@ -28,6 +28,7 @@ public final class GatewayServers {
   private final LongSupplier nanoClock;
   private final PrometheusMeterRegistry registry;
   private final boolean ownRegistry;
+  private final ReadinessHolds holds = new ReadinessHolds();
 
   private final java.util.List<java.util.function.Consumer<io.vertx.ext.web.Router>> extraRoutes =
       new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -66,11 +67,13 @@ public final class GatewayServers {
     metrics = new GatewayMetrics(registry, options.bindJvmMetrics(), nanoClock);
     owner = vertx;
     Router router = new Router(new SharedRandom(), Duration.ofSeconds(options.retryAfterSeconds()));
-    Dispatcher dispatcher = new Dispatcher(vertx, pools, router, metrics, options.defaultTimeout().toMillis(), nanoClock);
+    ModelLookup lookup = new ModelLookup(models, holds);
+    Dispatcher dispatcher = new Dispatcher(vertx, pools, router, metrics, options.defaultTimeout().toMillis(), nanoClock,
+        models::internal);
     JsonRequestDecoder json = new JsonRequestDecoder(options.maxBodyBytes());
-    GatewayContext gw = new GatewayContext(options, new ModelLookup(models), locator, dispatcher,
+    GatewayContext gw = new GatewayContext(options, lookup, locator, dispatcher,
         new HttpInferDecoder(json), new JsonResponseEncoder(json.factory()), new ErrorMapper(options.retryAfterSeconds()),
-        metrics, registry, () -> started && !closed);
+        metrics, registry, () -> started && !closed && !holds.held(), holds);
 
     // HTTP/1.1 only: with h2c upgrades on, Vert.x opens a connection (and so its read clock) only once the
     // first request's headers are complete, which a slowloris client never sends.
@@ -135,6 +138,11 @@ public final class GatewayServers {
         .setMaxHeaderSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)
         .setIdleTimeoutUnit(java.util.concurrent.TimeUnit.MILLISECONDS)
         .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, options.effectiveIdleTimeout().toMillis()));
+  }
+
+  /** See {@link io.kiln.gateway.KilnGateway#holdReadiness}; any time, from any thread. */
+  public io.kiln.gateway.ReadinessHold holdReadiness(String reason) {
+    return holds.hold(reason);
   }
 
   /** Connections closed because their client was too slow to send a request, since start. */

@@ -68,7 +68,8 @@ final class HttpApi {
   }
 
   private void serverReady(RoutingContext ctx) {
-    String reason = gw.started().getAsBoolean() ? gw.models().notReadyReason() : "server is starting";
+    String reason = gw.started().getAsBoolean() ? gw.models().notReadyReason()
+        : gw.holds().reason() != null ? gw.holds().reason() : "server is starting";
     if (reason == null) {
       json(ctx, 200, Map.of("ready", true));
     } else {

@@ -5,13 +5,18 @@ import io.kiln.gateway.spi.ModelDirectory;
 import io.kiln.pools.InferenceException;
 import java.util.Optional;
 
-/** Resolves the model a request names, with the OIP errors for unknown (404) and not-ready (503) models. */
+/**
+ * Resolves the model a request names, with the OIP errors for unknown (404) and not-ready (503) models; while
+ * a readiness hold is in place every model but the directory's internal ones reads not ready.
+ */
 final class ModelLookup {
 
   private final ModelDirectory directory;
+  private final ReadinessHolds holds;
 
-  ModelLookup(ModelDirectory directory) {
+  ModelLookup(ModelDirectory directory, ReadinessHolds holds) {
     this.directory = directory;
+    this.holds = holds;
   }
 
   /**
@@ -22,7 +27,8 @@ final class ModelLookup {
     String version = versionOrNull == null || versionOrNull.isEmpty() ? null : versionOrNull;
     Optional<ModelInfo> m = directory.model(name, version);
     if (m.isPresent()) {
-      return m.get();
+      ModelInfo found = m.get();
+      return found.ready() && holds.held() && !directory.internal(found.name()) ? found.withReady(false) : found;
     }
     if (version != null && directory.model(name, null).isPresent()) {
       throw InferenceException.notFound("model '" + name + "' has no version '" + version + "'");
@@ -36,14 +42,22 @@ final class ModelLookup {
   ModelInfo findReady(String name, String versionOrNull) {
     ModelInfo m = find(name, versionOrNull);
     if (!m.ready()) {
-      throw InferenceException.unavailable("model '" + m.name() + "' version '" + m.version() + "' is not ready");
+      String held = holds.reason();
+      throw InferenceException.unavailable("model '" + m.name() + "' version '" + m.version() + "' is not ready"
+          + (held != null ? " (server " + held + ")" : ""));
     }
     return m;
   }
 
-  /** The metrics label for a model name: the name if the directory knows it, else a fixed placeholder. */
+  /**
+   * The metrics label for a model name: the name if the directory knows it, else a fixed placeholder;
+   * {@link GatewayMetrics#UNMETERED} for an internal model, whose requests are not recorded.
+   */
   String label(String name) {
-    return name != null && directory.model(name, null).isPresent() ? name : GatewayMetrics.UNKNOWN_MODEL;
+    if (name == null || directory.model(name, null).isEmpty()) {
+      return GatewayMetrics.UNKNOWN_MODEL;
+    }
+    return directory.internal(name) ? GatewayMetrics.UNMETERED : name;
   }
 
   /** Why the server is not ready, or null if it is: every model's serving version must be ready. */

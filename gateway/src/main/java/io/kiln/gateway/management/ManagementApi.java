@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.PipelineSpec;
+import io.kiln.pools.PoolManager;
+import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
@@ -42,7 +44,7 @@ import java.util.concurrent.CompletionException;
  *   <li>{@code GET /api/v1/deployments} — desired deployments with their status.</li>
  *   <li>{@code GET /api/v1/deployments/{name}} — one of them; 404 if unknown.</li>
  *   <li>{@code DELETE /api/v1/deployments/{name}} — drain and remove; 404 if unknown.</li>
- *   <li>{@code GET /api/v1/status} — nodes, leader, deployments, named actors.</li>
+ *   <li>{@code GET /api/v1/status} — nodes, leader, deployments, named actors (a node's own warm-up pool left out).</li>
  * </ul>
  * With a token configured, every call needs {@code Authorization: Bearer <token>} (401 otherwise, compared
  * in constant time, checked before a body is read). Every error is JSON {@code {"error": "..."}}.
@@ -215,11 +217,17 @@ public final class ManagementApi {
       }
       ArrayNode list = o.putArray("actors");
       if (actors != null) {
-        actors.stream().sorted(Comparator.comparing(ActorInfo::displayName))
+        // A node's own pool (its start-up warm-up) is no user's business and gone once the node is ready.
+        actors.stream().filter(a -> !nodeLocalPool(a)).sorted(Comparator.comparing(ActorInfo::displayName))
             .forEach(a -> list.add(JSON.valueToTree(a)));
       }
       send(ctx, 200, o);
     }));
+  }
+
+  private static boolean nodeLocalPool(ActorInfo a) {
+    return PoolManager.NAMESPACE.equals(a.namespace()) && a.name() != null
+        && PoolNames.parse(a.name()).map(PoolNames.Parsed::isNodeLocal).orElse(false);
   }
 
   /** A completion callback that answers 500 instead of leaving the request hanging if it throws. */

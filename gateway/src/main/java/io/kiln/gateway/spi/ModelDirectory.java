@@ -14,6 +14,8 @@ import java.util.Optional;
  *   <li>Methods may be called from any thread, concurrently.</li>
  *   <li>A model appears here once it is declared, even before any pool is ready; {@link ModelInfo#ready()}
  *       says whether it can serve now (the gateway answers 503 rather than 404 while it cannot).</li>
+ *   <li>An {@link #internal internal} model is answered by {@link #model} but never listed by {@link #models}
+ *       (the server's readiness does not wait for it).</li>
  * </ol>
  */
 public interface ModelDirectory {
@@ -29,4 +31,15 @@ public interface ModelDirectory {
    * @return empty if there is no such model or no such version of it
    */
   Optional<ModelInfo> model(String name, String versionOrNull);
+
+  /**
+   * Whether {@code name} is one of the node's own models rather than a user's, such as the model a node
+   * warms its serving path on before it reports ready: it is served like any other while {@link #model}
+   * answers for it, but readiness holds ({@link io.kiln.gateway.ReadinessHold}) do not apply to it and its
+   * requests are kept out of the gateway's request meters. Called for every request: answer from memory.
+   * None by default.
+   */
+  default boolean internal(String name) {
+    return false;
+  }
 }

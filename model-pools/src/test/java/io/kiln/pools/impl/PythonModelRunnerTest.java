@@ -53,6 +53,7 @@ class PythonModelRunnerTest {
       assertThat(info.device()).isEqualTo("cpu()");
       assertThat(info.engineVersion()).startsWith("Python 3.").contains("numpy");
       assertThat(info.warmupBatchSizes()).containsExactly(1, 8);
+      assertThat(info.warmupIterations()).as("a Python model warms itself: each size once").isEqualTo(2);
       assertThat(info.parameterCount()).isEmpty();
     });
     List<List<Tensor>> out = mlp.infer(List.of(InferenceRequest.of(ProjectModels.expectedInput("mlp"))));

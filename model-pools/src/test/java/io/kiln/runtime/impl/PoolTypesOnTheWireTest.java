@@ -106,7 +106,7 @@ class PoolTypesOnTheWireTest {
     PoolStats stats = new PoolStats(1, 2, 1, 0, 1, 2, 10, 1, 2, 3, 4, 5, 6);
     roundTripsThroughBoth(stats, PoolStats.class);
     ModelLoadInfo info = new ModelLoadInfo("cpu()", Duration.ofMillis(312), Duration.ofNanos(1_234_567), List.of(1, 8),
-        ModelSpec.ENGINE_PYTORCH, "2.7.1", ModelSpec.FORMAT_TORCHSCRIPT, OptionalLong.of(19_210));
+        ModelSpec.ENGINE_PYTORCH, "2.7.1", ModelSpec.FORMAT_TORCHSCRIPT, OptionalLong.of(19_210), 1_634);
     roundTripsThroughBoth(info, ModelLoadInfo.class);
     roundTripsThroughBoth(new ModelLoadInfo("cpu()", Duration.ZERO, Duration.ZERO, List.of(), "Builtin", "", "builtin",
         OptionalLong.empty()), ModelLoadInfo.class);

@@ -20,8 +20,9 @@ import java.util.stream.Collectors;
  * What one reconcile pass saw, taken once at its start: the pool managers in the named-actor registry, the
  * pools' latest load reports, and the cluster view. Immutable.
  *
- * @param managers live pool managers (PENDING ones included; those registered on a node that left are not:
- *     they died with it, whatever the registry still says until the leader repairs it)
+ * @param managers live pool managers of deployments (PENDING ones included; those registered on a node that
+ *     left are not: they died with it, whatever the registry still says until the leader repairs it; nor
+ *     node-local pools, see {@link PoolNames#isNodeLocal})
  * @param loads load reports by manager name
  */
 record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView view) {
@@ -41,7 +42,8 @@ record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView
           || (a.nodeId() != null && !alive.contains(a.nodeId()))) {
         continue;
       }
-      PoolNames.parse(a.name()).filter(PoolNames.Parsed::isManager).ifPresent(p ->
+      // A node-local pool (a node's start-up warm-up) is no deployment's: the controller leaves it alone.
+      PoolNames.parse(a.name()).filter(p -> p.isManager() && !p.isNodeLocal()).ifPresent(p ->
           managers.add(new Manager(p.name(), p.version(), p.nodeId(), a.actorId(), a.state())));
     }
     Map<String, PoolLoad> loads = new HashMap<>();

@@ -1,0 +1,298 @@
+package io.kiln.deploy.node;
+
+import com.google.protobuf.ByteString;
+import io.kiln.deploy.node.WarmupReport.Protocol;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.protocol.grpc.ModelInferRequest;
+import io.kiln.protocol.grpc.ModelInferRequest.InferInputTensor;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.client.GrpcClient;
+import io.vertx.grpc.common.GrpcStatus;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The warm-up's load: closed-loop OIP requests to one model through a node's own HTTP and gRPC ports, every
+ * protocol at once (HTTP JSON, HTTP with binary tensors and binary outputs, gRPC with
+ * {@code raw_input_contents}), in {@link #PHASES} of different concurrency and rows per request. Each phase
+ * gets its share of the time and of the request budget, and every lane sends at least one request, so a
+ * short warm-up still crosses every path. Requests are FP32 [rows, 64] tensors named {@code input}.
+ * Answers are counted by protocol and outcome into {@code kiln.warmup.requests}; their content is not read.
+ *
+ * <p>Threading: construct it on a thread of no Vert.x context (then its clients belong to no verticle, such as
+ * an actor's, that might close them); the lanes run on event-loop contexts of their own (a small verticle,
+ * one instance per core up to 4). {@link #run} returns at once, {@link #stop} ends it early from any thread.
+ */
+final class WarmupTraffic {
+
+  /** One step: {@code concurrency} requests in flight per protocol, each of {@code rows} rows. */
+  record Phase(int concurrency, int rows, double share) {
+  }
+
+  /** Single requests, then batch shapes, then (most of the time) the concurrency benchmarks use. */
+  static final List<Phase> PHASES = List.of(new Phase(1, 1, 0.1), new Phase(4, 8, 0.2), new Phase(16, 1, 0.7));
+  static final int COLUMNS = 64;
+  /** After this many failures without an answer the traffic stops: the node would only be slowed by it. */
+  static final int GIVE_UP_AFTER = 100;
+  private static final long REQUEST_TIMEOUT_MS = 10_000;
+  private static final String HEADER_LENGTH = "Inference-Header-Content-Length";
+  private static final Logger LOG = LoggerFactory.getLogger(WarmupTraffic.class);
+
+  private final Vertx vertx;
+  private final String host;
+  private final String model;
+  private final LongSupplier nanoClock;
+  private final HttpClientAgent http;
+  private final HttpClientAgent h2;
+  private final GrpcClient grpc;
+  private final SocketAddress grpcAddress;
+  private final RequestOptions jsonRequest;
+  private final RequestOptions binaryRequest;
+  // The meters show on /metrics; the counts are this run's own (a registry may outlive one warm-up).
+  private final Map<Protocol, Counter> answeredMeter = new EnumMap<>(Protocol.class);
+  private final Map<Protocol, Counter> failedMeter = new EnumMap<>(Protocol.class);
+  private final Map<Protocol, AtomicLong> answered = new EnumMap<>(Protocol.class);
+  private final Map<Protocol, AtomicLong> failed = new EnumMap<>(Protocol.class);
+  private final AtomicLong answeredTotal = new AtomicLong();
+  private final AtomicLong failedTotal = new AtomicLong();
+  private volatile String lastFailure;
+  private volatile boolean stopped;
+  private volatile String lanesDeployment;
+
+  WarmupTraffic(Vertx vertx, String host, int httpPort, int grpcPort, String model, MeterRegistry registry,
+                LongSupplier nanoClock) {
+    this.vertx = vertx;
+    this.host = host;
+    this.model = model;
+    this.nanoClock = nanoClock;
+    int lanes = PHASES.stream().mapToInt(Phase::concurrency).max().orElse(1);
+    http = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true).setPipelining(false)
+        .setMaxRedirects(0), new PoolOptions().setHttp1MaxSize(2 * lanes).setMaxWaitQueueSize(-1));
+    h2 = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
+        .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true), new PoolOptions().setHttp2MaxSize(1));
+    grpc = GrpcClient.client(vertx, h2);
+    grpcAddress = SocketAddress.inetSocketAddress(grpcPort, host);
+    String uri = "/v2/models/" + model + "/infer";
+    jsonRequest = request(httpPort, uri).putHeader("content-type", "application/json");
+    binaryRequest = request(httpPort, uri).putHeader("content-type", "application/octet-stream");
+    for (Protocol p : Protocol.values()) {
+      answeredMeter.put(p, counter(registry, p, "ok"));
+      failedMeter.put(p, counter(registry, p, "failed"));
+      answered.put(p, new AtomicLong());
+      failed.put(p, new AtomicLong());
+    }
+  }
+
+  private RequestOptions request(int port, String uri) {
+    return new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setURI(uri)
+        .setIdleTimeout(REQUEST_TIMEOUT_MS).setConnectTimeout(REQUEST_TIMEOUT_MS);
+  }
+
+  private static Counter counter(MeterRegistry registry, Protocol p, String outcome) {
+    return Counter.builder("kiln.warmup.requests")
+        .description("Requests a node sent itself while warming its serving path before it reported ready")
+        .tags("protocol", p.tag(), "outcome", outcome).register(registry);
+  }
+
+  /** Runs every phase within {@code budget} and {@code maxRequests}. */
+  Future<Void> run(Duration budget, long maxRequests) {
+    long start = nanoClock.getAsLong();
+    List<Context> contexts = new CopyOnWriteArrayList<>();
+    int instances = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+    Future<Void> all = vertx.deployVerticle(() -> new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        contexts.add(context);
+        return Future.succeededFuture();
+      }
+    }, new DeploymentOptions().setInstances(instances)).map(id -> {
+      lanesDeployment = id;
+      return null;
+    });
+    long at = 0;
+    for (Phase phase : PHASES) {
+      at += (long) (budget.toNanos() * phase.share());
+      long deadline = start + at;
+      long cap = Math.max(1, (long) (maxRequests * phase.share()));
+      all = all.compose(v -> phase(phase, deadline, cap, contexts));
+    }
+    return all;
+  }
+
+  /** Ends the traffic: lanes send nothing more; what is in flight is still counted. */
+  void stop() {
+    stopped = true;
+  }
+
+  long answered(Protocol p) {
+    return answered.get(p).get();
+  }
+
+  long failed(Protocol p) {
+    return failed.get(p).get();
+  }
+
+  /** The last failure seen, or null. */
+  String lastFailure() {
+    return lastFailure;
+  }
+
+  Future<Void> close() {
+    String lanes = lanesDeployment;
+    Future<Void> undeployed = lanes == null ? Future.succeededFuture() : vertx.undeploy(lanes);
+    return Future.join(grpc.close(), http.close(), undeployed).transform(ar -> h2.close());
+  }
+
+  private Future<Void> phase(Phase phase, long deadline, long cap, List<Context> contexts) {
+    Promise<Void> done = Promise.promise();
+    long began = nanoClock.getAsLong();
+    long answeredBefore = answeredTotal.get();
+    AtomicInteger lanes = new AtomicInteger(phase.concurrency() * Protocol.values().length);
+    AtomicLong issued = new AtomicLong();
+    Requests requests = new Requests(model, phase.rows());
+    int n = 0;
+    for (Protocol p : Protocol.values()) {
+      for (int i = 0; i < phase.concurrency(); i++) {
+        Lane lane = new Lane(p, requests, deadline, cap, issued, () -> {
+          if (lanes.decrementAndGet() == 0) {
+            if (LOG.isDebugEnabled()) {
+              LOG.debug("warm-up phase {}: {} requests answered in {} ms", phase, answeredTotal.get() - answeredBefore,
+                  (nanoClock.getAsLong() - began) / 1_000_000);
+            }
+            done.complete();
+          }
+        });
+        contexts.get(n++ % contexts.size()).runOnContext(v -> lane.next());
+      }
+    }
+    return done.future();
+  }
+
+  /** One request in flight at a time, again and again until its phase is over; it always sends one. */
+  private final class Lane {
+    private final Protocol protocol;
+    private final Requests requests;
+    private final long deadline;
+    private final long cap;
+    private final AtomicLong issued;
+    private final Runnable finished;
+    private boolean sent;
+
+    Lane(Protocol protocol, Requests requests, long deadline, long cap, AtomicLong issued, Runnable finished) {
+      this.protocol = protocol;
+      this.requests = requests;
+      this.deadline = deadline;
+      this.cap = cap;
+      this.issued = issued;
+      this.finished = finished;
+    }
+
+    void next() {
+      if ((sent || stopped) && over()) {
+        finished.run();
+        return;
+      }
+      sent = true;
+      issued.incrementAndGet();
+      send(protocol, requests).onComplete(ar -> {
+        if (ar.succeeded() && ar.result() == null) {
+          answered.get(protocol).incrementAndGet();
+          answeredMeter.get(protocol).increment();
+          answeredTotal.incrementAndGet();
+          next();
+        } else {
+          failed.get(protocol).incrementAndGet();
+          failedMeter.get(protocol).increment();
+          failedTotal.incrementAndGet();
+          lastFailure = protocol.tag() + ": " + (ar.succeeded() ? ar.result() : String.valueOf(ar.cause()));
+          vertx.setTimer(5, id -> next()); // no tight loop against a front end that refuses
+        }
+      });
+    }
+
+    private boolean over() {
+      return stopped || nanoClock.getAsLong() - deadline >= 0 || issued.get() >= cap
+          || (answeredTotal.get() == 0 && failedTotal.get() >= GIVE_UP_AFTER);
+    }
+  }
+
+  /** Sends one request; the future holds null for an answer, else what was wrong with it. */
+  private Future<String> send(Protocol p, Requests r) {
+    return switch (p) {
+      case HTTP_JSON -> http.request(jsonRequest).compose(req -> req.send(r.json))
+          .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
+      case HTTP_BINARY -> http.request(new RequestOptions(binaryRequest).putHeader(HEADER_LENGTH, r.binaryHeaderLength))
+          .compose(req -> req.send(r.binary))
+          .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
+      case GRPC -> grpc.request(grpcAddress, GRPCInferenceServiceGrpcClient.ModelInfer)
+          .compose(req -> {
+            req.idleTimeout(REQUEST_TIMEOUT_MS);
+            return req.send(r.grpc);
+          })
+          .compose(resp -> {
+            resp.handler(ignored -> { });
+            return resp.end().transform(ar -> {
+              GrpcStatus s = resp.status();
+              return Future.succeededFuture(s == GrpcStatus.OK ? null
+                  : "gRPC " + s + (resp.statusMessage() != null ? " " + resp.statusMessage() : ""));
+            });
+          });
+    };
+  }
+
+  /** The three encodings of one FP32 [rows, 64] tensor of varied values (no all-zeros shortcut anywhere). */
+  private static final class Requests {
+    final Buffer json;
+    final Buffer binary;
+    final String binaryHeaderLength;
+    final ModelInferRequest grpc;
+
+    Requests(String model, int rows) {
+      int n = rows * COLUMNS;
+      StringBuilder data = new StringBuilder(n * 8);
+      ByteBuffer raw = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN);
+      for (int i = 0; i < n; i++) {
+        float v = ((i * 37) % 101) / 16f - 3f;
+        data.append(i == 0 ? "" : ",").append(v);
+        raw.putFloat(v);
+      }
+      String shape = "[" + rows + "," + COLUMNS + "]";
+      json = Buffer.buffer("{\"inputs\":[{\"name\":\"input\",\"shape\":" + shape + ",\"datatype\":\"FP32\",\"data\":["
+          + data + "]}]}");
+      byte[] header = ("{\"inputs\":[{\"name\":\"input\",\"shape\":" + shape + ",\"datatype\":\"FP32\","
+          + "\"parameters\":{\"binary_data_size\":" + raw.capacity() + "}}],"
+          + "\"outputs\":[{\"name\":\"output\",\"parameters\":{\"binary_data\":true}}]}").getBytes(StandardCharsets.UTF_8);
+      binary = Buffer.buffer(header).appendBytes(raw.array());
+      binaryHeaderLength = Integer.toString(header.length);
+      grpc = ModelInferRequest.newBuilder().setModelName(model)
+          .addInputs(InferInputTensor.newBuilder().setName("input").setDatatype("FP32").addShape(rows).addShape(COLUMNS))
+          .addRawInputContents(ByteString.copyFrom(raw.array())).build();
+    }
+  }
+}
