@@ -446,14 +446,16 @@ wrk_round() {
   ROUND_RPS="$WRK_RPS"
 }
 
-# grpc_round TARGET ROUND URL MODEL   one warm-up round: LoadGen gRPC at c16 for $WARM_ROUND; sets ROUND_RPS
-grpc_round() {
-  local f="$OUT/warm/$1-$2.loadgen.txt"
-  run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --url "$3" --model "$4" \
-    --protocol grpc --mode closed --connections 16 --event-loops 1 --warmup 1s --duration "$WARM_ROUND" --quiet \
-    >"$f" 2>&1 || die "LoadGen warm-up round failed ($3); see $f"
-  ROUND_RPS=$(sed -n 's/.* = \([0-9.]*\) req\/s.*/\1/p' "$f" | head -1)
-  [[ -n "$ROUND_RPS" ]] || die "LoadGen printed no req/s; see $f"
+# warm_grpc TARGET URL MODEL   the same rule for gRPC: `LoadGen warm` runs the rounds (c16, $WARM_ROUND each)
+# in one JVM, so the client warms up along with the server; the rounds go to $OUT/TARGET.warm.txt
+warm_grpc() {
+  local f="$OUT/warm/$1.loadgen.txt"
+  mkdir -p "$OUT/warm"
+  run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen warm --url "$2" --model "$3" \
+    --protocol grpc --mode closed --connections 16 --event-loops 1 --warmup 1s --round "$WARM_ROUND" \
+    --max-rounds "$WARM_ROUNDS_MAX" --flat-pct "$WARM_FLAT_PCT" --quiet --record "$OUT/$1.warm.txt" >"$f" 2>&1 \
+    || die "LoadGen warm failed ($2); see $f"
+  log "warm-up $1: req/s per round: $(sed -n 's/^round [0-9]*: \([0-9.]*\) req.*/\1/p' "$f" | tr '\n' ' ')-> $(tail -1 "$f")"
 }
 
 # warm_until_flat TARGET ROUND_FUNCTION ARGS...   rounds until two consecutive ones differ by < $WARM_FLAT_PCT %
@@ -518,7 +520,7 @@ pinned_bare_grpc() {
     --port "$BARE_GRPC_PORT" --event-loops "$SERVER_EVENT_LOOPS"
   wait_port "$BARE_GRPC_PORT" 60
   local url="http://127.0.0.1:$BARE_GRPC_PORT"
-  warm_until_flat bare-grpc grpc_round "$url" bare
+  warm_grpc bare-grpc "$url" bare
   loadgen bare-grpc-c16 --url "$url" --model bare --protocol grpc --mode closed --connections 16 --event-loops 1
   stop_bg bare-grpc-server
 }
@@ -539,7 +541,7 @@ pinned_kiln() {
   for c in 1 16 64; do measure_wrk "$target-json-c$c" oip-json "$url" "$c"; done
   warm_until_flat "$target-binary" wrk_round oip-binary "$url"
   measure_wrk "$target-binary-c16" oip-binary "$url" 16
-  warm_until_flat "$target-grpc" grpc_round "$grpc" "$model"
+  warm_grpc "$target-grpc" "$grpc" "$model"
   loadgen "$target-grpc-c16" --url "$grpc" --model "$model" --protocol grpc --mode closed --connections 16 --event-loops 1
   stop_bg kiln
 }
