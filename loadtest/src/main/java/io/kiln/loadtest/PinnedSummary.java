@@ -111,19 +111,19 @@ public final class PinnedSummary {
     line(sb, "load average", "start " + m("loadavg_start") + ", end " + m("loadavg_end"));
     sb.append('\n');
 
-    sb.append("| target | what | client | req/s | p50 ms | p99 ms | errors | warm-up (req/s per round) |\n");
-    sb.append("|---|---|---|---:|---:|---:|---:|---|\n");
+    sb.append("| target | what | client | req/s | p50 ms | p99 ms | errors | load before | warm-up (req/s per round) |\n");
+    sb.append("|---|---|---|---:|---:|---:|---:|---:|---|\n");
     Set<String> warmShown = new java.util.HashSet<>();
     for (Target t : TARGETS) {
       Measurement m = runs.get(t.name());
       if (m == null) {
-        sb.append("| ").append(t.name()).append(" | ").append(t.what()).append(" | | not measured | | | | |\n");
+        sb.append("| ").append(t.name()).append(" | ").append(t.what()).append(" | | not measured | | | | | |\n");
         continue;
       }
       String warm = t.name().contains("-cold-") ? "none: cold by design"
           : warmShown.add(t.warmTarget()) ? warmUp(t.warmTarget()) : "as above";
-      sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.3f | %.3f | %d | %s |%n", t.name(), t.what(),
-          m.client(), m.rps(), m.p50(), m.p99(), m.errors(), warm));
+      sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.3f | %.3f | %d | %s | %s |%n", t.name(), t.what(),
+          m.client(), m.rps(), m.p50(), m.p99(), m.errors(), meta.getOrDefault("loadavg_before_" + t.name(), ""), warm));
     }
     sb.append('\n');
 
@@ -153,6 +153,8 @@ public final class PinnedSummary {
     sb.append("- JSON and binary runs are wrk (one thread, closed loop, N connections); gRPC runs are LoadGen "
         + "(Java, closed loop, N streams), which costs more client CPU per request than wrk: the bare gRPC row is "
         + "the limit of that client and server together, so compare gRPC with gRPC.\n");
+    sb.append("- \"load before\": the 1-minute load average just before the run. This scenario accounts for about "
+        + "2 of it (one busy server core, one busy client core); more means other processes shared the cores.\n");
     sb.append("- Ratios are of req/s; \"missed by\" is how far the ratio (or p99) is from its target.\n");
     return sb.toString();
   }

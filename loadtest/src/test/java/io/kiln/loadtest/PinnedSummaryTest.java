@@ -18,7 +18,7 @@ class PinnedSummaryTest {
   @Test
   void tabulatesEveryTargetAndJudgesTheRatiosFromTheToolsOutput(@TempDir Path dir) throws Exception {
     Files.writeString(dir.resolve("meta.txt"), "command=DURATION=3s loadtest/run.sh pinned\ngit=abc1234\ncpus=2\n"
-        + "server_cpu=1\nclient_cpu=0\nready_s_identity=4.2\n");
+        + "server_cpu=1\nclient_cpu=0\nready_s_identity=4.2\nloadavg_before_bare-json-c16=1.93\n");
     wrk(dir, "bare-json-c16", "bare-json-c16.txt");       // 59776.75 req/s, p99 3.14 ms
     wrk(dir, "identity-json-c16", "binary-c64.txt");      // 84512.55 req/s, p99 6.61 ms
     wrk(dir, "mlp-json-c16", "bare-json-c16.txt");
@@ -33,10 +33,10 @@ class PinnedSummaryTest {
     String md = PinnedSummary.markdown(dir);
 
     assertThat(md).contains("DURATION=3s loadtest/run.sh pinned").contains("abc1234").contains("servers on CPU 1");
-    assertThat(md).contains("| bare-json-c16 | bare HTTP, OIP JSON work | wrk | 59777 | 0.238 | 3.140 | 0 | as above |");
-    assertThat(md).contains("| bare-json-c1 | bare HTTP, OIP JSON work | wrk | 59777 | 0.238 | 3.140 | 0 | flat after 3: 40000, 58000, 59000 |");
+    assertThat(md).contains("| bare-json-c16 | bare HTTP, OIP JSON work | wrk | 59777 | 0.238 | 3.140 | 0 | 1.93 | as above |");
+    assertThat(md).contains("| bare-json-c1 | bare HTTP, OIP JSON work | wrk | 59777 | 0.238 | 3.140 | 0 |  | flat after 3: 40000, 58000, 59000 |");
     assertThat(md).contains("**not flat** after 2: 1000, 2000");
-    assertThat(md).contains("| identity-grpc-c16 | Kiln identity, gRPC | LoadGen | 50000 | 0.300 | 1.000 | 0 |");
+    assertThat(md).contains("| identity-grpc-c16 | Kiln identity, gRPC | LoadGen | 50000 | 0.300 | 1.000 | 0 |  | no record |");
     assertThat(md).contains("| mlp-grpc-c16 | Kiln MLP, gRPC | | not measured |");
     // 84512.55 / 59776.75
     assertThat(md).contains("| identity JSON / bare JSON, c16 | 141 % | ≥ 70 % | met |");
