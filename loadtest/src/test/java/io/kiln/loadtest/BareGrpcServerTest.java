@@ -52,15 +52,16 @@ class BareGrpcServerTest {
 
   /** A call through the raw client API, so the status and its message can be checked. */
   private static Result call(ModelInferRequest request) throws Exception {
-    return client.request(address(), GRPCInferenceServiceGrpcClient.ModelInfer).compose(req -> {
-      req.end(request);
-      return req.response().compose(resp -> {
-        List<ModelInferResponse> messages = new ArrayList<>();
-        resp.handler(messages::add);
-        return resp.end().transform(ar -> Future.succeededFuture(
-            new Result(resp.status(), resp.statusMessage(), messages.isEmpty() ? null : messages.get(0))));
-      });
-    }).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    return VertxCalls.await(vertx, () -> client.request(address(), GRPCInferenceServiceGrpcClient.ModelInfer)
+        .compose(req -> {
+          req.end(request);
+          return req.response().compose(resp -> {
+            List<ModelInferResponse> messages = new ArrayList<>();
+            resp.handler(messages::add);
+            return resp.end().transform(ar -> Future.succeededFuture(
+                new Result(resp.status(), resp.statusMessage(), messages.isEmpty() ? null : messages.get(0))));
+          });
+        }));
   }
 
   private static ByteString raw(float... values) {
@@ -92,8 +93,8 @@ class BareGrpcServerTest {
     ModelInferRequest request = ModelInferRequest.newBuilder().setModelName("noop").setId("a1")
         .addInputs(input("FP32", 1, 64)).addRawInputContents(raw(values)).build();
 
-    ModelInferResponse r = GRPCInferenceServiceGrpcClient.create(client, address()).modelInfer(request)
-        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    ModelInferResponse r = VertxCalls.await(vertx,
+        () -> GRPCInferenceServiceGrpcClient.create(client, address()).modelInfer(request));
 
     assertThat(r.getModelName()).isEqualTo("noop");
     assertThat(r.getId()).isEqualTo("a1");

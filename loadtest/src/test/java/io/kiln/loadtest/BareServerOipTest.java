@@ -48,13 +48,12 @@ class BareServerOipTest {
   }
 
   private static Answer post(String path, byte[] body, Map<String, String> headers) throws Exception {
-    return client.request(HttpMethod.POST, server.port(), "127.0.0.1", path)
+    return VertxCalls.await(vertx, () -> client.request(HttpMethod.POST, server.port(), "127.0.0.1", path)
         .compose(req -> {
           headers.forEach(req::putHeader);
           return req.send(Buffer.buffer(body));
         })
-        .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.headers(), b)))
-        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.headers(), b))));
   }
 
   private static Answer postJson(String json) throws Exception {
@@ -195,10 +194,9 @@ class BareServerOipTest {
 
   @Test
   void getAnswersAnEmptyObjectForReadinessProbes() throws Exception {
-    Answer a = client.request(HttpMethod.GET, server.port(), "127.0.0.1", "/")
+    Answer a = VertxCalls.await(vertx, () -> client.request(HttpMethod.GET, server.port(), "127.0.0.1", "/")
         .compose(req -> req.send())
-        .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.headers(), b)))
-        .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.headers(), b))));
 
     assertThat(a.status()).isEqualTo(200);
     assertThat(a.body().toString()).isEqualTo("{}");
