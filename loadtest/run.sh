@@ -2,6 +2,7 @@
 # Benchmark scenarios for Kiln. Usage: loadtest/run.sh SCENARIO [extra LoadGen options...]
 #   loadtest/run.sh noop                      # Kiln with a no-op model vs the bare HTTP server, side by side
 #   DURATION=5s WARMUP=1s loadtest/run.sh bare --event-loops 1
+#   loadtest/run.sh pinned                    # wrk and servers pinned to their own CPU, warmed until flat; summary.md
 # Builds what the scenario needs, waits (bounded) for a quiet machine, starts the servers, runs LoadGen,
 # stops everything on exit (also on Ctrl-C or failure), and writes JSON + HTML, meta.txt (machine, command,
 # load averages) and index.html (side by side, with ratios to the limits) into loadtest/results/<scenario>-<time>/.
@@ -26,6 +27,7 @@ KILN_GRPC_PORT="${KILN_GRPC_PORT:-8001}"
 CLUSTER_HTTP_BASE="${CLUSTER_HTTP_BASE:-8100}"
 CLUSTER_GRPC_BASE="${CLUSTER_GRPC_BASE:-8110}"
 CLUSTER_PORT_BASE="${CLUSTER_PORT_BASE:-5801}"
+BARE_GRPC_PORT="${BARE_GRPC_PORT:-8091}"
 EXAMPLES="$ROOT/deploy/examples/bench"
 JAVA="${JAVA:-java}"
 JAVA_OPTS="${JAVA_OPTS:--Xmx512m}"
@@ -36,8 +38,12 @@ log() { echo "[run.sh] $*" >&2; }
 # ---------------------------------------------------------------- helpers for scenarios
 
 PIDS=()
+declare -A BG_PID=()
 CHILD=""
 KILN_NODES=0
+# Commands that put a process on a CPU (e.g. taskset -c 1); empty: unpinned. The pinned scenario sets them.
+SERVER_PIN=()
+CLIENT_PIN=()
 # Every background process runs in its own session, so stopping it also stops anything it started
 # (e.g. the JVMs that ./kiln up forks). Nodes started with `kiln start` run detached: `kiln stop` ends them.
 cleanup() {
@@ -90,6 +96,21 @@ start_bg() {
   log "starting $name: $*"
   setsid "$@" >"$OUT/$name.log" 2>&1 &
   PIDS+=("$!")
+  BG_PID[$name]=$!
+}
+
+# stop_bg NAME   stops what start_bg NAME started (and its children) now, waiting at most 10 s before SIGKILL
+stop_bg() {
+  local pid="${BG_PID[$1]:-}" p rest=()
+  [[ -n "$pid" ]] || die "stop_bg: nothing named $1 was started"
+  log "stopping $1"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  for p in "${PIDS[@]}"; do [[ "$p" == "$pid" ]] || rest+=("$p"); done
+  PIDS=("${rest[@]}")
+  unset "BG_PID[$1]"
 }
 
 # require_free_port PORT   refuse to start if something already listens there (we would measure it instead)
@@ -109,7 +130,7 @@ wait_ready() {
 loadgen() {
   local name="$1"; shift
   meta "loadavg_before_$name" "$(loadavg1)"
-  run_child "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --name "$name" --out "$OUT/$name.json" \
+  run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --name "$name" --out "$OUT/$name.json" \
     --warmup "$WARMUP" --duration "$DURATION" "$@" "${EXTRA[@]}"
 }
 
@@ -154,21 +175,27 @@ need_kiln() {
   "$ROOT/kiln" --version >/dev/null || die "could not build or run ./kiln"
 }
 
-# start_kiln [kiln up options...]   ./kiln up on $KILN_PORT/$KILN_GRPC_PORT in the background, waiting until
-# the gateway is ready
-start_kiln() {
+# launch_kiln [kiln up options...]   ./kiln up on $KILN_PORT/$KILN_GRPC_PORT in the background (prefixed by
+# $SERVER_PIN; the kiln script execs java, so the affinity sticks), without waiting
+launch_kiln() {
   need_kiln
   require_free_port "$KILN_PORT"
   require_free_port "$KILN_GRPC_PORT"
-  start_bg kiln "$ROOT/kiln" up --port "$KILN_PORT" --grpc-port "$KILN_GRPC_PORT" "$@"
+  start_bg kiln "${SERVER_PIN[@]}" "$ROOT/kiln" up --port "$KILN_PORT" --grpc-port "$KILN_GRPC_PORT" "$@"
+}
+
+# start_kiln [kiln up options...]   launch_kiln, then wait until the gateway is ready
+start_kiln() {
+  launch_kiln "$@"
   wait_ready "http://127.0.0.1:$KILN_PORT" /v2/health/ready 300s
 }
 
-# start_bare   BareServer on $BARE_PORT: the HTTP limit (a fixed body, no work)
+# start_bare [BareServer options...]   BareServer on $BARE_PORT: the HTTP limit (by default a fixed body, no
+# work; --work oip for the OIP JSON work)
 start_bare() {
   require_free_port "$BARE_PORT"
-  start_bg bare-server "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.BareServer --port "$BARE_PORT" \
-    --event-loops "$SERVER_EVENT_LOOPS"
+  start_bg bare-server "${SERVER_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.BareServer --port "$BARE_PORT" \
+    --event-loops "$SERVER_EVENT_LOOPS" "$@"
   wait_ready "http://127.0.0.1:$BARE_PORT" / 60s
 }
 
@@ -354,6 +381,207 @@ tensor_request() {
   printf '{%s"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 64], "data": [%s]}]}\n' "$2" "$data" >"$1"
 }
 
+# ---------------------------------------------------------------- the pinned scenario
+# Measured like a peer would: wrk (1 thread) pinned to CLIENT_CPU against one server at a time pinned to
+# SERVER_CPU, both warmed until throughput is flat, and the limits measured in the same run: BareServer
+# --work oip (the same OIP JSON parse + encode, nothing behind it) and BareGrpcServer (the same protobuf work).
+
+SERVER_CPU="${SERVER_CPU:-1}"
+CLIENT_CPU="${CLIENT_CPU:-0}"
+# Warm until two consecutive rounds (wrk or LoadGen at c16) differ by less than WARM_FLAT_PCT %, at most
+# WARM_ROUNDS_MAX rounds of WARM_ROUND each.
+WARM_ROUND="${WARM_ROUND:-5s}"
+WARM_ROUNDS_MAX="${WARM_ROUNDS_MAX:-8}"
+WARM_FLAT_PCT="${WARM_FLAT_PCT:-3}"
+COLD_DURATION="${COLD_DURATION:-5s}"
+# What the Kiln node advertises: noop.yaml and tiny.yaml ask for 2 workers x 1 CPU, and a JVM pinned to one
+# core would otherwise advertise 1 and place only one worker. Both workers then share SERVER_CPU.
+KILN_CPUS="${KILN_CPUS:-2}"
+# Which target groups to measure (a reduced run: e.g. PINNED_TARGETS="bare identity").
+PINNED_TARGETS="${PINNED_TARGETS:-bare bare-grpc identity mlp}"
+
+# need_pinning   wrk (installed with apt-get when root), taskset, curl, and two distinct usable CPUs
+need_pinning() {
+  if ! command -v wrk >/dev/null; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+      log "installing wrk (apt-get install -y wrk)"
+      apt-get install -y wrk >"$OUT/apt-wrk.log" 2>&1 || { apt-get update >>"$OUT/apt-wrk.log" 2>&1 && \
+        apt-get install -y wrk >>"$OUT/apt-wrk.log" 2>&1; } || die "could not install wrk; see $OUT/apt-wrk.log"
+    else
+      die "wrk is not installed: install the package 'wrk' (e.g. sudo apt-get install wrk) and run again"
+    fi
+  fi
+  command -v taskset >/dev/null || die "taskset is not installed (package util-linux)"
+  command -v curl >/dev/null || die "curl is not installed (package curl)"
+  [[ "$(nproc)" -ge 2 ]] || die "the pinned scenario needs at least 2 CPUs (one for the server, one for the client); nproc says $(nproc)"
+  [[ "$SERVER_CPU" != "$CLIENT_CPU" ]] || die "SERVER_CPU and CLIENT_CPU must differ (both are $SERVER_CPU)"
+  local c
+  for c in "$SERVER_CPU" "$CLIENT_CPU"; do
+    taskset -c "$c" true 2>/dev/null || die "cannot pin to CPU $c (taskset -c $c failed); CPUs allowed here: $(taskset -cp $$ | sed 's/.*: //')"
+  done
+}
+
+# wrk_to FILE SCRIPT URL CONNECTIONS DURATION   one wrk run pinned to $CLIENT_CPU; sets WRK_RPS
+wrk_to() {
+  local f="$1" script="$LT/wrk/$2.lua" url="$3" c="$4" d="$5"
+  run_child taskset -c "$CLIENT_CPU" wrk -t1 -c"$c" -d"$d" --latency -s "$script" "$url" >"$f" 2>&1 \
+    || die "wrk failed ($url, c$c); see $f"
+  WRK_RPS=$(awk '/^Requests\/sec:/ {print $2}' "$f")
+  [[ -n "$WRK_RPS" ]] || die "wrk printed no Requests/sec; see $f"
+  if grep -q 'Non-2xx or 3xx responses' "$f"; then
+    log "WARNING: $(grep 'Non-2xx or 3xx' "$f" | sed 's/^ *//') in $f (the summary does not judge this run)"
+  fi
+}
+
+# measure_wrk NAME SCRIPT URL CONNECTIONS   a measured wrk run of $DURATION -> $OUT/NAME.wrk.txt
+measure_wrk() {
+  meta "loadavg_before_$1" "$(loadavg1)"
+  wrk_to "$OUT/$1.wrk.txt" "$2" "$3" "$4" "$DURATION"
+  log "$1: $WRK_RPS req/s"
+}
+
+# wrk_round TARGET ROUND SCRIPT URL   one warm-up round: wrk at c16 for $WARM_ROUND; sets ROUND_RPS
+wrk_round() {
+  wrk_to "$OUT/warm/$1-$2.wrk.txt" "$3" "$4" 16 "$WARM_ROUND"
+  ROUND_RPS="$WRK_RPS"
+}
+
+# warm_grpc TARGET URL MODEL   the same rule for gRPC: `LoadGen warm` runs the rounds (c16, $WARM_ROUND each)
+# in one JVM, so the client warms up along with the server; the rounds go to $OUT/TARGET.warm.txt
+warm_grpc() {
+  local f="$OUT/warm/$1.loadgen.txt"
+  mkdir -p "$OUT/warm"
+  run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen warm --url "$2" --model "$3" \
+    --protocol grpc --mode closed --connections 16 --event-loops 1 --warmup 1s --round "$WARM_ROUND" \
+    --max-rounds "$WARM_ROUNDS_MAX" --flat-pct "$WARM_FLAT_PCT" --quiet --record "$OUT/$1.warm.txt" >"$f" 2>&1 \
+    || die "LoadGen warm failed ($2); see $f"
+  log "warm-up $1: req/s per round: $(sed -n 's/^round [0-9]*: \([0-9.]*\) req.*/\1/p' "$f" | tr '\n' ' ')-> $(tail -1 "$f")"
+}
+
+# warm_until_flat TARGET ROUND_FUNCTION ARGS...   rounds until two consecutive ones differ by < $WARM_FLAT_PCT %
+# (at most $WARM_ROUNDS_MAX); the rounds and the outcome go to $OUT/TARGET.warm.txt
+warm_until_flat() {
+  local target="$1" fn="$2" f="$OUT/$1.warm.txt" prev="" i flat=no rounds=""
+  shift 2
+  mkdir -p "$OUT/warm"
+  : >"$f"
+  for ((i = 1; i <= WARM_ROUNDS_MAX; i++)); do
+    "$fn" "$target" "$i" "$@"
+    echo "round $i $ROUND_RPS" >>"$f"
+    rounds="$rounds $ROUND_RPS"
+    if [[ -n "$prev" ]] && awk -v a="$prev" -v b="$ROUND_RPS" -v p="$WARM_FLAT_PCT" \
+        'BEGIN { d = a > 0 ? (b - a) / a * 100 : 100; if (d < 0) d = -d; exit !(d < p) }'; then
+      flat=yes
+      break
+    fi
+    prev="$ROUND_RPS"
+  done
+  echo "flat $flat" >>"$f"
+  log "warm-up $target: req/s per round:$rounds -> $([[ $flat == yes ]] && echo flat || echo "NOT flat after $WARM_ROUNDS_MAX rounds")"
+}
+
+# wait_port PORT [TIMEOUT_S]   until something listens on 127.0.0.1:PORT
+wait_port() {
+  local end=$((SECONDS + ${2:-60}))
+  while ((SECONDS < end)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "nothing listens on 127.0.0.1:$1 after ${2:-60} s; see the logs in $OUT"
+}
+
+# poll_ready URL TIMEOUT_S   GET URL every 50 ms until it answers 200; sets READY_S, the seconds it took
+poll_ready() {
+  local start="$EPOCHREALTIME" end=$((SECONDS + $2)) code
+  while ((SECONDS < end)); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1" 2>/dev/null || true)
+    if [[ "$code" == 200 ]]; then
+      READY_S=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+      return 0
+    fi
+    sleep 0.05
+  done
+  die "$1 did not answer 200 within $2 s; see $OUT/kiln.log"
+}
+
+# pinned_bare   the HTTP limit: BareServer --work oip, JSON at c1/c16/c64
+pinned_bare() {
+  start_bare --work oip
+  local url="http://127.0.0.1:$BARE_PORT/v2/models/bare/infer" c
+  warm_until_flat bare-json wrk_round oip-json "$url"
+  for c in 1 16 64; do measure_wrk "bare-json-c$c" oip-json "$url" "$c"; done
+  stop_bg bare-server
+}
+
+# pinned_bare_grpc   the gRPC limit: BareGrpcServer, LoadGen gRPC at c16
+pinned_bare_grpc() {
+  require_free_port "$BARE_GRPC_PORT"
+  start_bg bare-grpc-server "${SERVER_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.BareGrpcServer \
+    --port "$BARE_GRPC_PORT" --event-loops "$SERVER_EVENT_LOOPS"
+  wait_port "$BARE_GRPC_PORT" 60
+  local url="http://127.0.0.1:$BARE_GRPC_PORT"
+  warm_grpc bare-grpc "$url" bare
+  loadgen bare-grpc-c16 --url "$url" --model bare --protocol grpc --mode closed --connections 16 --event-loops 1
+  stop_bg bare-grpc-server
+}
+
+# pinned_kiln TARGET MODEL YAML   a fresh Kiln: the cold start (wrk c16 right after the model is ready), then
+# warmed JSON at c1/c16/c64, binary tensors at c16 and gRPC at c16
+pinned_kiln() {
+  local target="$1" model="$2" yaml="$3" c
+  local url="http://127.0.0.1:$KILN_PORT/v2/models/$model/infer" grpc="http://127.0.0.1:$KILN_GRPC_PORT"
+  launch_kiln --file "$yaml" --cpus "$KILN_CPUS"
+  poll_ready "http://127.0.0.1:$KILN_PORT/v2/models/$model/ready" 300
+  meta "ready_s_$target" "$READY_S"
+  log "$target: ready after $READY_S s; cold run"
+  meta "loadavg_before_$target-cold-c16" "$(loadavg1)"
+  wrk_to "$OUT/$target-cold-c16.wrk.txt" oip-json "$url" 16 "$COLD_DURATION"
+  log "$target-cold-c16: $WRK_RPS req/s"
+  warm_until_flat "$target-json" wrk_round oip-json "$url"
+  for c in 1 16 64; do measure_wrk "$target-json-c$c" oip-json "$url" "$c"; done
+  warm_until_flat "$target-binary" wrk_round oip-binary "$url"
+  measure_wrk "$target-binary-c16" oip-binary "$url" 16
+  warm_grpc "$target-grpc" "$grpc" "$model"
+  loadgen "$target-grpc-c16" --url "$grpc" --model "$model" --protocol grpc --mode closed --connections 16 --event-loops 1
+  stop_bg kiln
+}
+
+# The request path against the hardware limit, measured like a peer would (see loadtest/README.md):
+# summary.md holds every target and the issue's ratios with verdicts.
+scenario_pinned() {
+  meta title "the request path at the hardware limit: pinned wrk vs pinned servers, warmed until flat"
+  meta notes "One server at a time pinned to CPU $SERVER_CPU (taskset), wrk -t1 / LoadGen pinned to CPU $CLIENT_CPU. Limits in the same run: BareServer --work oip (Vert.x, 1 event loop, Jackson streaming OIP JSON parse + encode) and BareGrpcServer (vertx-grpc-server, the same protobuf work). Kiln: noop.yaml (builtin:identity) and tiny.yaml (MLP), each started fresh (cold start: wrk c16 for $COLD_DURATION right after /v2/models/M/ready), node advertising --cpus $KILN_CPUS. See summary.md."
+  need_pinning
+  SERVER_PIN=(taskset -c "$SERVER_CPU")
+  CLIENT_PIN=(taskset -c "$CLIENT_CPU")
+  meta command "DURATION=$DURATION WARMUP=$WARMUP WARM_ROUND=$WARM_ROUND WARM_ROUNDS_MAX=$WARM_ROUNDS_MAX SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU PINNED_TARGETS=\"$PINNED_TARGETS\" loadtest/run.sh pinned${EXTRA[*]:+ ${EXTRA[*]}}"
+  meta server_cpu "$SERVER_CPU"
+  meta client_cpu "$CLIENT_CPU"
+  meta wrk "$(wrk -v 2>&1 | head -1 | sed 's/ Copyright.*//')"
+  meta duration "$DURATION per measured run (LoadGen gRPC runs: $WARMUP client warm-up first); cold run $COLD_DURATION"
+  meta cold_duration "$COLD_DURATION"
+  meta warm_rule "rounds of $WARM_ROUND at c16 until two consecutive differ by < $WARM_FLAT_PCT % (at most $WARM_ROUNDS_MAX)"
+  meta targets "$PINNED_TARGETS"
+  local t
+  for t in $PINNED_TARGETS; do
+    case "$t" in
+      bare | bare-grpc) ;;
+      identity | mlp) need_kiln ;;
+      *) die "PINNED_TARGETS: unknown target '$t' (bare, bare-grpc, identity, mlp)" ;;
+    esac
+  done
+  for t in $PINNED_TARGETS; do
+    case "$t" in
+      bare) pinned_bare ;;
+      bare-grpc) pinned_bare_grpc ;;
+      identity) pinned_kiln identity noop "$EXAMPLES/noop.yaml" ;;
+      mlp) pinned_kiln mlp mlp "$EXAMPLES/tiny.yaml" ;;
+    esac
+  done
+  meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+  run_child "$JAVA" -cp "$CP" io.kiln.loadtest.PinnedSummary --dir "$OUT" >&2 || die "could not write $OUT/summary.md"
+}
+
 # ---------------------------------------------------------------- main
 
 scenarios() { declare -F | awk '{print $3}' | sed -n 's/^scenario_//p' | tr '\n' ' '; }
@@ -370,4 +598,8 @@ wait_for_quiet
 "scenario_$SCENARIO"
 cleanup
 meta_end
-log "results: $OUT (open $OUT/index.html); loadtest/results-md.sh updates RESULTS.md"
+if [[ -f "$OUT/index.html" ]]; then
+  log "results: $OUT (open $OUT/index.html); loadtest/results-md.sh updates RESULTS.md"
+else
+  log "results: $OUT"
+fi

@@ -1,6 +1,9 @@
 package io.kiln.loadtest;
 
+import io.kiln.loadtest.impl.BareOipCodec;
+import io.kiln.loadtest.impl.BareOipHandler;
 import io.kiln.loadtest.impl.CliArgs;
+import io.kiln.loadtest.impl.ServerStart;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -19,24 +22,52 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The HTTP limit baseline: a bare Vert.x server that answers every request, on any path and method,
- * with the same status-200 body, optionally after a fixed delay (a timer, never a blocked thread). Its
- * throughput is what no Kiln endpoint on the same machine can exceed. {@link #start} blocks until the
+ * The HTTP limit baseline: a bare Vert.x server. With {@link Work#FIXED} (the default) it answers every
+ * request, on any path and method, with the same status-200 body, optionally after a fixed delay (a timer,
+ * never a blocked thread). With {@link Work#OIP} it does per POST what Kiln's HTTP front end does: parses the
+ * body as an OIP v2 inference request (JSON, or the binary tensor extension) into FP32 tensors, checks shapes
+ * against data, and encodes an OIP answer ({@link BareOipCodec}); a malformed request gets 400 with a message.
+ * Its throughput is what no Kiln endpoint on the same machine can exceed. {@link #start} blocks until the
  * server listens; the server runs on its own event loops until {@link #close()}.
  */
 public final class BareServer implements AutoCloseable {
   public static final String DEFAULT_BODY =
       "{\"model_name\":\"bare\",\"outputs\":[{\"name\":\"output\",\"datatype\":\"FP32\",\"shape\":[1,1],\"data\":[0.0]}]}";
   public static final int DEFAULT_PORT = 8090;
+  /** Bodies above this get 413 in {@link Work#OIP} mode. */
+  public static final long MAX_BODY_BYTES = RequestTemplate.MAX_BYTES;
+
+  /** What the server does per request. */
+  public enum Work {
+    /** Answer the fixed body without reading the request: the bare HTTP limit. */
+    FIXED,
+    /**
+     * Decode each POST as an OIP v2 inference request and encode an answer of 10 floats (the first input's
+     * first values); GET and other methods get {@code {}}. The limit for the same HTTP work Kiln does.
+     */
+    OIP;
+
+    /** @throws IllegalArgumentException naming the choices */
+    public static Work parse(String s) {
+      return switch (s) {
+        case "fixed" -> FIXED;
+        case "oip" -> OIP;
+        default -> throw new IllegalArgumentException("--work: expected fixed or oip, got '" + s + "'");
+      };
+    }
+  }
 
   /**
    * @param port       0 picks a free port (see {@link BareServer#port()})
    * @param eventLoops server instances, one per event loop, sharing the port
    * @param delayMs    answer each request this long after it was fully received; 0 answers at once
+   * @param work       {@link Work#FIXED} answers {@code body}; {@link Work#OIP} decodes and encodes OIP requests
    */
-  public record Options(String host, int port, byte[] body, String contentType, int eventLoops, long delayMs) {
+  public record Options(String host, int port, byte[] body, String contentType, int eventLoops, long delayMs,
+                        Work work) {
     public Options {
       Objects.requireNonNull(host, "host");
+      Objects.requireNonNull(work, "work");
       Objects.requireNonNull(body, "body");
       Objects.requireNonNull(contentType, "contentType");
       if (port < 0 || port > 65535) {
@@ -53,27 +84,32 @@ public final class BareServer implements AutoCloseable {
 
     /** Loopback, a free port, the default body, one event loop, no delay. */
     public static Options defaults() {
-      return new Options("127.0.0.1", 0, DEFAULT_BODY.getBytes(StandardCharsets.UTF_8), "application/json", 1, 0);
+      return new Options("127.0.0.1", 0, DEFAULT_BODY.getBytes(StandardCharsets.UTF_8), "application/json", 1, 0,
+          Work.FIXED);
     }
 
     public Options withPort(int p) {
-      return new Options(host, p, body, contentType, eventLoops, delayMs);
+      return new Options(host, p, body, contentType, eventLoops, delayMs, work);
     }
 
     public Options withHost(String h) {
-      return new Options(h, port, body, contentType, eventLoops, delayMs);
+      return new Options(h, port, body, contentType, eventLoops, delayMs, work);
     }
 
     public Options withBody(byte[] b, String type) {
-      return new Options(host, port, b, type, eventLoops, delayMs);
+      return new Options(host, port, b, type, eventLoops, delayMs, work);
     }
 
     public Options withEventLoops(int n) {
-      return new Options(host, port, body, contentType, n, delayMs);
+      return new Options(host, port, body, contentType, n, delayMs, work);
     }
 
     public Options withDelayMs(long d) {
-      return new Options(host, port, body, contentType, eventLoops, d);
+      return new Options(host, port, body, contentType, eventLoops, d, work);
+    }
+
+    public Options withWork(Work w) {
+      return new Options(host, port, body, contentType, eventLoops, delayMs, w);
     }
   }
 
@@ -99,12 +135,9 @@ public final class BareServer implements AutoCloseable {
     try {
       int[] bound = new int[options.eventLoops()];
       AtomicInteger index = new AtomicInteger();
-      // Vert.x shares a listening port between instances only if they ask for the same port; with port 0
-      // each would get its own. So pick the free port first (another process could take it meanwhile:
-      // then start fails with a clear bind error).
-      int port = options.port() == 0 && options.eventLoops() > 1 ? freePort(options.host()) : options.port();
-      await(vertx.deployVerticle(() -> new Instance(options, port, body, requests, bound, index.getAndIncrement()),
-          new DeploymentOptions().setInstances(options.eventLoops())));
+      int port = ServerStart.sharedPort(options.host(), options.port(), options.eventLoops());
+      ServerStart.await(vertx.deployVerticle(() -> new Instance(options, port, body, requests, bound, index.getAndIncrement()),
+          new DeploymentOptions().setInstances(options.eventLoops())), "bare server");
       for (int p : bound) {
         if (p != bound[0]) {
           throw new IllegalStateException("bare server instances bound different ports: " + java.util.Arrays.toString(bound));
@@ -124,6 +157,7 @@ public final class BareServer implements AutoCloseable {
     private final AtomicInteger requests;
     private final int[] bound;
     private final int index;
+    private BareOipHandler oip;
 
     Instance(Options options, int port, Buffer body, AtomicInteger requests, int[] bound, int index) {
       this.options = options;
@@ -136,6 +170,9 @@ public final class BareServer implements AutoCloseable {
 
     @Override
     public Future<?> start() {
+      if (options.work() == Work.OIP) {
+        oip = new BareOipHandler(vertx, options.delayMs(), MAX_BODY_BYTES);
+      }
       return vertx.createHttpServer(new HttpServerOptions().setHost(options.host()).setPort(port).setTcpNoDelay(true))
           .requestHandler(this::handle)
           .listen()
@@ -148,6 +185,10 @@ public final class BareServer implements AutoCloseable {
 
     private void handle(HttpServerRequest req) {
       requests.incrementAndGet();
+      if (oip != null) {
+        oip.handle(req);
+        return;
+      }
       req.end().onSuccess(v -> {
         if (options.delayMs() == 0) {
           respond(req);
@@ -159,22 +200,6 @@ public final class BareServer implements AutoCloseable {
 
     private void respond(HttpServerRequest req) {
       req.response().putHeader("content-type", options.contentType()).end(body);
-    }
-  }
-
-  private static int freePort(String host) {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(host))) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot find a free port on " + host + ": " + e.getMessage(), e);
-    }
-  }
-
-  private static <T> T await(Future<T> f) {
-    try {
-      return f.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      throw new IllegalStateException("bare server failed to start: " + e.getMessage(), e);
     }
   }
 
@@ -199,18 +224,21 @@ public final class BareServer implements AutoCloseable {
   }
 
   /**
-   * {@code BareServer [--host 127.0.0.1] [--port 8090] [--event-loops 1] [--delay-ms 0] [--body TEXT |
-   * --body-file FILE] [--content-type application/json]}; runs until the process is stopped.
+   * {@code BareServer [--host 127.0.0.1] [--port 8090] [--event-loops 1] [--delay-ms 0] [--work fixed|oip]
+   * [--body TEXT | --body-file FILE] [--content-type application/json]}; runs until the process is stopped.
    */
   public static void main(String[] argv) throws IOException, InterruptedException {
     CliArgs args = CliArgs.parse(argv, java.util.Set.of("help"));
     if (args.flag("help")) {
       System.out.println("usage: BareServer [--host 127.0.0.1] [--port " + DEFAULT_PORT + "] [--event-loops 1] "
-          + "[--delay-ms 0] [--body TEXT | --body-file FILE] [--content-type application/json]");
+          + "[--delay-ms 0] [--work fixed|oip] [--body TEXT | --body-file FILE] [--content-type application/json]\n"
+          + "  --work fixed  answer every request with the fixed body (default)\n"
+          + "  --work oip    decode each POST as an OIP v2 inference request (JSON or binary tensors), answer 10 floats");
       return;
     }
     Options o = Options.defaults().withHost(args.string("host", "127.0.0.1")).withPort(args.integer("port", DEFAULT_PORT))
-        .withEventLoops(args.integer("event-loops", 1)).withDelayMs(args.integer("delay-ms", 0));
+        .withEventLoops(args.integer("event-loops", 1)).withDelayMs(args.integer("delay-ms", 0))
+        .withWork(Work.parse(args.string("work", "fixed")));
     String type = args.string("content-type", "application/json");
     if (args.has("body-file")) {
       Path file = Path.of(args.string("body-file", null));
@@ -228,8 +256,8 @@ public final class BareServer implements AutoCloseable {
       server.close();
       stopped.countDown();
     }, "bare-server-shutdown"));
-    System.out.printf("BareServer listening on http://%s:%d (event loops %d, delay %d ms)%n", o.host(), server.port(),
-        o.eventLoops(), o.delayMs());
+    System.out.printf("BareServer listening on http://%s:%d (event loops %d, delay %d ms, work %s)%n", o.host(),
+        server.port(), o.eventLoops(), o.delayMs(), o.work().name().toLowerCase(java.util.Locale.ROOT));
     System.out.flush();
     stopped.await();
   }

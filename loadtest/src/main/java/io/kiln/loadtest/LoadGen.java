@@ -1,6 +1,7 @@
 package io.kiln.loadtest;
 
 import io.kiln.loadtest.impl.CliArgs;
+import io.kiln.loadtest.impl.FlatWarmUp;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -27,6 +28,10 @@ public final class LoadGen {
                                                limits (a run may have several); every run's own report and
                                                --links are linked
              LoadGen wait --url URL [--path /v2/health/ready] [--timeout 120s]   until GET answers 200
+             LoadGen warm [--round 5s] [--max-rounds 8] [--flat-pct 3] [--record FILE] [options]
+                                               rounds of the load in one JVM until two consecutive rounds'
+                                               req/s differ by < flat-pct %; --warmup precedes round 1 only;
+                                               --record writes the rounds ('round N RPS', 'flat yes|no')
 
       target and request
         --url URL               default http://127.0.0.1:8000 (8001 for grpc)
@@ -78,6 +83,9 @@ public final class LoadGen {
       if (!args.positional().isEmpty() && args.positional().get(0).equals("wait")) {
         return waitReady(args, err);
       }
+      if (!args.positional().isEmpty() && args.positional().get(0).equals("warm")) {
+        return warm(args, out, err);
+      }
       if (!args.positional().isEmpty()) {
         throw new IllegalArgumentException("unexpected argument '" + args.positional().get(0) + "'");
       }
@@ -95,23 +103,7 @@ public final class LoadGen {
   private static int load(CliArgs args, PrintStream out, PrintStream err) throws IOException {
     Path outFile = args.has("out") ? Path.of(args.string("out", null)) : null;
     String defaultName = outFile == null ? "run" : Reports.htmlBeside(outFile).getFileName().toString().replaceFirst("\\.html$", "");
-    Protocol protocol = Protocol.parse(args.string("protocol", "http-json"));
-    LoadOptions.Builder b = LoadOptions.builder()
-        .name(args.string("name", defaultName))
-        .protocol(protocol)
-        .model(args.string("model", LoadOptions.DEFAULT_MODEL))
-        .mode(LoadMode.parse(args.string("mode", "closed")))
-        .rate(args.doubleValue("rate", LoadOptions.DEFAULT_RATE))
-        .connections(args.integer("connections", LoadOptions.DEFAULT_CONNECTIONS))
-        .warmup(args.duration("warmup", LoadOptions.DEFAULT_WARMUP))
-        .duration(args.duration("duration", LoadOptions.DEFAULT_DURATION))
-        .maxRequests(args.longValue("max-requests", Long.MAX_VALUE))
-        .requestTimeout(args.duration("timeout", LoadOptions.DEFAULT_REQUEST_TIMEOUT))
-        .maxInFlight(args.integer("max-in-flight", LoadOptions.DEFAULT_MAX_IN_FLIGHT));
-    if (args.has("url")) {
-      b.target(URI.create(args.string("url", null)));
-    }
-    b.mix(mix(args));
+    LoadOptions.Builder b = loadOptions(args, defaultName);
     int eventLoops = args.integer("event-loops", LoadRunner.defaultEventLoops());
     boolean search = args.flag("search");
     MaxThroughputSearch.Options searchOptions = null;
@@ -150,6 +142,61 @@ public final class LoadGen {
           out.println("wrote " + outFile + " and " + Reports.htmlBeside(outFile));
         }
       }
+    }
+    return 0;
+  }
+
+  /** The target, request and load options every load-running command shares. */
+  private static LoadOptions.Builder loadOptions(CliArgs args, String defaultName) throws IOException {
+    Protocol protocol = Protocol.parse(args.string("protocol", "http-json"));
+    LoadOptions.Builder b = LoadOptions.builder()
+        .name(args.string("name", defaultName))
+        .protocol(protocol)
+        .model(args.string("model", LoadOptions.DEFAULT_MODEL))
+        .mode(LoadMode.parse(args.string("mode", "closed")))
+        .rate(args.doubleValue("rate", LoadOptions.DEFAULT_RATE))
+        .connections(args.integer("connections", LoadOptions.DEFAULT_CONNECTIONS))
+        .warmup(args.duration("warmup", LoadOptions.DEFAULT_WARMUP))
+        .duration(args.duration("duration", LoadOptions.DEFAULT_DURATION))
+        .maxRequests(args.longValue("max-requests", Long.MAX_VALUE))
+        .requestTimeout(args.duration("timeout", LoadOptions.DEFAULT_REQUEST_TIMEOUT))
+        .maxInFlight(args.integer("max-in-flight", LoadOptions.DEFAULT_MAX_IN_FLIGHT));
+    if (args.has("url")) {
+      b.target(URI.create(args.string("url", null)));
+    }
+    b.mix(mix(args));
+    return b;
+  }
+
+  /**
+   * Rounds of load in one JVM (so the client stays warm) until two consecutive rounds' req/s differ by less
+   * than {@code --flat-pct}; the first round is preceded by {@code --warmup}, the others are not.
+   */
+  private static int warm(CliArgs args, PrintStream out, PrintStream err) throws IOException {
+    if (args.positional().size() != 1) {
+      throw new IllegalArgumentException("warm takes no arguments besides options");
+    }
+    LoadOptions.Builder b = loadOptions(args, "warm");
+    int eventLoops = args.integer("event-loops", LoadRunner.defaultEventLoops());
+    java.time.Duration round = args.duration("round", java.time.Duration.ofSeconds(5));
+    int maxRounds = args.integer("max-rounds", 8);
+    double percent = args.doubleValue("flat-pct", 3);
+    Path record = args.has("record") ? Path.of(args.string("record", null)) : null;
+    ProgressListener progress = args.flag("quiet") ? ProgressListener.NONE : ProgressListener.printingTo(err);
+    args.rejectUnused();
+    LoadOptions first = b.duration(round).build();
+    LoadOptions next = first.toBuilder().warmup(java.time.Duration.ZERO).build();
+    FlatWarmUp.Result result;
+    try (LoadRunner runner = LoadRunner.create(eventLoops)) {
+      result = FlatWarmUp.run(maxRounds, percent, i -> {
+        RunResult r = runner.run(i == 1 ? first : next, progress);
+        out.printf(Locale.ROOT, "round %d: %.1f req/s (errors %d)%n", i, r.achievedRps(), r.errors());
+        return r.achievedRps();
+      });
+    }
+    out.printf(Locale.ROOT, "%s after %d rounds%n", result.flat() ? "flat" : "not flat", result.rounds().size());
+    if (record != null) {
+      Files.writeString(record, result.record());
     }
     return 0;
   }

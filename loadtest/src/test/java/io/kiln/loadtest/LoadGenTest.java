@@ -42,6 +42,21 @@ class LoadGenTest {
   }
 
   @Test
+  void warmRunsRoundsInOneJvmUntilFlatAndRecordsThem(@TempDir Path dir) throws Exception {
+    Path record = dir.resolve("bare.warm.txt");
+    try (BareServer server = BareServer.start(BareServer.Options.defaults())) {
+      // A 1000 % limit: any two rounds against a live server are "flat", so this stops after round 2.
+      int code = run("warm", "--url", "http://127.0.0.1:" + server.port(), "--model", "bare", "--connections", "2",
+          "--warmup", "0s", "--round", "300ms", "--max-rounds", "4", "--flat-pct", "1000", "--event-loops", "1",
+          "--quiet", "--record", record.toString());
+
+      assertThat(code).as(err.toString()).isZero();
+    }
+    assertThat(out.toString()).contains("round 1: ").contains("round 2: ").doesNotContain("round 3").contains("flat after 2 rounds");
+    assertThat(Files.readAllLines(record)).hasSize(3).allMatch(l -> l.matches("round \\d \\d+\\.\\d|flat yes"));
+  }
+
+  @Test
   void badArgumentsExitWithTwoAndSayWhy() {
     assertThat(run("--mode", "sideways")).isEqualTo(2);
     assertThat(err.toString()).contains("unknown mode 'sideways'");
