@@ -411,6 +411,16 @@ need_pinning() {
       die "wrk is not installed: install the package 'wrk' (e.g. sudo apt-get install wrk) and run again"
     fi
   fi
+  if ! command -v h2load >/dev/null || ! command -v nghttp >/dev/null; then
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+      log "installing h2load and nghttp (apt-get install -y nghttp2-client)"
+      apt-get install -y nghttp2-client >"$OUT/apt-nghttp2.log" 2>&1 || { apt-get update >>"$OUT/apt-nghttp2.log" 2>&1 && \
+        apt-get install -y nghttp2-client >>"$OUT/apt-nghttp2.log" 2>&1; } \
+        || die "could not install nghttp2-client; see $OUT/apt-nghttp2.log"
+    else
+      die "h2load is not installed: install the package 'nghttp2-client' and run again"
+    fi
+  fi
   command -v taskset >/dev/null || die "taskset is not installed (package util-linux)"
   command -v curl >/dev/null || die "curl is not installed (package curl)"
   [[ "$(nproc)" -ge 2 ]] || die "the pinned scenario needs at least 2 CPUs (one for the server, one for the client); nproc says $(nproc)"
@@ -444,6 +454,29 @@ measure_wrk() {
 wrk_round() {
   wrk_to "$OUT/warm/$1-$2.wrk.txt" "$3" "$4" 16 "$WARM_ROUND"
   ROUND_RPS="$WRK_RPS"
+}
+
+# grpc_body MODEL   $OUT/MODEL.grpc.bin: the framed ModelInferRequest h2load posts, from the same tensor as
+# tensor_request (and the wrk scripts); sets GRPC_BODY
+grpc_body() {
+  [[ -f "$OUT/request.json" ]] || tensor_request "$OUT/request.json" ''
+  GRPC_BODY="$OUT/$1.grpc.bin"
+  run_child "$JAVA" -cp "$CP" io.kiln.loadtest.GrpcRequestFile --request "$OUT/request.json" --model "$1" \
+    --out "$GRPC_BODY" || die "could not write $GRPC_BODY"
+}
+
+# measure_h2load NAME URL MODEL   gRPC ModelInfer with h2load pinned to $CLIENT_CPU: one thread, one connection,
+# 16 concurrent streams, 2 s of its own warm-up, then $DURATION -> $OUT/NAME.h2load.txt. One call first through
+# nghttp must end with grpc-status 0 (h2load itself only sees the HTTP status, which gRPC errors leave at 200).
+measure_h2load() {
+  local name="$1" path="$2/inference.GRPCInferenceService/ModelInfer" f="$OUT/$1.h2load.txt" check="$OUT/$1.check.txt"
+  grpc_body "$3"
+  nghttp -v -d "$GRPC_BODY" -H 'content-type: application/grpc' -H 'te: trailers' "$path" >"$check" 2>&1 || true
+  grep -aq 'grpc-status: 0' "$check" || die "$name: a single ModelInfer call did not end with grpc-status 0; see $check"
+  meta "loadavg_before_$name" "$(loadavg1)"
+  run_child taskset -c "$CLIENT_CPU" h2load -t1 -c1 -m16 --warm-up-time=2 -D "${DURATION%s}" -d "$GRPC_BODY" \
+    -H 'content-type: application/grpc' -H 'te: trailers' "$path" >"$f" 2>&1 || die "h2load failed ($path); see $f"
+  log "$name: $(awk '/^finished in/ {print $4, $5}' "$f" | tr -d ,)"
 }
 
 # warm_grpc TARGET URL MODEL   the same rule for gRPC: `LoadGen warm` runs the rounds (c16, $WARM_ROUND each)
@@ -522,6 +555,7 @@ pinned_bare_grpc() {
   local url="http://127.0.0.1:$BARE_GRPC_PORT"
   warm_grpc bare-grpc "$url" bare
   loadgen bare-grpc-c16 --url "$url" --model bare --protocol grpc --mode closed --connections 16 --event-loops 1
+  measure_h2load bare-grpc-h2load-c16 "$url" bare
   stop_bg bare-grpc-server
 }
 
@@ -543,6 +577,7 @@ pinned_kiln() {
   measure_wrk "$target-binary-c16" oip-binary "$url" 16
   warm_grpc "$target-grpc" "$grpc" "$model"
   loadgen "$target-grpc-c16" --url "$grpc" --model "$model" --protocol grpc --mode closed --connections 16 --event-loops 1
+  measure_h2load "$target-grpc-h2load-c16" "$grpc" "$model"
   stop_bg kiln
 }
 

@@ -1,6 +1,7 @@
 package io.kiln.loadtest;
 
 import io.kiln.loadtest.impl.CliArgs;
+import io.kiln.loadtest.impl.H2loadOutput;
 import io.kiln.loadtest.impl.WrkOutput;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,7 @@ public final class PinnedSummary {
   record Target(String name, String what) {
     /** The warm-up target it belongs to: the name without {@code -cN}. */
     String warmTarget() {
-      return name.replaceFirst("-c\\d+$", "");
+      return name.replaceFirst("-c\\d+$", "").replace("-h2load", ""); // h2load runs after LoadGen's warm-up
     }
   }
 
@@ -47,6 +48,9 @@ public final class PinnedSummary {
       new Target("bare-grpc-c16", "bare gRPC"),
       new Target("identity-grpc-c16", "Kiln identity, gRPC"),
       new Target("mlp-grpc-c16", "Kiln MLP, gRPC"),
+      new Target("bare-grpc-h2load-c16", "bare gRPC"),
+      new Target("identity-grpc-h2load-c16", "Kiln identity, gRPC"),
+      new Target("mlp-grpc-h2load-c16", "Kiln MLP, gRPC"),
       new Target("identity-cold-c16", "Kiln identity, cold start"),
       new Target("mlp-cold-c16", "Kiln MLP, cold start"));
 
@@ -82,6 +86,17 @@ public final class PinnedSummary {
   private Measurement read(String name) throws IOException {
     Path wrk = dir.resolve(name + ".wrk.txt");
     Path json = dir.resolve(name + ".json");
+    Path h2load = dir.resolve(name + ".h2load.txt");
+    if (Files.isRegularFile(h2load)) {
+      H2loadOutput h;
+      try {
+        h = H2loadOutput.parse(Files.readString(h2load));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(h2load + ": " + e.getMessage(), e);
+      }
+      // h2load prints the mean request time, no percentiles: the mean goes in the p50 column, marked.
+      return new Measurement(name, "h2load (mean)", h.requestsPerSecond(), h.meanMs(), Double.NaN, h.errors());
+    }
     if (Files.isRegularFile(wrk)) {
       WrkOutput w;
       try {
@@ -122,8 +137,9 @@ public final class PinnedSummary {
       }
       String warm = t.name().contains("-cold-") ? "none: cold by design"
           : warmShown.add(t.warmTarget()) ? warmUp(t.warmTarget()) : "as above";
-      sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.3f | %.3f | %d | %s | %s |%n", t.name(), t.what(),
-          m.client(), m.rps(), m.p50(), m.p99(), m.errors(), meta.getOrDefault("loadavg_before_" + t.name(), ""), warm));
+      sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.3f | %s | %d | %s | %s |%n", t.name(), t.what(),
+          m.client(), m.rps(), m.p50(), Double.isNaN(m.p99()) ? "–" : String.format(Locale.ROOT, "%.3f", m.p99()),
+          m.errors(), meta.getOrDefault("loadavg_before_" + t.name(), ""), warm));
     }
     sb.append('\n');
 
@@ -133,10 +149,15 @@ public final class PinnedSummary {
     }
     ratio(sb, "MLP JSON / bare JSON, c16", "mlp-json-c16", "bare-json-c16", 0.5, true);
     p99(sb, "MLP JSON p99, c16", "mlp-json-c16", 2.0);
-    ratio(sb, "identity gRPC / identity JSON, c16", "identity-grpc-c16", "identity-json-c16", 1.3, false);
-    ratio(sb, "MLP gRPC / MLP JSON, c16", "mlp-grpc-c16", "mlp-json-c16", 1.3, false);
-    ratio(sb, "identity gRPC / bare gRPC, c16", "identity-grpc-c16", "bare-grpc-c16", 0.6, true);
-    ratio(sb, "MLP gRPC / bare gRPC, c16", "mlp-grpc-c16", "bare-grpc-c16", 0.6, true);
+    // gRPC against JSON with native clients on both sides (h2load, wrk); LoadGen's gRPC rows compare only with
+    // LoadGen's bare gRPC row.
+    ratio(sb, "identity gRPC (h2load) / identity JSON (wrk), c16", "identity-grpc-h2load-c16", "identity-json-c16", 1.3,
+        false);
+    ratio(sb, "MLP gRPC (h2load) / MLP JSON (wrk), c16", "mlp-grpc-h2load-c16", "mlp-json-c16", 1.3, false);
+    ratio(sb, "identity gRPC / bare gRPC, c16 (h2load)", "identity-grpc-h2load-c16", "bare-grpc-h2load-c16", 0.6, true);
+    ratio(sb, "MLP gRPC / bare gRPC, c16 (h2load)", "mlp-grpc-h2load-c16", "bare-grpc-h2load-c16", 0.6, true);
+    ratio(sb, "identity gRPC / bare gRPC, c16 (LoadGen)", "identity-grpc-c16", "bare-grpc-c16", 0.6, true);
+    ratio(sb, "MLP gRPC / bare gRPC, c16 (LoadGen)", "mlp-grpc-c16", "bare-grpc-c16", 0.6, true);
     ratio(sb, "identity binary / identity JSON, c16", "identity-binary-c16", "identity-json-c16", 1.2, false);
     ratio(sb, "MLP binary / MLP JSON, c16", "mlp-binary-c16", "mlp-json-c16", 1.2, false);
     String cold = meta.getOrDefault("cold_duration", "5s");
@@ -150,9 +171,11 @@ public final class PinnedSummary {
             .append(" s after `kiln up` started (polled every 50 ms); the cold run began right after.\n");
       }
     }
-    sb.append("- JSON and binary runs are wrk (one thread, closed loop, N connections); gRPC runs are LoadGen "
-        + "(Java, closed loop, N streams), which costs more client CPU per request than wrk: the bare gRPC row is "
-        + "the limit of that client and server together, so compare gRPC with gRPC.\n");
+    sb.append("- JSON and binary runs are wrk (one thread, closed loop, N connections). gRPC runs twice: h2load "
+        + "(nghttp2's native HTTP/2 client, one thread, one connection, N concurrent streams, the framed "
+        + "ModelInferRequest of GrpcRequestFile; it prints a mean, no percentiles, and counts HTTP 2xx, so a single "
+        + "call is checked for grpc-status 0 first) and LoadGen (Java, N streams), which costs more client CPU per "
+        + "request: LoadGen's gRPC rows compare only with LoadGen's bare gRPC row.\n");
     sb.append("- \"load before\": the 1-minute load average just before the run. This scenario accounts for about "
         + "2 of it (one busy server core, one busy client core); more means other processes shared the cores.\n");
     sb.append("- Ratios are of req/s; \"missed by\" is how far the ratio (or p99) is from its target.\n");

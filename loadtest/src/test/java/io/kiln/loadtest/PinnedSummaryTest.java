@@ -27,6 +27,9 @@ class PinnedSummaryTest {
     wrk(dir, "identity-cold-c16", "bare-json-c16.txt");
     Reports.writeJson(ReportsTest.synthetic("identity-grpc-c16", 50000, 0.3, 1), dir.resolve("identity-grpc-c16.json"));
     Reports.writeJson(ReportsTest.synthetic("bare-grpc-c16", 100000, 0.1, 0.5), dir.resolve("bare-grpc-c16.json"));
+    Files.writeString(dir.resolve("bare-grpc-h2load-c16.h2load.txt"), H2loadOutputTest.recorded("bare-grpc-c16.txt"));
+    Files.writeString(dir.resolve("identity-grpc-h2load-c16.h2load.txt"), H2loadOutputTest.recorded("bare-grpc-c16.txt")
+        .replace("10250.67 req/s", "7175.47 req/s"));
     Files.writeString(dir.resolve("bare-json.warm.txt"), "round 1 40000.4\nround 2 58000\nround 3 59000\nflat yes\n");
     Files.writeString(dir.resolve("identity-json.warm.txt"), "round 1 1000\nround 2 2000\nflat no\n");
 
@@ -44,8 +47,10 @@ class PinnedSummaryTest {
     assertThat(md).contains("| MLP JSON / bare JSON, c16 | 100 % | ≥ 50 % | met |");
     assertThat(md).contains("| MLP JSON p99, c16 | 3.140 ms | ≤ 2.0 ms | missed by 1.140 ms |");
     // 50000 / 84512.55 = 0.59
-    assertThat(md).contains("| identity gRPC / identity JSON, c16 | 0.59× | ≥ 1.30× | missed by 0.71× |");
-    assertThat(md).contains("| identity gRPC / bare gRPC, c16 | 50 % | ≥ 60 % | missed by 10 points |");
+    assertThat(md).contains("| identity gRPC (h2load) / identity JSON (wrk), c16 | 0.08× | ≥ 1.30× | missed by 1.22× |");
+    assertThat(md).contains("| identity gRPC / bare gRPC, c16 (h2load) | 70 % | ≥ 60 % | met |");
+    assertThat(md).contains("| identity gRPC / bare gRPC, c16 (LoadGen) | 50 % | ≥ 60 % | missed by 10 points |");
+    assertThat(md).contains("| identity-grpc-h2load-c16 | Kiln identity, gRPC | h2load (mean) | 7175 | 1.640 | – | 0 |");
     assertThat(md).contains("| identity binary / identity JSON, c16 | | ≥ 1.20× | not measured (identity-binary-c16) |");
     // 59776.75 / 84512.55 = 0.707
     assertThat(md).contains("| identity cold / steady, c16 (first 5s after ready) | 71 % | ≥ 80 % | missed by 9 points |");
