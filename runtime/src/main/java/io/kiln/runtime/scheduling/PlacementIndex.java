@@ -243,7 +243,7 @@ public final class PlacementIndex {
         out[groupNext[c]++] = ids[i];
       }
     }
-    return Arrays.asList(out);
+    return List.of(out); // one copy; Ranked keeps an immutable list as it is
   }
 
   /** SPREAD's ranking: fitting nodes by current utilisation, ties in id order rotated by {@code sequence}. */
@@ -280,7 +280,7 @@ public final class PlacementIndex {
         out[groupNext[c]++] = ids[i];
       }
     }
-    return Arrays.asList(out);
+    return List.of(out); // one copy; Ranked keeps an immutable list as it is
   }
 
   /**

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Scheduler microbenchmarks (JMH, in the runtime's test sources, io.kiln.runtime.bench): one placement over
+# 1,000 and 10,000 simulated nodes, the plain scan (Scheduler.place over a ClusterView) against the
+# PlacementIndex, and the index's cost per node-table change. One fork on one pinned core.
+# Usage: loadtest/bench-scheduler.sh [JMH benchmark regexp]
+#   QUICK=1         one 200 ms warm-up and one 200 ms measurement per benchmark: checks the script, not figures
+#   BENCH_CPU (1)   the core taskset pins the benchmark JVM (and its fork) to
+#   WARMUPS (2), ITERATIONS (3), ITERATION_SECONDS (1)   JMH iterations and their length otherwise
+# Prints the table and keeps it, with meta.txt, in loadtest/results/scheduler-<time>/ (output.txt the
+# table, jmh.json JMH's own record, jmh-log.txt the whole run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=loadtest/lib.sh
+source loadtest/lib.sh
+filter="${1:-io.kiln.runtime.bench.(SchedulerBenchmark|PlacementIndexUpdateBenchmark)}"
+cpu="${BENCH_CPU:-1}"
+if [[ "${QUICK:-0}" == 1 ]]; then
+  warmups=1 iterations=1 time=200ms
+else
+  warmups="${WARMUPS:-2}" iterations="${ITERATIONS:-3}" time="${ITERATION_SECONDS:-1}s"
+fi
+./mvnw -B -q -o -pl runtime test-compile dependency:build-classpath -Dmdep.includeScope=test \
+  -Dmdep.outputFile="$PWD/runtime/target/bench.cp" >/dev/null
+CP="runtime/target/test-classes:runtime/target/classes:$(cat runtime/target/bench.cp)"
+new_results_dir scheduler
+cmd=(taskset -c "$cpu" "${JAVA:-java}" -cp "$CP" org.openjdk.jmh.Main "$filter" -f 1 -wi "$warmups" -i "$iterations"
+  -w "$time" -r "$time" -foe true -jvmArgsAppend -Xmx1g -rf json -rff "$OUT/jmh.json")
+meta_start scheduler "QUICK=${QUICK:-0} loadtest/bench-scheduler.sh $*"
+meta title "scheduler: placement over 1,000 and 10,000 simulated nodes, scan vs index, and the index's update cost"
+meta notes "JMH average time per operation, one fork pinned to core $cpu (taskset), $warmups warm-up + $iterations measured iterations of $time. SchedulerBenchmark: one placement returning the whole ranking; cluster mixed = four node families with loads in whole CPUs, quarter GPUs, slots and 8 GiB blocks (2 % dead), distinct = every node its own (total, available), the index's worst case; requests cpu/gpu = DEFAULT CPU 1 / GPU 1, spread = SPREAD zero-resource, soft = soft affinity CPU 1. PlacementIndexUpdateBenchmark: one row change (availability) or a death/return, in ns."
+meta git_uncommitted "$(git status --porcelain -- runtime loadtest pom.xml | wc -l) changed files"
+meta jmh_command "${cmd[*]/"$CP"/\$CP}"
+meta classpath "CP = runtime/target/test-classes:runtime/target/classes + the runtime's test-scope dependencies"
+wait_for_quiet
+"${cmd[@]}" >"$OUT/jmh-log.txt" 2>&1 || { tail -40 "$OUT/jmh-log.txt" >&2; exit 1; }
+# The summary table JMH prints last: from its header line to the end.
+awk '/^Benchmark +/ { table = 1 } table' "$OUT/jmh-log.txt" | tee "$OUT/output.txt"
+meta_end
+echo "results: $OUT" >&2
