@@ -24,10 +24,10 @@ import java.util.Optional;
  * Alive nodes are kept in one array sorted by id, each tagged with its <i>shape</i>: the distinct (total,
  * available) pairs, with their quantities as primitive arrays. A placement evaluates fit and utilisation
  * once per shape (real clusters have few: nodes are bought in a handful of sizes and actors reserve round
- * amounts), ranks the distinct utilisations, and then writes the ranking in one pass over the id-ordered
- * array, as a stable counting sort (ties by id, or by SPREAD's rotated id order, come out in place). That is
- * O(shapes × resource kinds + shapes log shapes + alive nodes) with a few nanoseconds per node, against
- * the scan's object-heavy comparisons and sort. The result is the whole ranking, as the scan gives it.
+ * amounts), ranks the distinct utilisations (a radix sort of their bits), and then writes the ranking in one
+ * pass over the id-ordered array, as a stable counting sort (ties by id, or by SPREAD's rotated id order,
+ * come out in place). That is O(shapes × resource kinds + alive nodes) with a few nanoseconds per node,
+ * against the scan's object-heavy comparisons and sort. The result is the whole ranking, as the scan gives.
  *
  * <p>An update costs a binary search over the ids, a hash of the node's resources and, when a node joins,
  * leaves or dies, an array shift of the ids after it.
@@ -40,6 +40,10 @@ public final class PlacementIndex {
 
   private static final int NO_FIT = -1;
   private static final int PACK = -2;
+  private static final int RADIX_BITS = 11;
+  private static final int RADIX = 1 << RADIX_BITS;
+  /** Below this many scores an insertion sort beats clearing the radix counts. */
+  private static final int RADIX_MIN = 64;
 
   private final String localNodeId;
   /** Every known node, alive or not (hard affinity needs the dead ones, for its message). */
@@ -59,8 +63,13 @@ public final class PlacementIndex {
   // Scratch of one placement, per shape slot (guarded by the monitor, like everything else).
   private int[] code = new int[16];
   private double[] score = new double[16];
-  private double[] distinct = new double[16];
   private int[] groupNext = new int[16];
+  /** Scores to rank (their raw bits: non-negative doubles order as their bits do) with their shape slots. */
+  private long[] keys = new long[16];
+  private int[] keySlots = new int[16];
+  private long[] keysSwap = new long[16];
+  private int[] keySlotsSwap = new int[16];
+  private final int[] digitStarts = new int[RADIX + 1];
   private long[] needDense = new long[0];
   private int[] needKeys = new int[0];
   private long[] needUnits = new long[0];
@@ -200,9 +209,8 @@ public final class PlacementIndex {
         code[slot] = PACK;
         packCount += s.count;
       } else {
-        code[slot] = 0;
-        score[slot] = after;
-        distinct[values++] = after;
+        keys[values] = Double.doubleToRawLongBits(after);
+        keySlots[values++] = slot;
       }
     }
     int groups = groupCounts(values);
@@ -261,10 +269,8 @@ public final class PlacementIndex {
         code[slot] = NO_FIT;
         continue;
       }
-      double u = utilisation(s, null);
-      code[slot] = 0;
-      score[slot] = u;
-      distinct[values++] = u;
+      keys[values] = Double.doubleToRawLongBits(utilisation(s, null));
+      keySlots[values++] = slot;
     }
     int groups = groupCounts(values);
     int total = startsAfter(0, groups);
@@ -284,25 +290,67 @@ public final class PlacementIndex {
   }
 
   /**
-   * Sorts and dedupes the first {@code values} of {@link #distinct}, replaces each grouped shape's code by
-   * its score's rank and counts the nodes per rank into {@link #groupNext}; the number of ranks.
+   * Ranks the first {@code values} scores of {@link #keys} (distinct scores, ascending), sets each of their
+   * shapes' code to its score's rank and counts the nodes per rank into {@link #groupNext}; the number of
+   * ranks. A least-significant-digit radix sort of the scores' bits: linear in the shapes, so a cluster whose
+   * every node is its own shape costs no comparison sort.
    */
   private int groupCounts(int values) {
-    Arrays.sort(distinct, 0, values);
-    int groups = 0;
-    for (int i = 0; i < values; i++) {
-      if (groups == 0 || Double.compare(distinct[groups - 1], distinct[i]) != 0) {
-        distinct[groups++] = distinct[i];
+    long[] k = keys;
+    int[] s = keySlots;
+    if (values < RADIX_MIN) {
+      for (int i = 1; i < values; i++) {
+        long key = k[i];
+        int slot = s[i];
+        int j = i - 1;
+        for (; j >= 0 && k[j] > key; j--) {
+          k[j + 1] = k[j];
+          s[j + 1] = s[j];
+        }
+        k[j + 1] = key;
+        s[j + 1] = slot;
+      }
+    } else {
+      long[] tk = keysSwap;
+      int[] ts = keySlotsSwap;
+      long or = 0;
+      long and = -1;
+      for (int i = 0; i < values; i++) {
+        or |= k[i];
+        and &= k[i];
+      }
+      long varying = or ^ and;
+      for (int shift = 0; shift < Long.SIZE; shift += RADIX_BITS) {
+        if (((varying >>> shift) & (RADIX - 1)) == 0) {
+          continue; // every score has the same digit here
+        }
+        Arrays.fill(digitStarts, 0);
+        for (int i = 0; i < values; i++) {
+          digitStarts[(int) ((k[i] >>> shift) & (RADIX - 1)) + 1]++;
+        }
+        for (int d = 1; d <= RADIX; d++) {
+          digitStarts[d] += digitStarts[d - 1];
+        }
+        for (int i = 0; i < values; i++) {
+          int at = digitStarts[(int) ((k[i] >>> shift) & (RADIX - 1))]++;
+          tk[at] = k[i];
+          ts[at] = s[i];
+        }
+        long[] kk = k;
+        k = tk;
+        tk = kk;
+        int[] ss = s;
+        s = ts;
+        ts = ss;
       }
     }
-    Arrays.fill(groupNext, 0, groups, 0);
-    for (int slot = 0; slot < slotsUsed; slot++) {
-      Shape s = bySlot[slot];
-      if (s != null && code[slot] >= 0) {
-        int g = Arrays.binarySearch(distinct, 0, groups, score[slot]);
-        code[slot] = g;
-        groupNext[g] += s.count;
+    int groups = 0;
+    for (int i = 0; i < values; i++) {
+      if (groups == 0 || k[i] != k[i - 1]) {
+        groupNext[groups++] = 0;
       }
+      code[s[i]] = groups - 1;
+      groupNext[groups - 1] += bySlot[s[i]].count;
     }
     return groups;
   }
@@ -467,8 +515,11 @@ public final class PlacementIndex {
       bySlot = Arrays.copyOf(bySlot, n);
       code = Arrays.copyOf(code, n);
       score = Arrays.copyOf(score, n);
-      distinct = Arrays.copyOf(distinct, n);
       groupNext = Arrays.copyOf(groupNext, n);
+      keys = new long[n];
+      keySlots = new int[n];
+      keysSwap = new long[n];
+      keySlotsSwap = new int[n];
     }
     return slotsUsed++;
   }
