@@ -6,6 +6,8 @@
 #   QUICK=1         one 200 ms warm-up and one 200 ms measurement per benchmark: checks the script, not figures
 #   BENCH_CPU (1)   the core taskset pins the benchmark JVM (and its fork) to
 #   WARMUPS (2), ITERATIONS (3), ITERATION_SECONDS (1)   JMH iterations and their length otherwise
+#   TRAFFIC (1)     also simulate the node table's row traffic at 100 and 1,000 nodes (RowTrafficSimulation,
+#                   counted bytes of the rows as serialised; TRAFFIC_SECONDS simulated seconds, 5)
 # Prints the table and keeps it, with meta.txt, in loadtest/results/scheduler-<time>/ (output.txt the
 # table, jmh.json JMH's own record, jmh-log.txt the whole run).
 set -euo pipefail
@@ -35,5 +37,11 @@ wait_for_quiet
 "${cmd[@]}" >"$OUT/jmh-log.txt" 2>&1 || { tail -40 "$OUT/jmh-log.txt" >&2; exit 1; }
 # The summary table JMH prints last: from its header line to the end.
 awk '/^Benchmark +/ { table = 1 } table' "$OUT/jmh-log.txt" | tee "$OUT/output.txt"
+if [[ "${TRAFFIC:-1}" == 1 ]]; then
+  traffic_seconds="${TRAFFIC_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 1 || echo 5)}"
+  meta traffic_command "java -cp \$CP io.kiln.runtime.impl.RowTrafficSimulation $traffic_seconds 100 1000"
+  echo | tee -a "$OUT/output.txt"
+  "${JAVA:-java}" -cp "$CP" io.kiln.runtime.impl.RowTrafficSimulation "$traffic_seconds" 100 1000 | tee -a "$OUT/output.txt"
+fi
 meta_end
 echo "results: $OUT" >&2
