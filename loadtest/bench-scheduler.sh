@@ -8,6 +8,9 @@
 #   WARMUPS (2), ITERATIONS (3), ITERATION_SECONDS (1)   JMH iterations and their length otherwise
 #   TRAFFIC (1)     also simulate the node table's row traffic at 100 and 1,000 nodes (RowTrafficSimulation,
 #                   counted bytes of the rows as serialised; TRAFFIC_SECONDS simulated seconds, 5)
+#   REGISTRY (0)    also measure the named-actor registry with REGISTRY_ACTORS (10000) named actors on three
+#                   in-process Hazelcast members: create, lookup, get-or-create rates (RegistryScaleBenchmark,
+#                   REGISTRY_SECONDS per phase, 5; not pinned: three members need more than one core)
 # Prints the table and keeps it, with meta.txt, in loadtest/results/scheduler-<time>/ (output.txt the
 # table, jmh.json JMH's own record, jmh-log.txt the whole run).
 set -euo pipefail
@@ -42,6 +45,16 @@ if [[ "${TRAFFIC:-1}" == 1 ]]; then
   meta traffic_command "java -cp \$CP io.kiln.runtime.impl.RowTrafficSimulation $traffic_seconds 100 1000"
   echo | tee -a "$OUT/output.txt"
   "${JAVA:-java}" -cp "$CP" io.kiln.runtime.impl.RowTrafficSimulation "$traffic_seconds" 100 1000 | tee -a "$OUT/output.txt"
+fi
+if [[ "${REGISTRY:-0}" == 1 ]]; then
+  actors="${REGISTRY_ACTORS:-$([[ "${QUICK:-0}" == 1 ]] && echo 1000 || echo 10000)}"
+  registry_seconds="${REGISTRY_SECONDS:-$([[ "${QUICK:-0}" == 1 ]] && echo 1 || echo 5)}"
+  # The JVM flags Hazelcast asks for on Java 17, as the tests pass them (root pom's kiln.jvm.flags).
+  read -r -a hz_flags <<<"$(sed -n 's:.*<kiln.jvm.flags>\(.*\)</kiln.jvm.flags>.*:\1:p' pom.xml)"
+  meta registry_command "java -Xmx2g \${kiln.jvm.flags} -cp \$CP io.kiln.runtime.bench.RegistryScaleBenchmark $actors $registry_seconds 64"
+  echo | tee -a "$OUT/output.txt"
+  "${JAVA:-java}" -Xmx2g "${hz_flags[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=error -cp "$CP" \
+    io.kiln.runtime.bench.RegistryScaleBenchmark "$actors" "$registry_seconds" 64 2>&1 | tee -a "$OUT/output.txt"
 fi
 meta_end
 echo "results: $OUT" >&2
