@@ -48,6 +48,7 @@ final class NodeAgent {
   private final AtomicLong rowVersion = new AtomicLong();
   private final long startedAt = System.currentTimeMillis();
   private final Map<String, String> services = new ConcurrentHashMap<>();
+  private final RowPublisher rowPublisher;
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
   private WorkerExecutor taskExecutor;
   private volatile boolean closing;
@@ -76,7 +77,15 @@ final class NodeAgent {
     this.nodeTable = nodeTable;
     this.resourcesReleased = resourcesReleased;
     this.callPath = callPath;
+    this.rowPublisher = new RowPublisher(ROW_INTERVAL_MS, callPath.nanoClock(),
+        (delay, task) -> vertx.setTimer(Math.max(1, delay), id -> task.run()), this::currentRow, this::writeRow);
   }
+
+  /**
+   * The most often this node writes its row (a change after a quiet interval is written at once). Other
+   * nodes' placement sees this node's availability up to this late; a refusal makes them spill back.
+   */
+  static final long ROW_INTERVAL_MS = 100;
 
   static String address(String nodeId) {
     return "kiln.node." + nodeId;
@@ -326,10 +335,18 @@ final class NodeAgent {
 
   // ---- node row -----------------------------------------------------------------------------------
 
+  /** This node's row changed (resources, services): it is written now or at the end of the interval. */
   void publishRow() {
-    NodeRecord row = new NodeRecord(nodeId(), node.host(), ledger.total().units(), ledger.available().units(),
+    rowPublisher.changed();
+  }
+
+  private NodeRecord currentRow() {
+    return new NodeRecord(nodeId(), node.host(), ledger.total().units(), ledger.available().units(),
         node.labels(), Map.copyOf(services), startedAt, rowVersion.incrementAndGet());
-    nodeTable.publish(row).whenComplete((v, e) -> {
+  }
+
+  private CompletionStage<Void> writeRow(NodeRecord row) {
+    return nodeTable.publish(row).whenComplete((v, e) -> {
       if (e != null && !closing) {
         LOG.debug("publishing node row failed", e);
       }
@@ -350,12 +367,14 @@ final class NodeAgent {
     if (taskExecutor != null) {
       done.add(taskExecutor.close());
     }
-    return Future.join(done).mapEmpty();
+    // The row is removed next (RuntimeImpl): no write of it may land after that.
+    return Future.join(done).transform(ar -> Future.fromCompletionStage(rowPublisher.close())).mapEmpty();
   }
 
   /** Drops every hosted actor without cleanup or replies: a simulated process crash. */
   void abandon() {
     closing = true;
+    rowPublisher.close();
     for (ActorCell c : cells.cells()) {
       c.abandon();
       String deployment = c.deployed() ? c.deploymentID() : null;

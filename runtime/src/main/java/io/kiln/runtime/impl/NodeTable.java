@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * The node table ({@code kiln.nodes}) mirrored locally: every node keeps a cache of all rows, refreshed by
@@ -25,6 +26,7 @@ final class NodeTable {
   private final SharedMap map;
   private final Map<String, NodeRecord> rows = new ConcurrentHashMap<>();
   private final List<Runnable> changeListeners = new CopyOnWriteArrayList<>();
+  private final List<Consumer<String>> rowListeners = new CopyOnWriteArrayList<>();
 
   NodeTable(ClusterBackend backend) {
     this.backend = backend;
@@ -36,6 +38,7 @@ final class NodeTable {
         NodeRecord rec = WireCodec.fromJson(value, NodeRecord.class);
         rows.merge(key, rec, (old, neu) -> neu.version() >= old.version() ? neu : old);
       }
+      rowListeners.forEach(l -> l.accept(key));
       changeListeners.forEach(Runnable::run);
     });
   }
@@ -50,6 +53,14 @@ final class NodeTable {
 
   void onChange(Runnable listener) {
     changeListeners.add(listener);
+  }
+
+  /**
+   * Told the node id of every row another member changed or removed, after the cache has it (rows loaded by
+   * {@link #load} are not announced). On the map's event thread; must not block.
+   */
+  void onRowChange(Consumer<String> listener) {
+    rowListeners.add(listener);
   }
 
   CompletionStage<Void> publish(NodeRecord rec) {

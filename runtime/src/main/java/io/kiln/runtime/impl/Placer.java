@@ -7,7 +7,6 @@ import io.kiln.runtime.Resources;
 import io.kiln.runtime.SchedulingStrategy;
 import io.kiln.runtime.scheduling.Placement;
 import io.kiln.runtime.scheduling.PlacementRequest;
-import io.kiln.runtime.scheduling.Scheduler;
 import io.vertx.core.Context;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,10 +16,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
- * Places actors and tasks: ranks nodes with the pure {@link Scheduler} over the current cluster view, asks
+ * Places actors and tasks: ranks nodes with the {@link io.kiln.runtime.scheduling.Scheduler}'s policy over
+ * the current cluster view (answered by {@link ClusterViews#place} from its index), asks
  * each ranked node's agent in turn (spilling back when one refuses because resources moved), and parks
  * requests that are feasible but do not fit now in a FIFO queue that is retried whenever resources are
  * released or the node table changes, until their placement timeout. Infeasible requests fail at once.
@@ -32,7 +31,7 @@ final class Placer {
   private static final long RETRY_PERIOD_MS = 250;
 
   private final Context context;
-  private final Supplier<io.kiln.runtime.ClusterView> view;
+  private final Function<PlacementRequest, Placement> scheduler;
   private final LinkedList<Entry<?>> pending = new LinkedList<>();
   private long sequence;
   private long retryTimer = -1;
@@ -57,9 +56,10 @@ final class Placer {
   private record PlacementRequestBase(Resources resources, SchedulingStrategy strategy, String what) {
   }
 
-  Placer(Context context, Supplier<io.kiln.runtime.ClusterView> view) {
+  /** @param scheduler the placement policy over the current view; pure apart from reading that view */
+  Placer(Context context, Function<PlacementRequest, Placement> scheduler) {
     this.context = context;
-    this.view = view;
+    this.scheduler = scheduler;
   }
 
   /**
@@ -108,7 +108,7 @@ final class Placer {
       return;
     }
     PlacementRequest req = new PlacementRequest(e.base.resources(), e.base.strategy(), sequence++);
-    Placement p = Scheduler.place(req, view.get());
+    Placement p = scheduler.apply(req);
     if (p instanceof Placement.Infeasible inf) {
       finish(e, null, new InfeasibleResourcesException(e.base.what() + " is infeasible: " + inf.reason()));
     } else if (p instanceof Placement.Pending pend) {

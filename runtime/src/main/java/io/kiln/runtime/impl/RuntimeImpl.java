@@ -73,8 +73,8 @@ public final class RuntimeImpl implements KilnRuntime {
     this.registry = new ActorRegistry(backend.map(ActorRegistry.MAP));
     this.calls = new CallTracker(node.nodeId());
     ResourceLedger ledger = new ResourceLedger(node.resources());
-    this.views = new ClusterViews(node, nodeTable, ledger);
-    this.placer = new Placer(vertx.getOrCreateContext(), views::clusterView);
+    this.views = new ClusterViews(node, nodeTable, ledger, backend::members);
+    this.placer = new Placer(vertx.getOrCreateContext(), views::place);
     this.actorsHere = new LocalActors();
     this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere, System::nanoTime);
     // The one edge back: hosted actors and tasks are handed the runtime hosting them (ActorContext.runtime(),
@@ -98,7 +98,10 @@ public final class RuntimeImpl implements KilnRuntime {
     backend.addMembershipListener(rt.new Membership());
     rt.nodeTable.onChange(rt.placer::resourcesChanged);
     return Future.fromCompletionStage(rt.nodeTable.load())
-        .compose(v -> rt.agent.start())
+        .compose(v -> {
+          rt.views.resync();
+          return rt.agent.start();
+        })
         .map(v -> {
           rt.agent.publishRow();
           if (backend.isLeader()) {
@@ -298,8 +301,14 @@ public final class RuntimeImpl implements KilnRuntime {
 
   private final class Membership implements MembershipListener {
     @Override
+    public void memberJoined(String memberId) {
+      views.nodeChanged(memberId);
+    }
+
+    @Override
     public void memberLeft(String memberId) {
       LOG.info("node {} left the cluster", memberId);
+      views.nodeChanged(memberId);
       calls.nodeDied(memberId);
       agent.nodeDied(memberId);
       placer.resourcesChanged();

@@ -57,7 +57,8 @@ public final class Scheduler {
     List<NodeView> alive = view.aliveNodes();
     SchedulingStrategy strategy = request.strategy();
     if (strategy instanceof NodeAffinity affinity) {
-      return affinity.soft() ? softAffinity(need, affinity.nodeId(), view, alive) : hardAffinity(need, affinity.nodeId(), view);
+      return affinity.soft() ? softAffinity(need, affinity.nodeId(), view, alive)
+          : hardAffinity(need, affinity.nodeId(), view.node(affinity.nodeId()));
     }
     List<String> ranked = strategy instanceof Spread
         ? spreadRanking(need, alive, request.sequence())
@@ -107,8 +108,8 @@ public final class Scheduler {
     return candidates.stream().map(Scored::nodeId).toList();
   }
 
-  private static Placement hardAffinity(Resources need, String nodeId, ClusterView view) {
-    Optional<NodeView> found = view.node(nodeId);
+  /** Hard affinity given the node's row, if the view has one ({@link PlacementIndex} shares it). */
+  static Placement hardAffinity(Resources need, String nodeId, Optional<NodeView> found) {
     if (found.isEmpty()) {
       return new Placement.Infeasible("unknown node " + nodeId);
     }
@@ -139,23 +140,35 @@ public final class Scheduler {
 
   private static Placement noCandidate(Resources need, List<NodeView> alive) {
     if (alive.isEmpty()) {
-      return new Placement.Infeasible("needs " + need + ", no alive nodes");
+      return noAliveNodes(need);
     }
     long couldFit = alive.stream().filter(n -> need.fitsIn(n.total())).count();
     if (couldFit > 0) {
-      return new Placement.Pending("needs " + need + ", " + couldFit + " of " + alive.size()
-          + " alive nodes could hold it but none has it available now");
+      return pending(need, couldFit, alive.size());
     }
     NodeView closest = alive.stream()
         .max(Comparator.comparingDouble((NodeView n) -> coverage(need, n.total()))
             .thenComparing(NodeView::nodeId, Comparator.reverseOrder()))
         .orElseThrow();
+    return infeasible(need, closest);
+  }
+
+  static Placement.Infeasible noAliveNodes(Resources need) {
+    return new Placement.Infeasible("needs " + need + ", no alive nodes");
+  }
+
+  static Placement.Pending pending(Resources need, long couldFit, int alive) {
+    return new Placement.Pending("needs " + need + ", " + couldFit + " of " + alive
+        + " alive nodes could hold it but none has it available now");
+  }
+
+  static Placement.Infeasible infeasible(Resources need, NodeView closest) {
     return new Placement.Infeasible("needs " + need + ", largest alive node " + closest.nodeId()
         + " has " + closest.total());
   }
 
   /** How much of {@code need} {@code total} covers, summed per requested key (each capped at 1). */
-  private static double coverage(Resources need, Resources total) {
+  static double coverage(Resources need, Resources total) {
     double sum = 0;
     for (Map.Entry<String, Long> e : need.units().entrySet()) {
       sum += Math.min(1.0, total.unitsOf(e.getKey()) / (double) e.getValue());

@@ -1,0 +1,530 @@
+package io.kiln.runtime.scheduling;
+
+import io.kiln.runtime.ClusterView;
+import io.kiln.runtime.NodeView;
+import io.kiln.runtime.Resources;
+import io.kiln.runtime.SchedulingStrategy;
+import io.kiln.runtime.SchedulingStrategy.NodeAffinity;
+import io.kiln.runtime.SchedulingStrategy.Spread;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * {@link Scheduler}'s policy over a node table kept as an index, for clusters of thousands of nodes: the
+ * table is updated one row at a time ({@link #put}, {@link #remove}) and {@link #place} answers exactly what
+ * {@code Scheduler.place(request, view())} would, without rebuilding or rescanning the view's objects.
+ *
+ * <p>How. Placement depends on a node only through its id, its liveness and its (total, available) pair.
+ * Alive nodes are kept in one array sorted by id, each tagged with its <i>shape</i>: the distinct (total,
+ * available) pairs, with their quantities as primitive arrays. A placement evaluates fit and utilisation
+ * once per shape (real clusters have few: nodes are bought in a handful of sizes and actors reserve round
+ * amounts), ranks the distinct utilisations (a radix sort of their bits), and then writes the ranking in one
+ * pass over the id-ordered array, as a stable counting sort (ties by id, or by SPREAD's rotated id order,
+ * come out in place). That is O(shapes × resource kinds + alive nodes) with a few nanoseconds per node,
+ * against the scan's object-heavy comparisons and sort. The result is the whole ranking, as the scan gives.
+ *
+ * <p>An update costs a binary search over the ids, a hash of the node's resources and, when a node joins,
+ * leaves or dies, an array shift of the ids after it.
+ *
+ * <p>Node ids are unique (one row per node); {@link #put} replaces the row of the same id.
+ *
+ * <p>Thread-safe: updates and placements are serialised on the index's monitor. Never blocks otherwise.
+ */
+public final class PlacementIndex {
+
+  private static final int NO_FIT = -1;
+  private static final int PACK = -2;
+  private static final int RADIX_BITS = 11;
+  private static final int RADIX = 1 << RADIX_BITS;
+  /** Below this many scores an insertion sort beats clearing the radix counts. */
+  private static final int RADIX_MIN = 64;
+
+  private final String localNodeId;
+  /** Every known node, alive or not (hard affinity needs the dead ones, for its message). */
+  private final Map<String, NodeView> byId = new HashMap<>();
+
+  /** Alive nodes: ids sorted (String order, as the scan sorts them), and each one's shape slot. */
+  private String[] ids = new String[16];
+  private int[] shapeOf = new int[16];
+  private int alive;
+
+  private final Map<String, Integer> keyIndex = new HashMap<>();
+  private final Map<ShapeKey, Shape> shapes = new HashMap<>();
+  private Shape[] bySlot = new Shape[16];
+  private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+  private int slotsUsed;
+
+  // Scratch of one placement, per shape slot (guarded by the monitor, like everything else).
+  private int[] code = new int[16];
+  private double[] score = new double[16];
+  private int[] groupNext = new int[16];
+  /** Scores to rank (their raw bits: non-negative doubles order as their bits do) with their shape slots. */
+  private long[] keys = new long[16];
+  private int[] keySlots = new int[16];
+  private long[] keysSwap = new long[16];
+  private int[] keySlotsSwap = new int[16];
+  private final int[] digitStarts = new int[RADIX + 1];
+  private long[] needDense = new long[0];
+  private int[] needKeys = new int[0];
+  private long[] needUnits = new long[0];
+
+  private record ShapeKey(Resources total, Resources available) {
+  }
+
+  /** Nodes with one (total, available) pair; quantities by key index, 0 past the arrays' end. */
+  private static final class Shape {
+    final ShapeKey key;
+    final int slot;
+    final long[] tot;
+    final long[] avail;
+    int count;
+
+    Shape(ShapeKey key, int slot, long[] tot, long[] avail) {
+      this.key = key;
+      this.slot = slot;
+      this.tot = tot;
+      this.avail = avail;
+    }
+  }
+
+  /** An empty index for the node {@code localNodeId}, which DEFAULT placement prefers. */
+  public PlacementIndex(String localNodeId) {
+    this.localNodeId = Objects.requireNonNull(localNodeId, "localNodeId");
+  }
+
+  /**
+   * An index holding {@code view}'s nodes.
+   *
+   * @throws IllegalArgumentException if two nodes share an id
+   */
+  public static PlacementIndex of(ClusterView view) {
+    PlacementIndex index = new PlacementIndex(view.localNodeId());
+    for (NodeView n : view.nodes()) {
+      if (index.byId.containsKey(n.nodeId())) {
+        throw new IllegalArgumentException("duplicate node id " + n.nodeId());
+      }
+      index.put(n);
+    }
+    return index;
+  }
+
+  public String localNodeId() {
+    return localNodeId;
+  }
+
+  /** Adds the node's row, or replaces the row of the same id. */
+  public synchronized void put(NodeView node) {
+    Objects.requireNonNull(node, "node");
+    NodeView old = byId.put(node.nodeId(), node);
+    boolean wasAlive = old != null && old.alive();
+    if (wasAlive && node.alive()) {
+      if (!sameResources(old, node)) {
+        int p = position(node.nodeId());
+        int previous = shapeOf[p];
+        shapeOf[p] = acquire(node);
+        release(previous);
+      }
+    } else if (wasAlive) {
+      removeAt(position(node.nodeId()));
+    } else if (node.alive()) {
+      insertAt(-position(node.nodeId()) - 1, node);
+    }
+  }
+
+  /** Forgets the node (as a row removed from the node table); whether it was known. */
+  public synchronized boolean remove(String nodeId) {
+    NodeView old = byId.remove(nodeId);
+    if (old != null && old.alive()) {
+      removeAt(position(nodeId));
+    }
+    return old != null;
+  }
+
+  /** The node's row, if known. */
+  public synchronized Optional<NodeView> node(String nodeId) {
+    return Optional.ofNullable(byId.get(nodeId));
+  }
+
+  /** The indexed nodes as a view, in id order: what {@link #place} is equivalent to scanning. O(nodes). */
+  public synchronized ClusterView view() {
+    List<NodeView> nodes = new ArrayList<>(byId.values());
+    nodes.sort((a, b) -> a.nodeId().compareTo(b.nodeId()));
+    return new ClusterView(localNodeId, nodes);
+  }
+
+  /** Distinct (total, available) pairs among alive nodes: what a placement evaluates one by one. */
+  public synchronized int shapes() {
+    return shapes.size();
+  }
+
+  /** Exactly {@code Scheduler.place(request, view())}. */
+  public synchronized Placement place(PlacementRequest request) {
+    Objects.requireNonNull(request, "request");
+    Resources need = request.resources();
+    SchedulingStrategy strategy = request.strategy();
+    if (strategy instanceof NodeAffinity affinity) {
+      NodeView node = byId.get(affinity.nodeId());
+      if (!affinity.soft()) {
+        return Scheduler.hardAffinity(need, affinity.nodeId(), Optional.ofNullable(node));
+      }
+      if (node != null && node.alive() && need.fitsIn(node.available())) {
+        return new Placement.Ranked(hybrid(need, node.nodeId()));
+      }
+      strategy = SchedulingStrategy.DEFAULT;
+    }
+    List<String> ranked = strategy instanceof Spread ? spread(need, request.sequence()) : hybrid(need, null);
+    return ranked.isEmpty() ? noCandidate(need) : new Placement.Ranked(ranked);
+  }
+
+  // ---- placement ----------------------------------------------------------------------------------
+
+  /**
+   * DEFAULT's ranking: pack nodes (below the threshold after placing) local first then by id, then the
+   * others by utilisation after placing, then id. {@code first}, when given (soft affinity), leads and is
+   * left out of the rest.
+   */
+  private List<String> hybrid(Resources need, String first) {
+    if (!prepareNeed(need)) {
+      return List.of();
+    }
+    int values = 0;
+    int packCount = 0;
+    for (int slot = 0; slot < slotsUsed; slot++) {
+      Shape s = bySlot[slot];
+      if (s == null) {
+        continue;
+      }
+      if (!fits(s)) {
+        code[slot] = NO_FIT;
+        continue;
+      }
+      double after = utilisation(s, needDense);
+      if (after < Scheduler.SPREAD_THRESHOLD) {
+        code[slot] = PACK;
+        packCount += s.count;
+      } else {
+        keys[values] = Double.doubleToRawLongBits(after);
+        keySlots[values++] = slot;
+      }
+    }
+    int groups = groupCounts(values);
+    int firstPos = first == null ? -1 : position(first);
+    if (firstPos >= 0) {
+      int c = code[shapeOf[firstPos]];
+      if (c == PACK) {
+        packCount--;
+      } else {
+        groupNext[c]--;
+      }
+    }
+    int localPos = position(localNodeId);
+    if (localPos < 0 || localPos == firstPos || code[shapeOf[localPos]] != PACK) {
+      localPos = -1;
+    }
+    int lead = firstPos >= 0 ? 1 : 0;
+    int total = lead + packCount + startsAfter(lead + packCount, groups);
+    if (total == 0) {
+      return List.of();
+    }
+    String[] out = new String[total];
+    int w = 0;
+    if (firstPos >= 0) {
+      out[w++] = first;
+    }
+    if (localPos >= 0) {
+      out[w++] = localNodeId;
+    }
+    for (int i = 0; i < alive; i++) {
+      int c = code[shapeOf[i]];
+      if (c == NO_FIT || i == firstPos || i == localPos) {
+        continue;
+      }
+      if (c == PACK) {
+        out[w++] = ids[i];
+      } else {
+        out[groupNext[c]++] = ids[i];
+      }
+    }
+    return List.of(out); // one copy; Ranked keeps an immutable list as it is
+  }
+
+  /** SPREAD's ranking: fitting nodes by current utilisation, ties in id order rotated by {@code sequence}. */
+  private List<String> spread(Resources need, long sequence) {
+    if (alive == 0 || !prepareNeed(need)) {
+      return List.of();
+    }
+    int values = 0;
+    for (int slot = 0; slot < slotsUsed; slot++) {
+      Shape s = bySlot[slot];
+      if (s == null) {
+        continue;
+      }
+      if (!fits(s)) {
+        code[slot] = NO_FIT;
+        continue;
+      }
+      keys[values] = Double.doubleToRawLongBits(utilisation(s, null));
+      keySlots[values++] = slot;
+    }
+    int groups = groupCounts(values);
+    int total = startsAfter(0, groups);
+    if (total == 0) {
+      return List.of();
+    }
+    String[] out = new String[total];
+    int offset = (int) Math.floorMod(sequence, (long) alive);
+    for (int turn = 0; turn < alive; turn++) {
+      int i = offset + turn < alive ? offset + turn : offset + turn - alive;
+      int c = code[shapeOf[i]];
+      if (c != NO_FIT) {
+        out[groupNext[c]++] = ids[i];
+      }
+    }
+    return List.of(out); // one copy; Ranked keeps an immutable list as it is
+  }
+
+  /**
+   * Ranks the first {@code values} scores of {@link #keys} (distinct scores, ascending), sets each of their
+   * shapes' code to its score's rank and counts the nodes per rank into {@link #groupNext}; the number of
+   * ranks. A least-significant-digit radix sort of the scores' bits: linear in the shapes, so a cluster whose
+   * every node is its own shape costs no comparison sort.
+   */
+  private int groupCounts(int values) {
+    long[] k = keys;
+    int[] s = keySlots;
+    if (values < RADIX_MIN) {
+      for (int i = 1; i < values; i++) {
+        long key = k[i];
+        int slot = s[i];
+        int j = i - 1;
+        for (; j >= 0 && k[j] > key; j--) {
+          k[j + 1] = k[j];
+          s[j + 1] = s[j];
+        }
+        k[j + 1] = key;
+        s[j + 1] = slot;
+      }
+    } else {
+      long[] tk = keysSwap;
+      int[] ts = keySlotsSwap;
+      long or = 0;
+      long and = -1;
+      for (int i = 0; i < values; i++) {
+        or |= k[i];
+        and &= k[i];
+      }
+      long varying = or ^ and;
+      for (int shift = 0; shift < Long.SIZE; shift += RADIX_BITS) {
+        if (((varying >>> shift) & (RADIX - 1)) == 0) {
+          continue; // every score has the same digit here
+        }
+        Arrays.fill(digitStarts, 0);
+        for (int i = 0; i < values; i++) {
+          digitStarts[(int) ((k[i] >>> shift) & (RADIX - 1)) + 1]++;
+        }
+        for (int d = 1; d <= RADIX; d++) {
+          digitStarts[d] += digitStarts[d - 1];
+        }
+        for (int i = 0; i < values; i++) {
+          int at = digitStarts[(int) ((k[i] >>> shift) & (RADIX - 1))]++;
+          tk[at] = k[i];
+          ts[at] = s[i];
+        }
+        long[] kk = k;
+        k = tk;
+        tk = kk;
+        int[] ss = s;
+        s = ts;
+        ts = ss;
+      }
+    }
+    int groups = 0;
+    for (int i = 0; i < values; i++) {
+      if (groups == 0 || k[i] != k[i - 1]) {
+        groupNext[groups++] = 0;
+      }
+      code[s[i]] = groups - 1;
+      groupNext[groups - 1] += bySlot[s[i]].count;
+    }
+    return groups;
+  }
+
+  /** Turns {@link #groupNext}'s counts into write positions starting at {@code start}; the nodes counted. */
+  private int startsAfter(int start, int groups) {
+    int at = start;
+    for (int g = 0; g < groups; g++) {
+      int c = groupNext[g];
+      groupNext[g] = at;
+      at += c;
+    }
+    return at - start;
+  }
+
+  private Placement noCandidate(Resources need) {
+    if (alive == 0) {
+      return Scheduler.noAliveNodes(need);
+    }
+    long couldFit = 0;
+    double best = Double.NEGATIVE_INFINITY;
+    for (int slot = 0; slot < slotsUsed; slot++) {
+      Shape s = bySlot[slot];
+      if (s == null) {
+        continue;
+      }
+      if (need.fitsIn(s.key.total())) {
+        couldFit += s.count;
+      }
+      score[slot] = Scheduler.coverage(need, s.key.total());
+      best = Math.max(best, score[slot]);
+    }
+    if (couldFit > 0) {
+      return Scheduler.pending(need, couldFit, alive);
+    }
+    for (int i = 0; i < alive; i++) {
+      if (score[shapeOf[i]] == best) {
+        return Scheduler.infeasible(need, byId.get(ids[i])); // the first in id order among the largest
+      }
+    }
+    throw new IllegalStateException("no alive node had the best coverage");
+  }
+
+  /** Loads the request into the dense scratch arrays; false when it needs a key no node has ever had. */
+  private boolean prepareNeed(Resources need) {
+    Map<String, Long> units = need.units();
+    if (needDense.length != keyIndex.size()) {
+      needDense = new long[keyIndex.size()];
+    } else {
+      Arrays.fill(needDense, 0);
+    }
+    if (needKeys.length != units.size()) {
+      needKeys = new int[units.size()];
+      needUnits = new long[units.size()];
+    }
+    int j = 0;
+    for (Map.Entry<String, Long> e : units.entrySet()) {
+      Integer k = keyIndex.get(e.getKey());
+      if (k == null) {
+        return false; // every node has 0 of it, and the request asks for more than 0
+      }
+      needDense[k] = e.getValue();
+      needKeys[j] = k;
+      needUnits[j++] = e.getValue();
+    }
+    return true;
+  }
+
+  private boolean fits(Shape s) {
+    for (int j = 0; j < needKeys.length; j++) {
+      int k = needKeys[j];
+      long available = k < s.avail.length ? s.avail[k] : 0;
+      if (needUnits[j] > available) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * {@link NodeView#utilisationAfter} on primitive arrays, with the same arithmetic (the same doubles, so
+   * the same order and ties); {@code extra} null for none.
+   */
+  private static double utilisation(Shape s, long[] extra) {
+    double max = 0;
+    long[] tot = s.tot;
+    for (int k = 0; k < tot.length; k++) {
+      long t = tot[k];
+      if (t <= 0) {
+        continue;
+      }
+      long used = t - s.avail[k] + (extra == null || k >= extra.length ? 0 : extra[k]);
+      max = Math.max(max, Math.min(1.0, used / (double) t));
+    }
+    return max;
+  }
+
+  // ---- maintenance --------------------------------------------------------------------------------
+
+  private static boolean sameResources(NodeView a, NodeView b) {
+    return (a.total() == b.total() || a.total().equals(b.total()))
+        && (a.available() == b.available() || a.available().equals(b.available()));
+  }
+
+  /** The node's index among alive ids, or {@code -(insertion point) - 1}. */
+  private int position(String nodeId) {
+    return Arrays.binarySearch(ids, 0, alive, nodeId);
+  }
+
+  private void insertAt(int p, NodeView node) {
+    if (alive == ids.length) {
+      ids = Arrays.copyOf(ids, alive * 2);
+      shapeOf = Arrays.copyOf(shapeOf, alive * 2);
+    }
+    System.arraycopy(ids, p, ids, p + 1, alive - p);
+    System.arraycopy(shapeOf, p, shapeOf, p + 1, alive - p);
+    ids[p] = node.nodeId();
+    shapeOf[p] = acquire(node);
+    alive++;
+  }
+
+  private void removeAt(int p) {
+    release(shapeOf[p]);
+    System.arraycopy(ids, p + 1, ids, p, alive - p - 1);
+    System.arraycopy(shapeOf, p + 1, shapeOf, p, alive - p - 1);
+    alive--;
+    ids[alive] = null;
+  }
+
+  /** The slot of the node's shape, counting the node in it (made on first use). */
+  private int acquire(NodeView node) {
+    ShapeKey key = new ShapeKey(node.total(), node.available());
+    Shape s = shapes.get(key);
+    if (s == null) {
+      node.total().units().keySet().forEach(this::keyOf);
+      node.available().units().keySet().forEach(this::keyOf);
+      long[] tot = new long[keyIndex.size()];
+      long[] avail = new long[keyIndex.size()];
+      node.total().units().forEach((k, v) -> tot[keyIndex.get(k)] = v);
+      node.available().units().forEach((k, v) -> avail[keyIndex.get(k)] = v);
+      int slot = freeSlots.isEmpty() ? newSlot() : freeSlots.pop();
+      s = new Shape(key, slot, tot, avail);
+      shapes.put(key, s);
+      bySlot[slot] = s;
+    }
+    s.count++;
+    return s.slot;
+  }
+
+  private void release(int slot) {
+    Shape s = bySlot[slot];
+    if (--s.count == 0) {
+      shapes.remove(s.key);
+      bySlot[slot] = null;
+      freeSlots.push(slot);
+    }
+  }
+
+  private int newSlot() {
+    if (slotsUsed == bySlot.length) {
+      int n = slotsUsed * 2;
+      bySlot = Arrays.copyOf(bySlot, n);
+      code = Arrays.copyOf(code, n);
+      score = Arrays.copyOf(score, n);
+      groupNext = Arrays.copyOf(groupNext, n);
+      keys = new long[n];
+      keySlots = new int[n];
+      keysSwap = new long[n];
+      keySlotsSwap = new int[n];
+    }
+    return slotsUsed++;
+  }
+
+  private int keyOf(String key) {
+    return keyIndex.computeIfAbsent(key, k -> keyIndex.size());
+  }
+}
