@@ -34,6 +34,17 @@ public final class KilnCommands {
     }
   }
 
+  /** The {@code kiln} script's JVM flags, sized for small test nodes, and the test class path: a child JVM's. */
+  public static List<String> childJvm() {
+    List<String> cmd = new java.util.ArrayList<>();
+    cmd.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(CliProcesses.JVM_FLAGS);
+    cmd.add("-cp");
+    cmd.add(CliProcesses.testClasspath());
+    cmd.add(KilnCli.class.getName());
+    return cmd;
+  }
+
   /** Parses {@code kiln start ARGS} (without the {@code start}). */
   public static Start parseStart(List<String> args) {
     StartCommand c = new StartCommand();
