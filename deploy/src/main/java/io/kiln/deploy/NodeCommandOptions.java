@@ -35,7 +35,8 @@ final class NodeCommandOptions {
   @Option(names = "--grpc-port", description = "gRPC port (default ${DEFAULT-VALUE})", defaultValue = "8001")
   int grpcPort;
 
-  @Option(names = "--node-id", description = "node id (default: node-<random>)")
+  @Option(names = "--node-id", description = "node id (default: $KILN_NODE_ID; else $HOSTNAME in a Kubernetes pod or"
+      + " with KILN_STABLE_NODE_ID=1; else node-<random>)")
   String nodeId;
 
   @Option(names = "--gpus", defaultValue = "auto", description = "GPUs this node advertises: auto (default: the"
@@ -112,7 +113,7 @@ final class NodeCommandOptions {
       // The user's labels win over discovered ones (e.g. to group different cards under one name).
       Map<String, String> all = new LinkedHashMap<>(g.labels());
       all.putAll(labels);
-      return new NodeOptions(nodeId != null ? nodeId : NodeOptions.randomNodeId(), host, r, all);
+      return new NodeOptions(nodeId != null ? nodeId : NodeIdentity.defaultId(System.getenv()), host, r, all);
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
     }

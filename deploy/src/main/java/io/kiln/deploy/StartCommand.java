@@ -1,5 +1,6 @@
 package io.kiln.deploy;
 
+import io.kiln.runtime.ClusterDiscovery;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,7 +27,8 @@ import picocli.CommandLine.Spec;
  * {@code .kiln/logs/<node>.log}) and returns once it has joined and serves; {@code --foreground} keeps it
  * in this process.
  */
-@Command(name = "start", description = "Start a cluster node: --head starts a cluster, --address HOST:PORT joins one.")
+@Command(name = "start", description = "Start a cluster node: --head starts a cluster, --address HOST:PORT joins one;"
+    + " with --discovery k8s-dns:NAME or k8s-api:SERVICE the members are found in Kubernetes instead.")
 final class StartCommand implements Callable<Integer> {
 
   static final class Role {
@@ -42,8 +45,8 @@ final class StartCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
 
-  @ArgGroup(exclusive = true, multiplicity = "1")
-  Role role;
+  @ArgGroup(exclusive = true, multiplicity = "0..1")
+  Role role; // required with --discovery static, refused with a Kubernetes discovery
 
   @Mixin
   NodeCommandOptions opts = new NodeCommandOptions();
@@ -61,6 +64,26 @@ final class StartCommand implements Callable<Integer> {
   @Option(names = "--foreground", description = "run in this process instead of the background")
   boolean foreground;
 
+  @Option(names = "--discovery", paramLabel = "static|k8s-dns:NAME[:PORT]|k8s-api:SERVICE[@NAMESPACE][:PORT]",
+      defaultValue = "${env:KILN_DISCOVERY:-static}", description = "how members find each other: static (--head /"
+      + " --address, the default), k8s-dns:NAME (every address a headless Service's DNS name resolves to, on the"
+      + " cluster port or PORT) or k8s-api:SERVICE[@NAMESPACE] (the Service's endpoints from the Kubernetes API; needs"
+      + " RBAC). Never multicast. Default: $KILN_DISCOVERY, else static")
+  String discovery;
+
+  @Option(names = "--min-cluster-size", paramLabel = "N", defaultValue = "${env:KILN_MIN_CLUSTER_SIZE:-1}",
+      description = "split-brain protection: wait at start for N members, and refuse writes to the actor registry and"
+      + " node table while fewer than N are present (default: $KILN_MIN_CLUSTER_SIZE, else 1 = off)")
+  int minClusterSize;
+
+  @Option(names = "--bus-port", defaultValue = "0", description = "event-bus port for calls between nodes (default:"
+      + " a free one; fix it where a network policy must name it)")
+  int busPort;
+
+  @Option(names = "--apply", paramLabel = "FILE", description = "deployment YAML to apply once the node serves, as"
+      + " kiln deploy would (idempotent: every node of a StatefulSet may apply the same file)")
+  Path apply;
+
   @Option(names = "--start-timeout", description = "seconds to wait for the node (default ${DEFAULT-VALUE})",
       defaultValue = "180")
   int startTimeoutSeconds;
@@ -72,6 +95,9 @@ final class StartCommand implements Callable<Integer> {
       opts.nodeId = node.nodeId(); // fixed now, so the background child and this process agree
     }
     cluster(); // refuse bad cluster options before anything starts
+    if (apply != null) {
+      StartupApply.read(apply); // and an invalid deployment file
+    }
     opts.libTorch(); // and a libtorch without a matching JNI (the child checks again and applies it)
     opts.warmup(); // and a bad warm-up
     if (startTimeoutSeconds < 1) {
@@ -86,14 +112,46 @@ final class StartCommand implements Callable<Integer> {
     return foreground ? runHere() : runInBackground(opts.nodeId);
   }
 
-  private ClusterOptions cluster() {
+  private boolean head() {
+    return role != null && role.head;
+  }
+
+  ClusterOptions cluster() {
     String s = secret != null ? secret : System.getenv("KILN_CLUSTER_SECRET");
+    ClusterDiscovery d = discovery();
+    if (d.isKubernetes() && role != null) {
+      throw new CliException((role.head ? "--head" : "--address") + " is for --discovery static; with --discovery "
+          + d.spelling() + " the members are found, not named");
+    }
+    if (!d.isKubernetes() && role == null) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "Missing required argument (specify one of these):"
+          + " (--head | --address=HOST:PORT), or --discovery k8s-dns:NAME | k8s-api:SERVICE");
+    }
+    if (d.isKubernetes() && clusterPort == 0 && d.memberPort() == 0) {
+      throw new CliException("--discovery " + d.spelling() + " needs a fixed --cluster-port (every member listens on"
+          + " the same one), not 0");
+    }
+    if (minClusterSize < 1) {
+      throw new CliException("--min-cluster-size must be at least 1, got " + minClusterSize);
+    }
+    if (busPort < 0 || busPort > 65535) {
+      throw new CliException("--bus-port must be 0..65535, got " + busPort);
+    }
     try {
-      ClusterOptions c = role.head ? ClusterOptions.head(opts.host, clusterPort)
+      ClusterOptions c = d.isKubernetes() ? ClusterOptions.discovered(opts.host, clusterPort, d)
+          : role.head ? ClusterOptions.head(opts.host, clusterPort)
           : ClusterOptions.join(opts.host, clusterPort, role.address);
-      return c.withClusterName(clusterName).withSecret(s);
+      return c.withClusterName(clusterName).withSecret(s).withMinClusterSize(minClusterSize).withBusPort(busPort);
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
+    }
+  }
+
+  private ClusterDiscovery discovery() {
+    try {
+      return ClusterDiscovery.parse(discovery == null ? "static" : discovery);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--discovery: " + e.getMessage());
     }
   }
 
@@ -103,6 +161,7 @@ final class StartCommand implements Callable<Integer> {
     if (libTorch != null) {
       spec.commandLine().getOut().println("kiln: PyTorch engine on " + libTorch.describe());
     }
+    StartupApply file = apply == null ? null : StartupApply.read(apply);
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
@@ -112,7 +171,7 @@ final class StartCommand implements Callable<Integer> {
     }
     int port = KilnCluster.clusterPort(node.runtime());
     PrintWriter out = spec.commandLine().getOut();
-    out.println("kiln: node " + opts.nodeId + (role.head ? " (head)" : "") + " joined cluster '" + clusterName + "' at "
+    out.println("kiln: node " + opts.nodeId + (head() ? " (head)" : "") + " joined cluster '" + clusterName + "' at "
         + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
         + node.grpcPort());
     out.flush();
@@ -123,8 +182,12 @@ final class StartCommand implements Callable<Integer> {
         out.flush();
       }
     });
+    if (file != null && !file.applyOn(node, out, spec.commandLine().getErr())) {
+      node.close();
+      return 1;
+    }
     NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(opts.nodeId, opts.host, node.httpPort(), node.grpcPort(),
-        port, role.head), spec.commandLine().getErr());
+        port, head()), spec.commandLine().getErr());
     return 0;
   }
 
@@ -183,11 +246,16 @@ final class StartCommand implements Callable<Integer> {
   /** This invocation's options, minus the ones the background child gets explicitly. */
   private List<String> forwardedArgs() {
     List<String> out = new ArrayList<>();
-    if (role.head) {
+    if (head()) {
       out.add("--head");
-    } else {
+    } else if (role != null) {
       out.add("--address");
       out.add(role.address);
+    }
+    out.addAll(List.of("--discovery", discovery().spelling(), "--min-cluster-size", Integer.toString(minClusterSize),
+        "--bus-port", Integer.toString(busPort)));
+    if (apply != null) {
+      out.addAll(List.of("--apply", apply.toAbsolutePath().toString()));
     }
     out.addAll(List.of("--host", opts.host, "--port", Integer.toString(opts.httpPort), "--grpc-port",
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,

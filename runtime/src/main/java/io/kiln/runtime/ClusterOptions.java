@@ -16,14 +16,28 @@ import java.util.Objects;
  * @param heartbeatInterval how often members heartbeat
  * @param failureTimeout a member silent this long is declared dead and its actors are repaired
  * @param secret optional shared secret, see {@code clusterName}; null for none
+ * @param discovery how the other members are found: {@link ClusterDiscovery#STATIC} (the default) joins through
+ *     {@code members}; a Kubernetes discovery finds them through DNS or the Kubernetes API, needs a fixed
+ *     {@code port} (or a {@link ClusterDiscovery#memberPort()}) and takes no {@code members}
+ * @param minClusterSize split-brain protection: with N &gt; 1, a node waits at start until N members are present,
+ *     and writes to the runtime's registry and node table are refused while this member sees fewer than N
+ *     (so the smaller side of a network partition cannot create or free named actors); 1 (the default) is off
+ * @param busPort the clustered event bus's port (remote calls); 0 (the default) picks a free one
  */
 public record ClusterOptions(String clusterName, String host, int port, List<String> members,
-                             Duration heartbeatInterval, Duration failureTimeout, String secret) {
+                             Duration heartbeatInterval, Duration failureTimeout, String secret,
+                             ClusterDiscovery discovery, int minClusterSize, int busPort) {
 
   public static final String DEFAULT_CLUSTER_NAME = "kiln";
   public static final int DEFAULT_PORT = 5701;
   public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(1);
   public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofSeconds(5);
+
+  /** Static discovery through {@code members}, no split-brain protection, a free event-bus port. */
+  public ClusterOptions(String clusterName, String host, int port, List<String> members, Duration heartbeatInterval,
+                        Duration failureTimeout, String secret) {
+    this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, ClusterDiscovery.STATIC, 1, 0);
+  }
 
   public ClusterOptions {
     Objects.requireNonNull(clusterName, "clusterName");
@@ -44,6 +58,21 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
       if (!m.matches("[^:\\s]+:\\d{1,5}")) {
         throw new IllegalArgumentException("member address must be host:port, got '" + m + "'");
       }
+    }
+    discovery = discovery == null ? ClusterDiscovery.STATIC : discovery;
+    if (discovery.isKubernetes() && !members.isEmpty()) {
+      throw new IllegalArgumentException("with discovery " + discovery.spelling()
+          + " the members are found, not listed; got members " + members);
+    }
+    if (discovery.isKubernetes() && port == 0 && discovery.memberPort() == 0) {
+      throw new IllegalArgumentException("Kubernetes discovery needs a fixed cluster port (every member listens on "
+          + "the same one), not 0");
+    }
+    if (minClusterSize < 1) {
+      throw new IllegalArgumentException("minimum cluster size must be at least 1, got " + minClusterSize);
+    }
+    if (busPort < 0 || busPort > 65535) {
+      throw new IllegalArgumentException("event bus port must be 0..65535, got " + busPort);
     }
   }
 
@@ -82,21 +111,57 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
         DEFAULT_FAILURE_TIMEOUT, null);
   }
 
+  /**
+   * A node on {@code host:port} whose members {@code discovery} finds (the first one found alone starts the
+   * cluster; later ones join it, and clusters formed apart merge).
+   */
+  public static ClusterOptions discovered(String host, int port, ClusterDiscovery discovery) {
+    return new ClusterOptions(DEFAULT_CLUSTER_NAME, host, port, List.of(), DEFAULT_HEARTBEAT,
+        DEFAULT_FAILURE_TIMEOUT, null, discovery, 1, 0);
+  }
+
   public ClusterOptions withClusterName(String name) {
-    return new ClusterOptions(name, host, port, members, heartbeatInterval, failureTimeout, secret);
+    return new ClusterOptions(name, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
+        minClusterSize, busPort);
   }
 
   public ClusterOptions withSecret(String s) {
-    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, s);
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, s, discovery,
+        minClusterSize, busPort);
   }
 
   public ClusterOptions withFailureDetection(Duration heartbeat, Duration timeout) {
-    return new ClusterOptions(clusterName, host, port, members, heartbeat, timeout, secret);
+    return new ClusterOptions(clusterName, host, port, members, heartbeat, timeout, secret, discovery, minClusterSize,
+        busPort);
+  }
+
+  /** The same options, with the members found by {@code d} (a Kubernetes discovery needs no member list). */
+  public ClusterOptions withDiscovery(ClusterDiscovery d) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, d,
+        minClusterSize, busPort);
+  }
+
+  public ClusterOptions withMinClusterSize(int n) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery, n,
+        busPort);
+  }
+
+  public ClusterOptions withBusPort(int p) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
+        minClusterSize, p);
+  }
+
+  /** Where the members found by a Kubernetes discovery listen: its member port, else this node's own. */
+  public int kubernetesMemberPort() {
+    return discovery.memberPort() != 0 ? discovery.memberPort() : port;
   }
 
   @Override
   public String toString() {
     return "ClusterOptions[" + clusterName + " on " + host + ":" + port + ", members=" + members
+        + (discovery.isKubernetes() ? ", discovery=" + discovery.spelling() : "")
+        + (minClusterSize > 1 ? ", minClusterSize=" + minClusterSize : "")
+        + (busPort != 0 ? ", busPort=" + busPort : "")
         + (secret == null ? "" : ", secret=***") + "]";
   }
 }

@@ -8,6 +8,10 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import com.hazelcast.cluster.Member;
+import com.hazelcast.core.HazelcastInstance;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -23,12 +27,15 @@ public final class KilnCluster {
   /**
    * Joins (or, with no members given, starts) a cluster as {@code node}. The returned runtime's
    * {@link KilnRuntime#shutdown()} leaves the cluster and closes Vert.x. Fails if members were given but
-   * none of them answered (Hazelcast would otherwise quietly form a cluster of one).
+   * none of them answered (Hazelcast would otherwise quietly form a cluster of one), or if another member
+   * already carries this node's id and does not leave within two failure timeouts. With a Kubernetes
+   * discovery, a node that finds no one starts the cluster (the first pod does). With a
+   * {@link ClusterOptions#minClusterSize()} above 1, this completes only once that many members are present.
    */
   public static CompletionStage<KilnRuntime> join(NodeOptions node, ClusterOptions cluster) {
     HazelcastClusterManager manager = new HazelcastClusterManager(HazelcastConfigs.memberConfig(node.nodeId(), cluster));
     VertxOptions options = new VertxOptions().setPreferNativeTransport(false)
-        .setEventBusOptions(new EventBusOptions().setHost(cluster.host()).setPort(0)
+        .setEventBusOptions(new EventBusOptions().setHost(cluster.host()).setPort(cluster.busPort())
             .setClusterPublicHost(cluster.host()));
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .compose(vertx -> {
@@ -39,11 +46,47 @@ public final class KilnCluster {
                     + String.join(", ", cluster.members()) + ": no member answered (is a node running there, is "
                     + "that its cluster port, and do the cluster name and secret match?)")));
           }
-          HazelcastBackend backend = new HazelcastBackend(manager.getHazelcastInstance(), node.nodeId());
-          return RuntimeImpl.start(vertx, backend, node, vertx::close).map(rt -> (KilnRuntime) rt)
+          return previousIncarnationGone(vertx, manager.getHazelcastInstance(), node.nodeId(),
+              cluster.failureTimeout().multipliedBy(2))
+              .compose(v -> {
+                HazelcastBackend backend = new HazelcastBackend(manager.getHazelcastInstance(), node.nodeId());
+                return RuntimeImpl.start(vertx, backend, node, vertx::close).map(rt -> (KilnRuntime) rt);
+              })
               .recover(err -> vertx.close().transform(x -> Future.failedFuture(err)));
         })
         .toCompletionStage();
+  }
+
+  /**
+   * Waits, up to {@code patience}, until no other member carries this node's id, then succeeds; fails if one
+   * still does. A stable node id (a pod's name) comes back after a restart, possibly before the cluster has
+   * declared its previous incarnation dead; two live members with one id would confuse every registry entry.
+   */
+  private static Future<Void> previousIncarnationGone(Vertx vertx, HazelcastInstance hz, String nodeId,
+                                                      java.time.Duration patience) {
+    long deadline = System.nanoTime() + patience.toNanos();
+    io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+    Runnable[] check = new Runnable[1];
+    check[0] = () -> {
+      List<String> twins = new ArrayList<>();
+      Member self = hz.getCluster().getLocalMember();
+      for (Member m : hz.getCluster().getMembers()) {
+        if (!m.equals(self) && nodeId.equals(m.getAttribute(HazelcastConfigs.NODE_ATTRIBUTE))) {
+          twins.add(m.getAddress().toString());
+        }
+      }
+      if (twins.isEmpty()) {
+        done.complete();
+      } else if (System.nanoTime() > deadline) {
+        done.fail(new IllegalStateException("node id '" + nodeId + "' is already a member of the cluster (at "
+            + String.join(", ", twins) + "): another node runs with the same node id, or its previous incarnation "
+            + "is still alive; give each node its own --node-id"));
+      } else {
+        vertx.setTimer(200, t -> check[0].run());
+      }
+    };
+    check[0].run();
+    return done.future();
   }
 
   /** The membership port this node actually bound (useful when {@link ClusterOptions#port()} was 0). */

@@ -87,7 +87,8 @@ public final class RuntimeImpl implements KilnRuntime {
 
   /**
    * Starts a node on {@code vertx} (whose event bus is clustered when {@code backend} is). The node
-   * registers its agent, publishes its row and starts following membership.
+   * drops registry entries a previous incarnation of its id left, registers its agent, publishes its row and
+   * starts following membership.
    *
    * @param onShutdown run after the node has left (closes what the caller created for it)
    */
@@ -98,6 +99,9 @@ public final class RuntimeImpl implements KilnRuntime {
     backend.addMembershipListener(rt.new Membership());
     rt.nodeTable.onChange(rt.placer::resourcesChanged);
     return Future.fromCompletionStage(rt.nodeTable.load())
+        // Entries naming this node id before it created anything are a previous incarnation's (a stable id, e.g.
+        // a pod's name, back before the cluster noticed the old process die): its actors are gone.
+        .compose(v -> Future.fromCompletionStage(rt.janitor.removeOwnRecords()))
         .compose(v -> {
           rt.views.resync();
           return rt.agent.start();

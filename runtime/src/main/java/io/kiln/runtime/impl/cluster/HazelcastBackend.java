@@ -48,21 +48,31 @@ public final class HazelcastBackend implements ClusterBackend {
   private final List<io.kiln.runtime.MembershipListener> listeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean wasLeader = new AtomicBoolean();
   private volatile List<String> members = List.of();
+  /**
+   * The member that is each node id: the oldest carrying it. A newer member with the same id (a restarted pod
+   * whose previous incarnation is not yet declared dead, or a misconfigured twin, both of which wait or leave
+   * before they start a runtime) is not reported as joining or leaving; when the acting member leaves, the node
+   * is reported gone, and a newer one carrying the id becomes the node (reported joining). Event thread only.
+   */
+  private final Map<String, UUID> acting = new HashMap<>();
 
   public HazelcastBackend(HazelcastInstance hz, String nodeId) {
     this.hz = hz;
     this.nodeId = nodeId;
     this.io = Executors.newFixedThreadPool(4, daemon("kiln-hz-io"));
     this.events = Executors.newSingleThreadExecutor(daemon("kiln-hz-events"));
+    for (Member m : hz.getCluster().getMembers()) {
+      acting.putIfAbsent(nodeOf(m), m.getUuid());
+    }
     hz.getCluster().addMembershipListener(new MembershipListener() {
       @Override
       public void memberAdded(MembershipEvent e) {
-        onEventThread(() -> membershipChanged(nodeOf(e.getMember()), true));
+        onEventThread(() -> added(e.getMember()));
       }
 
       @Override
       public void memberRemoved(MembershipEvent e) {
-        onEventThread(() -> membershipChanged(nodeOf(e.getMember()), false));
+        onEventThread(() -> removed(e.getMember()));
       }
     });
     refreshMembers();
@@ -95,9 +105,40 @@ public final class HazelcastBackend implements ClusterBackend {
   private void refreshMembers() {
     List<String> ids = new ArrayList<>();
     for (Member m : hz.getCluster().getMembers()) {
-      ids.add(nodeOf(m));
+      String id = nodeOf(m);
+      if (!ids.contains(id)) {
+        ids.add(id);
+      }
     }
     members = List.copyOf(ids);
+  }
+
+  private void added(Member m) {
+    String id = nodeOf(m);
+    UUID first = acting.putIfAbsent(id, m.getUuid());
+    if (first != null && !first.equals(m.getUuid())) {
+      LOG.warn("a second member ({}) carries node id {}; it counts only once the first one has left", m.getAddress(), id);
+      refreshMembers();
+      return;
+    }
+    membershipChanged(id, true);
+  }
+
+  private void removed(Member m) {
+    String id = nodeOf(m);
+    if (!m.getUuid().equals(acting.get(id))) {
+      refreshMembers(); // a second member with that id gave up; the node it named is still here
+      return;
+    }
+    acting.remove(id);
+    membershipChanged(id, false);
+    for (Member next : hz.getCluster().getMembers()) {
+      if (id.equals(nodeOf(next)) && !next.getUuid().equals(m.getUuid())) {
+        acting.put(id, next.getUuid());
+        membershipChanged(id, true); // the node's next incarnation
+        break;
+      }
+    }
   }
 
   private void membershipChanged(String member, boolean joined) {

@@ -5,20 +5,38 @@ import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.MapConfig;
 import com.hazelcast.config.MultiMapConfig;
 import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.config.SplitBrainProtectionConfig;
+import com.hazelcast.splitbrainprotection.SplitBrainProtectionOn;
+import io.kiln.runtime.ClusterDiscovery;
 import io.kiln.runtime.ClusterOptions;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
- * The Hazelcast member configuration of a Kiln node: TCP/IP join only (multicast off), one explicit
- * interface, phone-home off, seconds-scale failure detection, and the maps Vert.x's cluster manager needs.
+ * The Hazelcast member configuration of a Kiln node: TCP/IP join through the listed members, or Hazelcast's
+ * built-in Kubernetes discovery (DNS lookup or API mode), never multicast or auto-detection; one explicit
+ * interface, phone-home off, seconds-scale failure detection, the maps Vert.x's cluster manager needs, and
+ * optional split-brain protection of the registry and node table.
  */
 public final class HazelcastConfigs {
 
   /** Member attribute holding the Kiln node id, so membership speaks in node ids, not member UUIDs. */
   public static final String NODE_ATTRIBUTE = "kiln.node";
+
+  /** The split-brain protection {@link ClusterOptions#minClusterSize()} configures. */
+  public static final String SPLIT_BRAIN_PROTECTION = "kiln-min-cluster-size";
+
+  /**
+   * The maps whose writes split-brain protection refuses below the minimum size: the named-actor registry and
+   * the node table (the runtime's {@code ActorRegistry.MAP} and {@code NodeTable.MAP}; a test holds them equal).
+   */
+  public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes");
+
+  /** How long a DNS lookup of a Kubernetes discovery may take (Hazelcast's default, stated). */
+  static final int SERVICE_DNS_TIMEOUT_SECONDS = 5;
 
   private HazelcastConfigs() {
   }
@@ -53,9 +71,29 @@ public final class HazelcastConfigs {
     JoinConfig join = net.getJoin();
     join.getMulticastConfig().setEnabled(false);
     join.getAutoDetectionConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true);
-    for (String m : o.members()) {
-      join.getTcpIpConfig().addMember(m);
+    ClusterDiscovery d = o.discovery();
+    if (d.isKubernetes()) {
+      // Hazelcast allows one join method: TCP/IP stays off. The port is stated, so DNS answers need no SRV records
+      // and API endpoints need no port named for Hazelcast.
+      join.getTcpIpConfig().setEnabled(false);
+      var k8s = join.getKubernetesConfig().setEnabled(true)
+          .setProperty("service-port", Integer.toString(o.kubernetesMemberPort()));
+      if (d.mode() == ClusterDiscovery.Mode.KUBERNETES_DNS) {
+        k8s.setProperty("service-dns", d.serviceDns())
+            .setProperty("service-dns-timeout", Integer.toString(SERVICE_DNS_TIMEOUT_SECONDS));
+      } else {
+        k8s.setProperty("service-name", d.serviceName())
+            // pods join before they are ready (readiness waits for models, which need the cluster)
+            .setProperty("resolve-not-ready-addresses", "true");
+        if (d.namespace() != null) {
+          k8s.setProperty("namespace", d.namespace());
+        }
+      }
+    } else {
+      join.getTcpIpConfig().setEnabled(true);
+      for (String m : o.members()) {
+        join.getTcpIpConfig().addMember(m);
+      }
     }
 
     c.addMultiMapConfig(new MultiMapConfig("__vertx.subs").setBackupCount(1)
@@ -63,6 +101,16 @@ public final class HazelcastConfigs {
     c.addMapConfig(new MapConfig("__vertx.haInfo").setBackupCount(1));
     c.addMapConfig(new MapConfig("__vertx.nodeInfo").setBackupCount(1));
     c.addMapConfig(new MapConfig("kiln.*").setBackupCount(1).setReadBackupData(false));
+    if (o.minClusterSize() > 1) {
+      // Writes refused below N members; and a node waits at start for N, rather than fail its first writes.
+      c.addSplitBrainProtectionConfig(new SplitBrainProtectionConfig(SPLIT_BRAIN_PROTECTION, true, o.minClusterSize())
+          .setProtectOn(SplitBrainProtectionOn.WRITE));
+      for (String name : PROTECTED_MAPS) {
+        c.addMapConfig(new MapConfig(name).setBackupCount(1).setReadBackupData(false)
+            .setSplitBrainProtectionName(SPLIT_BRAIN_PROTECTION));
+      }
+      c.setProperty("hazelcast.initial.min.cluster.size", Integer.toString(o.minClusterSize()));
+    }
     return c;
   }
 

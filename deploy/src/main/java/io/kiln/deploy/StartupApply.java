@@ -1,0 +1,82 @@
+package io.kiln.deploy;
+
+import io.kiln.pipelines.Applications;
+import io.kiln.serve.DeploymentLoader;
+import io.kiln.serve.DeploymentValidationException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletionException;
+
+/**
+ * {@code kiln start --apply FILE}: a deployment file applied by the node itself once it serves, through the one
+ * apply operation {@code kiln deploy} and {@code POST /api/v1/deployments} use ({@link Applications}: deployments
+ * and pipelines validated together, stored only if all is valid). Made for a StatefulSet whose every pod is started
+ * with the same file from a ConfigMap: applying a file again is idempotent (the same versions are already desired,
+ * so nothing rolls out) and concurrent applies are compare-and-set, so every pod may apply it.
+ */
+final class StartupApply {
+
+  private final Path file;
+  private final String yaml;
+
+  private StartupApply(Path file, String yaml) {
+    this.file = file;
+    this.yaml = yaml;
+  }
+
+  /**
+   * Reads {@code file} and validates its deployments here, before any node starts (as {@code kiln deploy} does);
+   * pipelines are validated by the apply itself, against the cluster's deployments.
+   *
+   * @throws CliException naming {@code --apply} and the file, with every problem (line and column)
+   */
+  static StartupApply read(Path file) {
+    Path abs = file.toAbsolutePath().normalize();
+    String yaml;
+    try {
+      if (!Files.isRegularFile(abs)) {
+        throw new CliException("--apply: no such file: " + file);
+      }
+      if (Files.size(abs) > DeployCommand.MAX_YAML_BYTES) {
+        throw new CliException("--apply: " + file + " is larger than " + DeployCommand.MAX_YAML_BYTES + " bytes");
+      }
+      yaml = Files.readString(abs);
+    } catch (IOException e) {
+      throw new CliException("--apply: cannot read " + file + ": " + e.getMessage());
+    }
+    try {
+      new DeploymentLoader().load(yaml, abs);
+    } catch (DeploymentValidationException v) {
+      throw new CliException("--apply: " + v.getMessage());
+    }
+    return new StartupApply(abs, yaml);
+  }
+
+  Path file() {
+    return file;
+  }
+
+  /** Applies the file on {@code node}; false (the problems on {@code err}) if it could not be applied. */
+  boolean applyOn(KilnNode node, PrintWriter out, PrintWriter err) {
+    try {
+      Applications.Result r = new Applications(node.runtime(), node.serve(), node.pipelines())
+          .apply(yaml, file, false).toCompletableFuture().join();
+      out.print(r.deployments().plan().toText());
+      out.println("kiln: applied " + file + ": " + r.deployments().deployments().size() + " deployment(s), "
+          + r.pipelines().size() + " pipeline(s)");
+      out.flush();
+      return true;
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof DeploymentValidationException v) {
+        err.println("kiln: --apply " + file + " is invalid; nothing was applied:");
+        err.println(v.getMessage());
+      } else {
+        err.println("kiln: --apply " + file + " failed: " + UpCommand.rootMessage(e));
+      }
+      err.flush();
+      return false;
+    }
+  }
+}

@@ -1,0 +1,54 @@
+package io.kiln.deploy;
+
+import io.kiln.runtime.ClusterOptions;
+import io.kiln.runtime.NodeOptions;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine;
+
+/** The {@code kiln} commands' parsing, for tests outside this package (the commands are package-private). */
+public final class KilnCommands {
+
+  private KilnCommands() {
+  }
+
+  /** {@code kiln start} with its arguments parsed as picocli parses them; nothing runs. */
+  public static final class Start {
+    private final StartCommand command;
+
+    private Start(StartCommand command) {
+      this.command = command;
+    }
+
+    /** The cluster options the command would start its node with; a bad value throws as the CLI would. */
+    public ClusterOptions cluster() {
+      return command.cluster();
+    }
+
+    /** The node options, with the node id defaulted as it would be under {@code env}. */
+    public NodeOptions node(Map<String, String> env) {
+      if (command.opts.nodeId == null) {
+        command.opts.nodeId = NodeIdentity.defaultId(env);
+      }
+      return command.opts.node();
+    }
+  }
+
+  /** The {@code kiln} script's JVM flags, sized for small test nodes, and the test class path: a child JVM's. */
+  public static List<String> childJvm() {
+    List<String> cmd = new java.util.ArrayList<>();
+    cmd.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(CliProcesses.JVM_FLAGS);
+    cmd.add("-cp");
+    cmd.add(CliProcesses.testClasspath());
+    cmd.add(KilnCli.class.getName());
+    return cmd;
+  }
+
+  /** Parses {@code kiln start ARGS} (without the {@code start}). */
+  public static Start parseStart(List<String> args) {
+    StartCommand c = new StartCommand();
+    new CommandLine(c).parseArgs(args.toArray(String[]::new));
+    return new Start(c);
+  }
+}
