@@ -80,14 +80,15 @@ final class NodeCommandOptions {
       defaultValue = "30000")
   long requestTimeoutMs;
 
-  @Option(names = "--warmup-seconds", defaultValue = "3", description = "before it reports ready, the node warms its"
-      + " serving path for this long: HTTP and gRPC requests through its own ports to an internal model, so its first"
-      + " users do not meet a cold JIT (default ${DEFAULT-VALUE}; 0 = off)")
-  double warmupSeconds = 3;
+  @Option(names = "--warmup-seconds", defaultValue = "30", description = "before it reports ready, the node warms its"
+      + " serving path with HTTP and gRPC requests through its own ports to an internal model, so its first users do"
+      + " not meet a cold JIT; it stops once the JIT has caught up, at the latest after this long (default"
+      + " ${DEFAULT-VALUE}; 0 = off)")
+  double warmupSeconds = 30;
 
-  @Option(names = "--warmup-requests", defaultValue = "50000", description = "the warm-up ends earlier after this"
-      + " many requests (default ${DEFAULT-VALUE})")
-  long warmupRequests = 50_000;
+  @Option(names = "--warmup-requests", defaultValue = "200000", description = "the warm-up ends at the latest after"
+      + " this many requests (default ${DEFAULT-VALUE})")
+  long warmupRequests = 200_000;
 
   /**
    * The GPUs a node advertises: how many, the labels describing them, and where that came from.

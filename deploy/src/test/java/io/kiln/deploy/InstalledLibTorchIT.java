@@ -79,7 +79,8 @@ class InstalledLibTorchIT {
   void aNodeOnAnInstalledLibtorchLoadsItFromThereAndServesTorchsNumbers() throws Exception {
     Path quickstart = KilnCliTest.repositoryRoot().resolve("deploy/examples/quickstart.yaml");
     Process up = cli.startNode("up", "up", "--file", quickstart.toString(), "--libtorch", libtorch.toString(),
-        "--node-id", "byo", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--gpus", "0", "--cpus", "2");
+        "--node-id", "byo", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--gpus", "0", "--cpus", "2",
+        "--warmup-seconds", "1");
     await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
       if (!up.isAlive()) {
         throw new AssertionError("kiln up exited with " + up.exitValue() + ":\n" + cli.output("up"));

@@ -53,10 +53,13 @@ class KilnCliIT {
     cli = new CliProcesses(Path.of("target", "kiln-it", UUID.randomUUID().toString().substring(0, 8)));
     String name = "it-" + UUID.randomUUID();
     List<String> common = List.of("--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--cluster-port", "0",
-        "--cluster-name", name, "--cpus", "2", "--request-timeout-ms", "60000");
+        "--cluster-name", name, "--cpus", "2", "--request-timeout-ms", "60000", "--warmup-seconds", "1");
     head = cli.startNode("head", args(List.of("start", "--head", "--foreground", "--node-id", "head"), common));
     JsonNode headEntry = awaitEntry("head", head);
     assertThat(headEntry.path("head").asBoolean()).isTrue();
+    // A short warm-up, but the whole of it: the node says when it is over (and so ready).
+    await().atMost(Duration.ofSeconds(60)).until(() -> cli.output("head").contains("kiln: node head warmed up (")
+        || cli.output("head").contains("kiln: node head is ready without a full warm-up ("));
     String join = "127.0.0.1:" + headEntry.path("clusterPort").asInt();
 
     n1 = cli.startNode("n1", args(List.of("start", "--address", join, "--foreground", "--node-id", "n1"), common));

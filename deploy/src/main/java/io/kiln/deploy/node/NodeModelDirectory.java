@@ -2,10 +2,10 @@ package io.kiln.deploy.node;
 
 import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.spi.ModelDirectory;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The models a node's gateway serves: the serve controller's (another {@link ModelDirectory}) and, while they
@@ -16,8 +16,9 @@ import java.util.Optional;
 final class NodeModelDirectory implements ModelDirectory {
 
   private final ModelDirectory served;
-  // Replaced whole, so the gateway reads it on every request without a lock.
-  private volatile Map<String, ModelInfo> internal = Map.of();
+  // One map for good: swapping immutable maps of 1 and 0 entries changed its class under the JIT's feet and
+  // deoptimized the request path the moment the warm-up model went (measured).
+  private final Map<String, ModelInfo> internal = new ConcurrentHashMap<>();
 
   NodeModelDirectory(ModelDirectory served) {
     this.served = served;
@@ -30,11 +31,14 @@ final class NodeModelDirectory implements ModelDirectory {
 
   @Override
   public Optional<ModelInfo> model(String name, String versionOrNull) {
-    ModelInfo own = internal.get(name);
-    if (own != null) {
-      return versionOrNull == null || versionOrNull.equals(own.version()) ? Optional.of(own) : Optional.empty();
+    // The served models first: users' lookups never pay for the internal map, and the warm-up's lookups run
+    // through the served directory's code too (they miss there: no deployment name starts with '_').
+    Optional<ModelInfo> m = served.model(name, versionOrNull);
+    if (m.isPresent()) {
+      return m;
     }
-    return served.model(name, versionOrNull);
+    ModelInfo own = internal.get(name);
+    return own != null && (versionOrNull == null || versionOrNull.equals(own.version())) ? Optional.of(own) : m;
   }
 
   @Override
@@ -42,15 +46,11 @@ final class NodeModelDirectory implements ModelDirectory {
     return internal.containsKey(name);
   }
 
-  synchronized void addInternal(ModelInfo model) {
-    Map<String, ModelInfo> next = new HashMap<>(internal);
-    next.put(model.name(), model);
-    internal = Map.copyOf(next);
+  void addInternal(ModelInfo model) {
+    internal.put(model.name(), model);
   }
 
-  synchronized void removeInternal(String name) {
-    Map<String, ModelInfo> next = new HashMap<>(internal);
-    next.remove(name);
-    internal = Map.copyOf(next);
+  void removeInternal(String name) {
+    internal.remove(name);
   }
 }

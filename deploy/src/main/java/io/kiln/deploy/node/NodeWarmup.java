@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * warm-up model ({@code _warmup-<random>}, two zero-resource workers, batching up to 8 rows, never waiting
  * for fuller batches) created on this node by this node, shown to this node's gateway only as an
  * {@link NodeModelDirectory internal} model once the load board routes to it, loopback traffic through the
- * gateway's real ports ({@link WarmupTraffic}), then the model withdrawn, the pool drained and killed and
- * its meters removed. Every step is bounded; a failure ends the warm-up with a problem in its report, never
+ * gateway's real ports ({@link WarmupTraffic}), then the model withdrawn, the pool killed and its meters
+ * removed. Every step is bounded; a failure ends the warm-up with a problem in its report, never
  * with an exception, and what was created is torn down all the same.
  *
  * <p>Non-blocking; {@link #run} once, {@link #stop} from any thread.
@@ -54,6 +54,8 @@ final class NodeWarmup {
   static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
   /** How long in-flight requests may take past the traffic's budget, and teardown steps each. */
   static final Duration GRACE = Duration.ofSeconds(10);
+  /** How long the traffic's idle clients stay after it (see {@link #linger}). */
+  static final Duration LINGER = Duration.ofSeconds(60);
 
   private final KilnRuntime runtime;
   private final PoolClient pools;
@@ -69,6 +71,8 @@ final class NodeWarmup {
   private volatile WarmupTraffic traffic;
   private volatile ActorHandle<PoolManager> manager;
   private volatile boolean stopped;
+  private boolean closed; // guarded by this, as lingering
+  private long lingering = -1;
 
   NodeWarmup(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board, NodeModelDirectory models,
              MeterRegistry registry, WarmupOptions options, String host, int httpPort, int grpcPort,
@@ -153,7 +157,7 @@ final class NodeWarmup {
         true, 0));
     // Built off this (an actor's) context, so that its clients belong to no verticle of the pool's.
     return CompletableFuture.supplyAsync(() -> new WarmupTraffic(runtime.vertx(), host, httpPort, grpcPort, name,
-            registry, nanoClock))
+            registry, nanoClock, WarmupTraffic.jitClock()))
         .thenCompose(t -> {
           traffic = t;
           if (stopped) {
@@ -161,12 +165,46 @@ final class NodeWarmup {
           }
           long watchdog = runtime.vertx().setTimer(options.duration().plus(GRACE).toMillis(), id -> t.close());
           return t.run(options.duration(), options.maxRequests())
-              .eventually(() -> {
+              .onComplete(ar -> {
                 runtime.vertx().cancelTimer(watchdog);
-                return t.close();
+                linger(t);
               })
               .toCompletionStage();
         });
+  }
+
+  /**
+   * Closes the traffic's clients only {@link #LINGER} after the traffic, their connections idle meanwhile:
+   * closing them at once loaded the classes of connection tear-down and took its branches in code the
+   * server shares with them (Netty's and Vert.x's promises, encoders, event loops), and the JIT deoptimized
+   * much of the just-compiled request path in the first second after ready (measured).
+   */
+  private void linger(WarmupTraffic t) {
+    synchronized (this) {
+      if (!closed) {
+        lingering = runtime.vertx().setTimer(LINGER.toMillis(), id -> close());
+        return;
+      }
+    }
+    t.close();
+  }
+
+  /** Ends the traffic, if still running, and closes its clients now; idempotent. */
+  void close() {
+    stop();
+    long timer;
+    synchronized (this) {
+      closed = true;
+      timer = lingering;
+      lingering = -1;
+    }
+    if (timer >= 0) {
+      runtime.vertx().cancelTimer(timer);
+    }
+    WarmupTraffic t = traffic;
+    if (t != null) {
+      t.close();
+    }
   }
 
   /** Why the traffic fell short (a protocol never answered, some requests failed), or null. */
@@ -187,26 +225,20 @@ final class NodeWarmup {
   }
 
   /**
-   * Withdraws the model, drains the pool (which kills its workers) and kills its manager; should the drain
-   * fail, the workers are killed by name. Then drops the pool's meters.
+   * Withdraws the model, kills the pool's manager and workers (the traffic is over: nothing is queued), then
+   * drops the pool's meters. Not drained: a drain takes branches of the dispatcher's hot methods that serving
+   * never takes, and the JIT deoptimized them for every pool (measured).
    */
   private CompletionStage<Void> teardown() {
     models.removeInternal(name);
     String node = runtime.nodeId();
-    return bounded(pools.drain(name, VERSION, node), GRACE).handle((v, err) -> err)
-        .thenCompose(drainFailed -> {
-          List<CompletionStage<Void>> kills = new ArrayList<>();
-          ActorHandle<PoolManager> m = manager;
-          kills.add(m != null ? bounded(runtime.kill(m, false), GRACE) : kill(PoolNames.poolManager(name, VERSION, node)));
-          if (drainFailed != null) {
-            LOG.debug("draining the warm-up pool {} failed, killing its workers: {}", name, describe(drainFailed));
-            for (int i = 0; i < WORKERS; i++) {
-              kills.add(kill(PoolNames.worker(name, VERSION, node, i)));
-            }
-          }
-          return Futures.allOf(kills);
-        })
-        .whenComplete((v, err) -> removeMeters());
+    List<CompletionStage<Void>> kills = new ArrayList<>();
+    ActorHandle<PoolManager> m = manager;
+    kills.add(m != null ? bounded(runtime.kill(m, false), GRACE) : kill(PoolNames.poolManager(name, VERSION, node)));
+    for (int i = 0; i < WORKERS; i++) {
+      kills.add(kill(PoolNames.worker(name, VERSION, node, i)));
+    }
+    return Futures.allOf(kills).whenComplete((v, err) -> removeMeters());
   }
 
   /** Kills a named actor of the pool if it is still registered; one that is gone already is fine. */
@@ -233,7 +265,7 @@ final class NodeWarmup {
       answered.put(p, t == null ? 0 : t.answered(p));
       failed.put(p, t == null ? 0 : t.failed(p));
     }
-    WarmupReport r = new WarmupReport(true, name, answered, failed, took, problem);
+    WarmupReport r = new WarmupReport(true, name, answered, failed, took, t != null && t.settled(), problem);
     if (problem == null) {
       LOG.info("node {} warmed up its serving path: {}", runtime.nodeId(), r.describe());
     } else {

@@ -61,7 +61,7 @@ public final class ServingNode implements AutoCloseable {
   private final GpuMeters gpuMeters;
   private final NodeModelDirectory models;
   private final CompletableFuture<WarmupReport> warmedUp = new CompletableFuture<>();
-  private volatile NodeWarmup warming; // while the warm-up runs
+  private volatile NodeWarmup warming; // from the warm-up's start until close
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -178,10 +178,9 @@ public final class ServingNode implements AutoCloseable {
         gateway.httpPort(), gateway.grpcPort(), System::nanoTime);
     warming = w;
     w.run().whenComplete((report, err) -> {
-      warming = null;
       hold.release();
       warmedUp.complete(report != null ? report
-          : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO,
+          : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO, false,
               "warm-up failed: " + err));
     });
   }
@@ -259,6 +258,11 @@ public final class ServingNode implements AutoCloseable {
       w.stop(); // its traffic ends; its pool is torn down before the gateway goes
     }
     return warmupOver.handle((r, e) -> null)
+        .thenRun(() -> {
+          if (w != null) {
+            w.close();
+          }
+        })
         .thenCompose(x -> gateway.close())
         .handle((v, e) -> null)
         .thenRun(() -> {

@@ -9,27 +9,35 @@ import java.util.Objects;
  * Whether and how long a node warms its serving path before it reports ready (see {@link ServingNode}): it
  * drives OIP requests through its own gateway on loopback (HTTP JSON, HTTP binary tensors, gRPC) at a few
  * concurrencies and batch shapes against an internal {@code builtin:identity} pool of its own, so that the
- * JIT has compiled the request path before users' traffic arrives. Immutable.
+ * JIT has compiled the request path before users' traffic arrives. The traffic ends as soon as the JIT has
+ * caught up with it (its compilation goes quiet: on one loaded core after some twenty seconds, on a machine with
+ * cores to spare for the compiler after a few), and at the latest after {@code duration}. Immutable.
  *
  * @param duration how long the traffic runs at most; {@link Duration#ZERO} turns the warm-up off
- * @param maxRequests the traffic stops earlier once this many requests were answered, all protocols together
+ * @param maxRequests the traffic stops earlier once this many requests were sent, all protocols together
  * @param model the internal model: it must take one FP32 input {@code input} of shape [-1, 64] and answer
  *     {@code output} alike ({@link #IDENTITY} does); a model that cannot serve makes the warm-up fail with a
  *     warning, and the node goes ready anyway
  */
 public record WarmupOptions(Duration duration, long maxRequests, ModelSpec model) {
 
-  /** The default traffic budget: long enough for the JIT to compile the hot path on one loaded core. */
-  public static final Duration DEFAULT_DURATION = Duration.ofSeconds(3);
-  /** Where a fast machine stops before {@link #DEFAULT_DURATION}. */
-  public static final long DEFAULT_MAX_REQUESTS = 50_000;
+  /**
+   * The default longest warm-up. Kiln's JIT needs ~30 s of traffic to compile the request path on one loaded core
+   * (measured on the development box, the node pinned to one core); a warm-up ends when the JIT goes quiet.
+   */
+  public static final Duration DEFAULT_DURATION = Duration.ofSeconds(30);
+  /** A bound for very fast machines; the JIT settles long before on the ones measured. */
+  public static final long DEFAULT_MAX_REQUESTS = 200_000;
   /** The longest warm-up accepted. */
   public static final Duration MAX_DURATION = Duration.ofMinutes(10);
   /** {@code builtin:identity}, FP32 [-1, 64] in and out. */
   public static final ModelSpec IDENTITY = ModelSpec.builder().uri("builtin:identity").engine(ModelSpec.ENGINE_BUILTIN)
       .input("input", DataType.FP32, -1, 64).output("output", DataType.FP32, -1, 64).warmupBatchSizes(1, 8).build();
 
-  /** The node warms up for {@link #DEFAULT_DURATION} or {@link #DEFAULT_MAX_REQUESTS}, whichever comes first. */
+  /**
+   * The node warms up until the JIT has caught up, for {@link #DEFAULT_DURATION} or
+   * {@link #DEFAULT_MAX_REQUESTS} at most.
+   */
   public static final WarmupOptions DEFAULT = new WarmupOptions(DEFAULT_DURATION, DEFAULT_MAX_REQUESTS, IDENTITY);
   /** No warm-up: the node is ready as soon as its gateway listens (and its models are). */
   public static final WarmupOptions OFF = new WarmupOptions(Duration.ZERO, DEFAULT_MAX_REQUESTS, IDENTITY);

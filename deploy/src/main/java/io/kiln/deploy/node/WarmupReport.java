@@ -16,10 +16,13 @@ import java.util.Objects;
  * @param answered requests answered 200 / OK, by protocol (every protocol present)
  * @param failed requests that failed, by protocol (every protocol present)
  * @param took from the start of the warm-up until its pool was gone
+ * @param settled whether the traffic ended because the JIT had caught up with it (its compilation had gone
+ *     quiet; or, on a JVM that does not report compilation time, the throughput had levelled off) rather than
+ *     at the time or request budget
  * @param problem why the warm-up failed or fell short, or null; the node went ready anyway
  */
 public record WarmupReport(boolean ran, String model, Map<Protocol, Long> answered, Map<Protocol, Long> failed, Duration took,
-                           String problem) {
+                           boolean settled, String problem) {
 
   /** The front ends a warm-up drives, as the {@code protocol} tag spells them. */
   public enum Protocol {
@@ -39,7 +42,7 @@ public record WarmupReport(boolean ran, String model, Map<Protocol, Long> answer
 
   /** The report of a node that did not warm up. */
   public static WarmupReport off() {
-    return new WarmupReport(false, "", Map.of(), Map.of(), Duration.ZERO, null);
+    return new WarmupReport(false, "", Map.of(), Map.of(), Duration.ZERO, false, null);
   }
 
   /** Whether it ran and every protocol was answered without a problem. */
@@ -69,6 +72,7 @@ public record WarmupReport(boolean ran, String model, Map<Protocol, Long> answer
     if (bad > 0) {
       b.append(", failed ").append(bad);
     }
+    b.append(settled ? "; the JIT caught up" : "; the JIT still compiling when the budget ran out");
     return problem == null ? b.toString() : b.append("; ").append(problem).toString();
   }
 

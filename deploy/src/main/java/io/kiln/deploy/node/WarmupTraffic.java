@@ -7,6 +7,7 @@ import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferRequest.InferInputTensor;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -40,10 +41,13 @@ import org.slf4j.LoggerFactory;
 /**
  * The warm-up's load: closed-loop OIP requests to one model through a node's own HTTP and gRPC ports, every
  * protocol at once (HTTP JSON, HTTP with binary tensors and binary outputs, gRPC with
- * {@code raw_input_contents}), in {@link #PHASES} of different concurrency and rows per request. Each phase
- * gets its share of the time and of the request budget, and every lane sends at least one request, so a
- * short warm-up still crosses every path. Requests are FP32 [rows, 64] tensors named {@code input}.
- * Answers are counted by protocol and outcome into {@code kiln.warmup.requests}; their content is not read.
+ * {@code raw_input_contents}). First one request in flight per protocol ({@link #SOLO}, a tenth of the
+ * budget, at most {@link #SOLO_MAX}), then {@link #LANES} per protocol, a quarter of them sending 8-row
+ * requests (batch shapes), until the JIT has caught up ({@link JitQuiet}; where the JVM does not report its
+ * compilation time, until the {@link Plateau throughput levels off}), the budget or the request cap runs out.
+ * Every lane sends at least one request, so a short warm-up still crosses every path. Requests are FP32
+ * [rows, 64] tensors named {@code input}. Answers are counted by protocol and outcome into
+ * {@code kiln.warmup.requests}; their content is not read.
  *
  * <p>Threading: construct it on a thread of no Vert.x context (then its clients belong to no verticle, such as
  * an actor's, that might close them); the lanes run on event-loop contexts of their own (a small verticle,
@@ -51,12 +55,15 @@ import org.slf4j.LoggerFactory;
  */
 final class WarmupTraffic {
 
-  /** One step: {@code concurrency} requests in flight per protocol, each of {@code rows} rows. */
-  record Phase(int concurrency, int rows, double share) {
-  }
-
-  /** Single requests, then batch shapes, then (most of the time) the concurrency benchmarks use. */
-  static final List<Phase> PHASES = List.of(new Phase(1, 1, 0.1), new Phase(4, 8, 0.2), new Phase(16, 1, 0.7));
+  /** The single-request phase's share of the budget, and its longest duration. */
+  static final double SOLO = 0.1;
+  static final Duration SOLO_MAX = Duration.ofMillis(500);
+  /** Requests in flight per protocol in the main phase (the concurrency Kiln's benchmarks use). */
+  static final int LANES = 16;
+  /** Every {@code BATCH_LANE}th lane of the main phase sends 8-row requests. */
+  static final int BATCH_LANE = 4;
+  static final int BATCH_ROWS = 8;
+  static final long SAMPLE_NANOS = 250_000_000L;
   static final int COLUMNS = 64;
   /** After this many failures without an answer the traffic stops: the node would only be slowed by it. */
   static final int GIVE_UP_AFTER = 100;
@@ -84,16 +91,22 @@ final class WarmupTraffic {
   private volatile String lastFailure;
   private volatile boolean stopped;
   private volatile String lanesDeployment;
+  private volatile boolean settled;
+  private final LongSupplier compileMillis;
 
+  /**
+   * @param compileMillis the JVM's total compilation time so far, or null where it is not reported (see
+   *     {@link #jitClock()})
+   */
   WarmupTraffic(Vertx vertx, String host, int httpPort, int grpcPort, String model, MeterRegistry registry,
-                LongSupplier nanoClock) {
+                LongSupplier nanoClock, LongSupplier compileMillis) {
     this.vertx = vertx;
+    this.compileMillis = compileMillis;
     this.host = host;
     this.model = model;
     this.nanoClock = nanoClock;
-    int lanes = PHASES.stream().mapToInt(Phase::concurrency).max().orElse(1);
     http = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true).setPipelining(false)
-        .setMaxRedirects(0), new PoolOptions().setHttp1MaxSize(2 * lanes).setMaxWaitQueueSize(-1));
+        .setMaxRedirects(0), new PoolOptions().setHttp1MaxSize(2 * LANES).setMaxWaitQueueSize(-1));
     h2 = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
         .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true), new PoolOptions().setHttp2MaxSize(1));
     grpc = GrpcClient.client(vertx, h2);
@@ -120,12 +133,12 @@ final class WarmupTraffic {
         .tags("protocol", p.tag(), "outcome", outcome).register(registry);
   }
 
-  /** Runs every phase within {@code budget} and {@code maxRequests}. */
+  /** Runs the phases within {@code budget} and {@code maxRequests}. */
   Future<Void> run(Duration budget, long maxRequests) {
     long start = nanoClock.getAsLong();
     List<Context> contexts = new CopyOnWriteArrayList<>();
     int instances = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
-    Future<Void> all = vertx.deployVerticle(() -> new VerticleBase() {
+    Future<Void> deployed = vertx.deployVerticle(() -> new VerticleBase() {
       @Override
       public Future<?> start() {
         contexts.add(context);
@@ -135,14 +148,23 @@ final class WarmupTraffic {
       lanesDeployment = id;
       return null;
     });
-    long at = 0;
-    for (Phase phase : PHASES) {
-      at += (long) (budget.toNanos() * phase.share());
-      long deadline = start + at;
-      long cap = Math.max(1, (long) (maxRequests * phase.share()));
-      all = all.compose(v -> phase(phase, deadline, cap, contexts));
-    }
-    return all;
+    long solo = Math.min(SOLO_MAX.toNanos(), (long) (budget.toNanos() * SOLO));
+    long soloCap = Math.max(1, maxRequests / 20);
+    return deployed
+        .compose(v -> phase("solo", 1, start + solo, soloCap, contexts, false))
+        .compose(v -> phase("main", LANES, start + budget.toNanos(), Math.max(1, maxRequests - answeredTotal.get()),
+            contexts, true));
+  }
+
+  /** Whether the main phase ended because the JIT had caught up (or the throughput had levelled off). */
+  boolean settled() {
+    return settled;
+  }
+
+  /** This JVM's total compilation time in milliseconds, or null where the JVM does not report it. */
+  static LongSupplier jitClock() {
+    java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit::getTotalCompilationTime : null;
   }
 
   /** Ends the traffic: lanes send nothing more; what is in flight is still counted. */
@@ -169,25 +191,48 @@ final class WarmupTraffic {
     return Future.join(grpc.close(), http.close(), undeployed).transform(ar -> h2.close());
   }
 
-  private Future<Void> phase(Phase phase, long deadline, long cap, List<Context> contexts) {
+  /**
+   * Runs {@code concurrency} lanes per protocol until the deadline or the cap (or, {@code adaptive}, until the
+   * throughput levels off); in a phase of more than {@value #BATCH_LANE} lanes every {@value #BATCH_LANE}th
+   * sends {@value #BATCH_ROWS}-row requests.
+   */
+  private Future<Void> phase(String name, int concurrency, long deadline, long cap, List<Context> contexts,
+                             boolean adaptive) {
     Promise<Void> done = Promise.promise();
     long began = nanoClock.getAsLong();
     long answeredBefore = answeredTotal.get();
-    AtomicInteger lanes = new AtomicInteger(phase.concurrency() * Protocol.values().length);
+    AtomicInteger lanes = new AtomicInteger(concurrency * Protocol.values().length);
     AtomicLong issued = new AtomicLong();
-    Requests requests = new Requests(model, phase.rows());
+    Requests single = new Requests(model, 1);
+    Requests batch = concurrency > BATCH_LANE ? new Requests(model, BATCH_ROWS) : single;
+    Plateau plateau = new Plateau();
+    JitQuiet jit = new JitQuiet();
+    long sampler = !adaptive ? -1 : vertx.setPeriodic(SAMPLE_NANOS / 1_000_000, id -> {
+      long now = nanoClock.getAsLong();
+      if (compileMillis != null) {
+        jit.sample(now, compileMillis.getAsLong());
+        settled = jit.reached();
+      } else {
+        plateau.sample(now, answeredTotal.get() - answeredBefore);
+        settled = plateau.reached();
+      }
+    });
+    Runnable laneDone = () -> {
+      if (lanes.decrementAndGet() == 0) {
+        if (sampler >= 0) {
+          vertx.cancelTimer(sampler);
+        }
+        LOG.debug("warm-up phase {} ({} per protocol): {} requests answered in {} ms{}", name, concurrency,
+            answeredTotal.get() - answeredBefore, (nanoClock.getAsLong() - began) / 1_000_000,
+            adaptive ? (settled ? ", settled" : ", not settled") : "");
+        done.complete();
+      }
+    };
     int n = 0;
     for (Protocol p : Protocol.values()) {
-      for (int i = 0; i < phase.concurrency(); i++) {
-        Lane lane = new Lane(p, requests, deadline, cap, issued, () -> {
-          if (lanes.decrementAndGet() == 0) {
-            if (LOG.isDebugEnabled()) {
-              LOG.debug("warm-up phase {}: {} requests answered in {} ms", phase, answeredTotal.get() - answeredBefore,
-                  (nanoClock.getAsLong() - began) / 1_000_000);
-            }
-            done.complete();
-          }
-        });
+      for (int i = 0; i < concurrency; i++) {
+        Requests requests = i % BATCH_LANE == BATCH_LANE - 1 ? batch : single;
+        Lane lane = new Lane(p, requests, deadline, cap, issued, laneDone);
         contexts.get(n++ % contexts.size()).runOnContext(v -> lane.next());
       }
     }
@@ -221,25 +266,33 @@ final class WarmupTraffic {
       sent = true;
       issued.incrementAndGet();
       send(protocol, requests).onComplete(ar -> {
-        if (ar.succeeded() && ar.result() == null) {
-          answered.get(protocol).incrementAndGet();
-          answeredMeter.get(protocol).increment();
-          answeredTotal.incrementAndGet();
+        if (count(protocol, ar)) {
           next();
         } else {
-          failed.get(protocol).incrementAndGet();
-          failedMeter.get(protocol).increment();
-          failedTotal.incrementAndGet();
-          lastFailure = protocol.tag() + ": " + (ar.succeeded() ? ar.result() : String.valueOf(ar.cause()));
           vertx.setTimer(5, id -> next()); // no tight loop against a front end that refuses
         }
       });
     }
 
     private boolean over() {
-      return stopped || nanoClock.getAsLong() - deadline >= 0 || issued.get() >= cap
+      return stopped || settled || nanoClock.getAsLong() - deadline >= 0 || issued.get() >= cap
           || (answeredTotal.get() == 0 && failedTotal.get() >= GIVE_UP_AFTER);
     }
+  }
+
+  /** Counts one outcome; true for an answer. */
+  private boolean count(Protocol protocol, AsyncResult<String> ar) {
+    if (ar.succeeded() && ar.result() == null) {
+      answered.get(protocol).incrementAndGet();
+      answeredMeter.get(protocol).increment();
+      answeredTotal.incrementAndGet();
+      return true;
+    }
+    failed.get(protocol).incrementAndGet();
+    failedMeter.get(protocol).increment();
+    failedTotal.incrementAndGet();
+    lastFailure = protocol.tag() + ": " + (ar.succeeded() ? ar.result() : String.valueOf(ar.cause()));
+    return false;
   }
 
   /** Sends one request; the future holds null for an answer, else what was wrong with it. */
@@ -250,20 +303,24 @@ final class WarmupTraffic {
       case HTTP_BINARY -> http.request(new RequestOptions(binaryRequest).putHeader(HEADER_LENGTH, r.binaryHeaderLength))
           .compose(req -> req.send(r.binary))
           .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
-      case GRPC -> grpc.request(grpcAddress, GRPCInferenceServiceGrpcClient.ModelInfer)
-          .compose(req -> {
-            req.idleTimeout(REQUEST_TIMEOUT_MS);
-            return req.send(r.grpc);
-          })
-          .compose(resp -> {
-            resp.handler(ignored -> { });
-            return resp.end().transform(ar -> {
-              GrpcStatus s = resp.status();
-              return Future.succeededFuture(s == GrpcStatus.OK ? null
-                  : "gRPC " + s + (resp.statusMessage() != null ? " " + resp.statusMessage() : ""));
-            });
-          });
+      case GRPC -> grpcCall(r);
     };
+  }
+
+  private Future<String> grpcCall(Requests r) {
+    return grpc.request(grpcAddress, GRPCInferenceServiceGrpcClient.ModelInfer)
+        .compose(req -> {
+          req.idleTimeout(REQUEST_TIMEOUT_MS);
+          return req.send(r.grpc);
+        })
+        .compose(resp -> {
+          resp.handler(ignored -> { });
+          return resp.end().transform(ar -> {
+            GrpcStatus s = resp.status();
+            return Future.succeededFuture(s == GrpcStatus.OK ? null
+                : "gRPC " + s + (resp.statusMessage() != null ? " " + resp.statusMessage() : ""));
+          });
+        });
   }
 
   /** The three encodings of one FP32 [rows, 64] tensor of varied values (no all-zeros shortcut anywhere). */

@@ -60,7 +60,7 @@ final class Dispatcher {
   private final LongSupplier nanoClock;
   private final Predicate<String> unmetered;
 
-  /** @param unmetered models whose routing decisions are not counted (the directory's internal ones) */
+  /** @param unmetered models whose routing decisions are counted out of sight (the directory's internal ones) */
   Dispatcher(Vertx vertx, PoolDirectory pools, Router router, GatewayMetrics metrics, long defaultTimeoutMillis,
              LongSupplier nanoClock, Predicate<String> unmetered) {
     this.vertx = vertx;
@@ -106,9 +106,7 @@ final class Dispatcher {
       List<PoolEndpoint> candidates = pools.pools(model.name(), model.version()).stream()
           .filter(p -> !refused.contains(p.nodeId())).toList();
       Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
-      if (!unmetered.test(model.name())) {
-        metrics.routed(route.reason());
-      }
+      metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
       call.sent = pools.send(target, model.name(), model.version(), request, deadline);
     } catch (RuntimeException e) {

@@ -10,6 +10,9 @@ import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,28 +28,35 @@ import java.util.function.LongSupplier;
  * {@code kiln_gateway_request_duration_seconds} (histogram), {@code kiln_gateway_requests_in_flight},
  * {@code kiln_gateway_routes_total{reason}}, plus the JVM binders. Thread-safe. {@link #close()} removes the
  * gateway's own meters so a shared registry does not keep a stopped gateway's series.
+ *
+ * <p>Requests to internal models (a node's warm-up traffic, labelled {@link #UNMETERED}) are recorded by the
+ * same code into the same kinds of meters, but in a registry of the gateway's own that nobody scrapes: the
+ * recording path is the one users' requests take, so the JIT compiles it during the warm-up, and the
+ * user-facing series never count the node's own requests.
  */
 final class GatewayMetrics implements AutoCloseable {
 
   /** The model label for names the directory does not know, so unknown names cannot explode cardinality. */
   static final String UNKNOWN_MODEL = "_unknown";
-  /**
-   * The model label of an internal model's requests (a node's warm-up traffic): {@link #finish} records
-   * nothing for them, so they never show in the user-facing request series. Compared by identity.
-   */
-  static final String UNMETERED = new String("_internal");
+  /** The model label of an internal model's requests: recorded out of sight (see the class comment). */
+  static final String UNMETERED = new String("_internal"); // compared by identity: no model name can be it
 
   private final MeterRegistry registry;
+  private final MeterRegistry unseen;
   private final LongSupplier nanoClock;
   private final AtomicInteger inFlight = new AtomicInteger();
-  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-  private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+  private final Series user;
+  private final Series internal;
   private final Gauge inFlightGauge;
   private final List<AutoCloseable> binders = new ArrayList<>();
 
   GatewayMetrics(MeterRegistry registry, boolean bindJvm, LongSupplier nanoClock) {
     this.registry = registry;
     this.nanoClock = nanoClock;
+    this.unseen = registry instanceof PrometheusMeterRegistry ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
+        : new SimpleMeterRegistry();
+    this.user = new Series(registry);
+    this.internal = new Series(unseen);
     inFlightGauge = Gauge.builder("kiln.gateway.requests.in.flight", inFlight, AtomicInteger::get)
         .description("Inference requests received and not yet answered")
         .register(registry);
@@ -72,28 +82,12 @@ final class GatewayMetrics implements AutoCloseable {
   /** Records how a request started with {@link #start()} ended. Call exactly once per start. */
   void finish(long startNanos, String model, String protocol, String outcome, String code) {
     inFlight.decrementAndGet();
-    if (model == UNMETERED) {
-      return;
-    }
-    String key = model + '\u0000' + protocol + '\u0000' + outcome;
-    counters.computeIfAbsent(key + '\u0000' + code, k -> Counter.builder("kiln.gateway.requests")
-        .description("Inference requests by model, outcome and status code")
-        .tags("model", model, "outcome", outcome, "code", code, "protocol", protocol)
-        .register(registry)).increment();
-    timers.computeIfAbsent(key, k -> Timer.builder("kiln.gateway.request.duration")
-        .description("Inference request latency, from receipt to response")
-        .tags("model", model, "outcome", outcome, "protocol", protocol)
-        .publishPercentileHistogram()
-        .minimumExpectedValue(Duration.ofMillis(1))
-        .maximumExpectedValue(Duration.ofSeconds(60))
-        .register(registry)).record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
+    (model == UNMETERED ? internal : user).finish(startNanos, model, protocol, outcome, code);
   }
 
-  void routed(Router.Reason reason) {
-    counters.computeIfAbsent("route\u0000" + reason, k -> Counter.builder("kiln.gateway.routes")
-        .description("Routing decisions: pinned by a locality hint, local, spilled from a full local pool, balanced")
-        .tag("reason", reason.name().toLowerCase(Locale.ROOT))
-        .register(registry)).increment();
+  /** @param unmetered whether the request was for an internal model */
+  void routed(Router.Reason reason, boolean unmetered) {
+    (unmetered ? internal : user).routed(reason);
   }
 
   int inFlight() {
@@ -103,16 +97,55 @@ final class GatewayMetrics implements AutoCloseable {
   @Override
   public void close() {
     registry.remove(inFlightGauge);
-    counters.values().forEach(registry::remove);
-    timers.values().forEach(registry::remove);
-    counters.clear();
-    timers.clear();
+    user.close();
+    internal.close();
+    unseen.close();
     for (AutoCloseable b : binders) {
       try {
         b.close();
       } catch (Exception ignored) {
         // Binder shutdown failures leave at most a stale JVM meter; nothing to do about them.
       }
+    }
+  }
+
+  /** The request and routing meters of one registry. */
+  private final class Series {
+    private final MeterRegistry into;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+    Series(MeterRegistry into) {
+      this.into = into;
+    }
+
+    void finish(long startNanos, String model, String protocol, String outcome, String code) {
+      String key = model + '\u0000' + protocol + '\u0000' + outcome;
+      counters.computeIfAbsent(key + '\u0000' + code, k -> Counter.builder("kiln.gateway.requests")
+          .description("Inference requests by model, outcome and status code")
+          .tags("model", model, "outcome", outcome, "code", code, "protocol", protocol)
+          .register(into)).increment();
+      timers.computeIfAbsent(key, k -> Timer.builder("kiln.gateway.request.duration")
+          .description("Inference request latency, from receipt to response")
+          .tags("model", model, "outcome", outcome, "protocol", protocol)
+          .publishPercentileHistogram()
+          .minimumExpectedValue(Duration.ofMillis(1))
+          .maximumExpectedValue(Duration.ofSeconds(60))
+          .register(into)).record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
+    }
+
+    void routed(Router.Reason reason) {
+      counters.computeIfAbsent("route\u0000" + reason, k -> Counter.builder("kiln.gateway.routes")
+          .description("Routing decisions: pinned by a locality hint, local, spilled from a full local pool, balanced")
+          .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+          .register(into)).increment();
+    }
+
+    void close() {
+      counters.values().forEach(into::remove);
+      timers.values().forEach(into::remove);
+      counters.clear();
+      timers.clear();
     }
   }
 }

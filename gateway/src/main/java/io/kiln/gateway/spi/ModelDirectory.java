@@ -36,7 +36,8 @@ public interface ModelDirectory {
    * Whether {@code name} is one of the node's own models rather than a user's, such as the model a node
    * warms its serving path on before it reports ready: it is served like any other while {@link #model}
    * answers for it, but readiness holds ({@link io.kiln.gateway.ReadinessHold}) do not apply to it and its
-   * requests are kept out of the gateway's request meters. Called for every request: answer from memory.
+   * requests are kept out of the gateway's request meters (recorded by the same code into meters nobody
+   * scrapes). Called for every request: answer from memory.
    * None by default.
    */
   default boolean internal(String name) {
