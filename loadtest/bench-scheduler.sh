@@ -6,6 +6,7 @@
 #   QUICK=1         one 200 ms warm-up and one 200 ms measurement per benchmark: checks the script, not figures
 #   BENCH_CPU (1)   the core taskset pins the benchmark JVM (and its fork) to
 #   WARMUPS (2), ITERATIONS (3), ITERATION_SECONDS (1)   JMH iterations and their length otherwise
+#   JMH_ARGS        more JMH options, e.g. '-p nodes=10000' for the 10,000-node rows only
 #   TRAFFIC (1)     also simulate the node table's row traffic at 100 and 1,000 nodes (RowTrafficSimulation,
 #                   counted bytes of the rows as serialised; TRAFFIC_SECONDS simulated seconds, 5)
 #   REGISTRY (0)    also measure the named-actor registry with REGISTRY_ACTORS (10000) named actors on three
@@ -30,7 +31,11 @@ CP="runtime/target/test-classes:runtime/target/classes:$(cat runtime/target/benc
 new_results_dir scheduler
 cmd=(taskset -c "$cpu" "${JAVA:-java}" -cp "$CP" org.openjdk.jmh.Main "$filter" -f 1 -wi "$warmups" -i "$iterations"
   -w "$time" -r "$time" -foe true -jvmArgsAppend -Xmx1g -rf json -rff "$OUT/jmh.json")
-meta_start scheduler "QUICK=${QUICK:-0} loadtest/bench-scheduler.sh $*"
+if [[ -n "${JMH_ARGS:-}" ]]; then
+  read -r -a extra <<<"$JMH_ARGS"
+  cmd+=("${extra[@]}")
+fi
+meta_start scheduler "QUICK=${QUICK:-0} REGISTRY=${REGISTRY:-0} JMH_ARGS='${JMH_ARGS:-}' loadtest/bench-scheduler.sh $*"
 meta title "scheduler: placement over 1,000 and 10,000 simulated nodes, scan vs index, and the index's update cost"
 meta notes "JMH average time per operation, one fork pinned to core $cpu (taskset), $warmups warm-up + $iterations measured iterations of $time. SchedulerBenchmark: one placement returning the whole ranking; cluster mixed = four node families with loads in whole CPUs, quarter GPUs, slots and 8 GiB blocks (2 % dead), distinct = every node its own (total, available), the index's worst case; requests cpu/gpu = DEFAULT CPU 1 / GPU 1, spread = SPREAD zero-resource, soft = soft affinity CPU 1. PlacementIndexUpdateBenchmark: one row change (availability) or a death/return, in ns."
 meta git_uncommitted "$(git status --porcelain -- runtime loadtest pom.xml | wc -l) changed files"

@@ -10,6 +10,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,7 +28,11 @@ import java.util.Optional;
  * amounts), ranks the distinct utilisations (a radix sort of their bits), and then writes the ranking in one
  * pass over the id-ordered array, as a stable counting sort (ties by id, or by SPREAD's rotated id order,
  * come out in place). That is O(shapes × resource kinds + alive nodes) with a few nanoseconds per node,
- * against the scan's object-heavy comparisons and sort. The result is the whole ranking, as the scan gives.
+ * against the scan's object-heavy comparisons and sort. A shape's score for a request is computed once and
+ * kept while the shape lives (for the last few distinct requests): placements repeat requests (a pool's
+ * workers all ask the same) and most shapes outlive many placements, so a placement mostly re-scores only
+ * the shapes that appeared since the same request was last placed. The result is the whole ranking, as the
+ * scan gives it.
  *
  * <p>An update costs a binary search over the ids, a hash of the node's resources and, when a node joins,
  * leaves or dies, an array shift of the ids after it.
@@ -44,6 +49,10 @@ public final class PlacementIndex {
   private static final int RADIX = 1 << RADIX_BITS;
   /** Below this many scores an insertion sort beats clearing the radix counts. */
   private static final int RADIX_MIN = 64;
+  /** A memo's score for a shape the request does not fit (real scores are non-negative doubles' bits). */
+  private static final long NO_FIT_BITS = -1;
+  /** Requests (resources and kind) whose per-shape scores are kept; the least recently used goes. */
+  private static final int MEMOS = 8;
 
   private final String localNodeId;
   /** Every known node, alive or not (hard affinity needs the dead ones, for its message). */
@@ -70,6 +79,13 @@ public final class PlacementIndex {
   private long[] keysSwap = new long[16];
   private int[] keySlotsSwap = new int[16];
   private final int[] digitStarts = new int[RADIX + 1];
+  private long shapeIds;
+  private final Map<MemoKey, Memo> memos = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<MemoKey, Memo> eldest) {
+      return size() > MEMOS;
+    }
+  };
   private long[] needDense = new long[0];
   private int[] needKeys = new int[0];
   private long[] needUnits = new long[0];
@@ -77,17 +93,32 @@ public final class PlacementIndex {
   private record ShapeKey(Resources total, Resources available) {
   }
 
+  /** What a memo is for: a request's resources, scored for DEFAULT (after placing) or SPREAD (now). */
+  private record MemoKey(Resources need, boolean spread) {
+  }
+
+  /**
+   * One request's score per shape slot, {@link #NO_FIT_BITS} where it does not fit: valid where
+   * {@code shape[slot]} is the id of the shape now in the slot (a freed slot's next shape has a new id).
+   */
+  private static final class Memo {
+    long[] shape = new long[0];
+    long[] bits = new long[0];
+  }
+
   /** Nodes with one (total, available) pair; quantities by key index, 0 past the arrays' end. */
   private static final class Shape {
     final ShapeKey key;
     final int slot;
+    final long id;
     final long[] tot;
     final long[] avail;
     int count;
 
-    Shape(ShapeKey key, int slot, long[] tot, long[] avail) {
+    Shape(ShapeKey key, int slot, long id, long[] tot, long[] avail) {
       this.key = key;
       this.slot = slot;
+      this.id = id;
       this.tot = tot;
       this.avail = avail;
     }
@@ -195,21 +226,27 @@ public final class PlacementIndex {
     }
     int values = 0;
     int packCount = 0;
+    Memo memo = memo(need, false);
     for (int slot = 0; slot < slotsUsed; slot++) {
       Shape s = bySlot[slot];
       if (s == null) {
         continue;
       }
-      if (!fits(s)) {
-        code[slot] = NO_FIT;
-        continue;
+      long bits;
+      if (memo.shape[slot] == s.id) {
+        bits = memo.bits[slot];
+      } else {
+        bits = fits(s) ? Double.doubleToRawLongBits(utilisation(s, needDense)) : NO_FIT_BITS;
+        memo.shape[slot] = s.id;
+        memo.bits[slot] = bits;
       }
-      double after = utilisation(s, needDense);
-      if (after < Scheduler.SPREAD_THRESHOLD) {
+      if (bits == NO_FIT_BITS) {
+        code[slot] = NO_FIT;
+      } else if (Double.longBitsToDouble(bits) < Scheduler.SPREAD_THRESHOLD) {
         code[slot] = PACK;
         packCount += s.count;
       } else {
-        keys[values] = Double.doubleToRawLongBits(after);
+        keys[values] = bits;
         keySlots[values++] = slot;
       }
     }
@@ -260,17 +297,26 @@ public final class PlacementIndex {
       return List.of();
     }
     int values = 0;
+    Memo memo = memo(need, true);
     for (int slot = 0; slot < slotsUsed; slot++) {
       Shape s = bySlot[slot];
       if (s == null) {
         continue;
       }
-      if (!fits(s)) {
-        code[slot] = NO_FIT;
-        continue;
+      long bits;
+      if (memo.shape[slot] == s.id) {
+        bits = memo.bits[slot];
+      } else {
+        bits = fits(s) ? Double.doubleToRawLongBits(utilisation(s, null)) : NO_FIT_BITS;
+        memo.shape[slot] = s.id;
+        memo.bits[slot] = bits;
       }
-      keys[values] = Double.doubleToRawLongBits(utilisation(s, null));
-      keySlots[values++] = slot;
+      if (bits == NO_FIT_BITS) {
+        code[slot] = NO_FIT;
+      } else {
+        keys[values] = bits;
+        keySlots[values++] = slot;
+      }
     }
     int groups = groupCounts(values);
     int total = startsAfter(0, groups);
@@ -394,6 +440,16 @@ public final class PlacementIndex {
     throw new IllegalStateException("no alive node had the best coverage");
   }
 
+  /** The memo of this request's scores, sized to the slots. */
+  private Memo memo(Resources need, boolean spread) {
+    Memo m = memos.computeIfAbsent(new MemoKey(need, spread), k -> new Memo());
+    if (m.shape.length < bySlot.length) {
+      m.shape = Arrays.copyOf(m.shape, bySlot.length);
+      m.bits = Arrays.copyOf(m.bits, bySlot.length);
+    }
+    return m;
+  }
+
   /** Loads the request into the dense scratch arrays; false when it needs a key no node has ever had. */
   private boolean prepareNeed(Resources need) {
     Map<String, Long> units = need.units();
@@ -492,7 +548,7 @@ public final class PlacementIndex {
       node.total().units().forEach((k, v) -> tot[keyIndex.get(k)] = v);
       node.available().units().forEach((k, v) -> avail[keyIndex.get(k)] = v);
       int slot = freeSlots.isEmpty() ? newSlot() : freeSlots.pop();
-      s = new Shape(key, slot, tot, avail);
+      s = new Shape(key, slot, ++shapeIds, tot, avail);
       shapes.put(key, s);
       bySlot[slot] = s;
     }

@@ -24,8 +24,9 @@ import org.HdrHistogram.Histogram;
  * The named-actor registry ({@code kiln.actors}, a Hazelcast IMap) holding {@code actors} named actors on a
  * three-member in-process Hazelcast cluster (three Kiln nodes, each its own member and clustered Vert.x,
  * over loopback TCP): the rate of creating them (from all three nodes, round robin), of looking them up by
- * name ({@code getActor}) from random nodes, and of get-or-create of names that exist (what the serve
- * controller does for every pool manager on every reconcile). {@code inflight} operations outstanding.
+ * name ({@code getActor}) from random nodes, of get-or-create of names that exist, and of listing them all
+ * ({@code namedActors}: what the serve controller reads on every reconcile, and every pool manager when it
+ * starts), with the entries' serialised size. {@code inflight} operations outstanding (one for listing).
  * Not a test: {@code REGISTRY=1 loadtest/bench-scheduler.sh} runs it.
  *
  * <p>Usage: {@code RegistryScaleBenchmark [actors] [seconds] [inflight]}.
@@ -62,6 +63,20 @@ public final class RegistryScaleBenchmark {
           report("get-or-create, name exists", existing);
         }
       }
+      // What a reconcile reads: every entry, from every partition.
+      Result listing = runFor(seconds, 1, i -> nodes.get(1).namedActors().thenAccept(all -> {
+        if (all.size() != actors) {
+          throw new IllegalStateException("listed " + all.size() + " named actors, not " + actors);
+        }
+      }));
+      report("list all named actors (namedActors)", listing);
+      Map<String, String> raw = ((io.kiln.runtime.impl.RuntimeImpl) nodes.get(0)).backend().map("kiln.actors")
+          .entries().toCompletableFuture().get();
+      long bytes = raw.entrySet().stream()
+          .mapToLong(e -> e.getKey().length() + e.getValue().getBytes(java.nio.charset.StandardCharsets.UTF_8).length)
+          .sum();
+      System.out.printf("# registry entries: %d, %.0f bytes each on average (key + JSON value), %.1f MB in all%n",
+          raw.size(), bytes / (double) raw.size(), bytes / 1e6);
       long mismatched = 0;
       for (int i = 0; i < 100; i++) {
         int k = random.nextInt(actors);
