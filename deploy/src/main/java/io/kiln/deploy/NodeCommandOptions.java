@@ -80,11 +80,11 @@ final class NodeCommandOptions {
       defaultValue = "30000")
   long requestTimeoutMs;
 
-  @Option(names = "--warmup-seconds", defaultValue = "30", description = "before it reports ready, the node warms its"
+  @Option(names = "--warmup-seconds", defaultValue = "10", description = "before it reports ready, the node warms its"
       + " serving path with HTTP and gRPC requests through its own ports to an internal model, so its first users do"
       + " not meet a cold JIT; it stops once the JIT has caught up, at the latest after this long (default"
-      + " ${DEFAULT-VALUE}; 0 = off)")
-  double warmupSeconds = 30;
+      + " ${DEFAULT-VALUE}; 30 on one busy core; 0 = off)")
+  double warmupSeconds = 10;
 
   @Option(names = "--warmup-requests", defaultValue = "200000", description = "the warm-up ends at the latest after"
       + " this many requests (default ${DEFAULT-VALUE})")

@@ -23,9 +23,10 @@ public record WarmupOptions(Duration duration, long maxRequests, ModelSpec model
 
   /**
    * The default longest warm-up. Kiln's JIT needs ~30 s of traffic to compile the request path on one loaded core
-   * (measured on the development box, the node pinned to one core); a warm-up ends when the JIT goes quiet.
+   * (measured on the development box, the node pinned to one core), far less with a spare core; a warm-up ends
+   * when the JIT goes quiet. 10 s keeps {@code kiln up} quick; benchmarks and one-core nodes ask for 30.
    */
-  public static final Duration DEFAULT_DURATION = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_DURATION = Duration.ofSeconds(10);
   /** A bound for very fast machines; the JIT settles long before on the ones measured. */
   public static final long DEFAULT_MAX_REQUESTS = 200_000;
   /** The longest warm-up accepted. */
