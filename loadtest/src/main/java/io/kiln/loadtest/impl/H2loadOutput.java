@@ -48,14 +48,6 @@ public record H2loadOutput(double seconds, double requestsPerSecond, long done, 
   }
 
   private static double millis(String value, String unit) {
-    double v = Double.parseDouble(value);
-    return switch (unit) {
-      case "us" -> v / 1000;
-      case "ms" -> v;
-      case "s" -> v * 1000;
-      case "m" -> v * 60_000;
-      case "h" -> v * 3_600_000;
-      default -> throw new IllegalArgumentException("unknown h2load time unit " + unit);
-    };
+    return ToolTimes.millis(Double.parseDouble(value), unit);
   }
 }

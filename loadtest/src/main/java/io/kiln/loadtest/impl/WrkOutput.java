@@ -73,13 +73,6 @@ public record WrkOutput(long requests, double seconds, double requestsPerSecond,
   }
 
   private static double millis(double value, String unit) {
-    return switch (unit) {
-      case "us" -> value / 1000;
-      case "ms" -> value;
-      case "s" -> value * 1000;
-      case "m" -> value * 60_000;
-      case "h" -> value * 3_600_000;
-      default -> throw new IllegalArgumentException("unknown wrk time unit " + unit);
-    };
+    return ToolTimes.millis(value, unit);
   }
 }
