@@ -24,17 +24,27 @@ import java.util.function.Function;
  * requests that are feasible but do not fit now in a FIFO queue that is retried whenever resources are
  * released or the node table changes, until their placement timeout. Infeasible requests fail at once.
  *
+ * <p>Retries on change are coalesced: at most one pass over the queue per {@link #KICK_INTERVAL_MS} (the
+ * first change after a quiet interval retries at once). Every row any node writes is a change here, and a
+ * cluster of 1,000 nodes writes up to 10,000 rows a second; without the bound each one would re-place
+ * every waiting request.
+ *
  * <p>Threading: all queue work runs on one Vert.x context, so attempts start in arrival order.
  */
 final class Placer {
 
   private static final long RETRY_PERIOD_MS = 250;
+  /** The most often changes elsewhere make the queue retry. */
+  static final long KICK_INTERVAL_MS = 20;
 
   private final Context context;
   private final Function<PlacementRequest, Placement> scheduler;
   private final LinkedList<Entry<?>> pending = new LinkedList<>();
   private long sequence;
   private long retryTimer = -1;
+  /** A retry for changes is scheduled and has not started yet (set from any thread). */
+  private final java.util.concurrent.atomic.AtomicBoolean kickRequested = new java.util.concurrent.atomic.AtomicBoolean();
+  private long lastKickNanos = System.nanoTime() - KICK_INTERVAL_MS * 1_000_000;
 
   private final class Entry<T> {
     final PlacementRequestBase base;
@@ -79,9 +89,24 @@ final class Placer {
     return e.result;
   }
 
-  /** Resources were released somewhere: retry what waits. Callable from any thread. */
+  /** Resources were released somewhere: retry what waits, now or within the interval. Callable from any thread. */
   void resourcesChanged() {
-    context.runOnContext(v -> kick());
+    if (kickRequested.compareAndSet(false, true)) {
+      context.runOnContext(v -> {
+        long waitMs = KICK_INTERVAL_MS - (System.nanoTime() - lastKickNanos) / 1_000_000;
+        if (waitMs <= 0) {
+          changedKick();
+        } else {
+          context.owner().setTimer(waitMs, id -> changedKick());
+        }
+      });
+    }
+  }
+
+  private void changedKick() {
+    kickRequested.set(false); // changes from now on ask for the next pass
+    lastKickNanos = System.nanoTime();
+    kick();
   }
 
   private void kick() {

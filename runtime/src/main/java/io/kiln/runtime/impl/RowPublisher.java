@@ -96,7 +96,13 @@ final class RowPublisher {
     everWritten = true;
     lastWriteNanos = now;
     lastWritten = rec;
-    write.apply(rec).whenComplete((v, e) -> written());
+    CompletionStage<Void> done;
+    try {
+      done = write.apply(rec);
+    } catch (RuntimeException e) {
+      done = CompletableFuture.failedFuture(e); // e.g. the cluster is gone: that write is over
+    }
+    done.whenComplete((v, e) -> written());
   }
 
   private synchronized void timerFired() {

@@ -6,7 +6,6 @@ import io.kiln.runtime.Resources;
 import io.kiln.runtime.SchedulingStrategy;
 import io.kiln.runtime.SchedulingStrategy.NodeAffinity;
 import io.kiln.runtime.SchedulingStrategy.Spread;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -25,7 +24,7 @@ import java.util.Optional;
  * Alive nodes are kept in one array sorted by id, each tagged with its <i>shape</i>: the distinct (total,
  * available) pairs, with their quantities as primitive arrays. A placement evaluates fit and utilisation
  * once per shape (real clusters have few: nodes are bought in a handful of sizes and actors reserve round
- * amounts), ranks the distinct utilisations (a radix sort of their bits), and then writes the ranking in one
+ * amounts), ranks the distinct utilisations ({@link ScoreSort}, a radix sort of their bits), and then writes the ranking in one
  * pass over the id-ordered array, as a stable counting sort (ties by id, or by SPREAD's rotated id order,
  * come out in place). That is O(shapes × resource kinds + alive nodes) with a few nanoseconds per node,
  * against the scan's object-heavy comparisons and sort. A shape's score for a request is computed once and
@@ -45,10 +44,6 @@ public final class PlacementIndex {
 
   private static final int NO_FIT = -1;
   private static final int PACK = -2;
-  private static final int RADIX_BITS = 11;
-  private static final int RADIX = 1 << RADIX_BITS;
-  /** Below this many scores an insertion sort beats clearing the radix counts. */
-  private static final int RADIX_MIN = 64;
   /** A memo's score for a shape the request does not fit (real scores are non-negative doubles' bits). */
   private static final long NO_FIT_BITS = -1;
   /** Requests (resources and kind) whose per-shape scores are kept; the least recently used goes. */
@@ -63,23 +58,13 @@ public final class PlacementIndex {
   private int[] shapeOf = new int[16];
   private int alive;
 
-  private final Map<String, Integer> keyIndex = new HashMap<>();
-  private final Map<ShapeKey, Shape> shapes = new HashMap<>();
-  private Shape[] bySlot = new Shape[16];
-  private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
-  private int slotsUsed;
+  private final ShapeTable shapes = new ShapeTable();
 
   // Scratch of one placement, per shape slot (guarded by the monitor, like everything else).
   private int[] code = new int[16];
   private double[] score = new double[16];
   private int[] groupNext = new int[16];
-  /** Scores to rank (their raw bits: non-negative doubles order as their bits do) with their shape slots. */
-  private long[] keys = new long[16];
-  private int[] keySlots = new int[16];
-  private long[] keysSwap = new long[16];
-  private int[] keySlotsSwap = new int[16];
-  private final int[] digitStarts = new int[RADIX + 1];
-  private long shapeIds;
+  private final ScoreSort ranked = new ScoreSort();
   private final Map<MemoKey, Memo> memos = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<MemoKey, Memo> eldest) {
@@ -89,9 +74,6 @@ public final class PlacementIndex {
   private long[] needDense = new long[0];
   private int[] needKeys = new int[0];
   private long[] needUnits = new long[0];
-
-  private record ShapeKey(Resources total, Resources available) {
-  }
 
   /** What a memo is for: a request's resources, scored for DEFAULT (after placing) or SPREAD (now). */
   private record MemoKey(Resources need, boolean spread) {
@@ -104,24 +86,6 @@ public final class PlacementIndex {
   private static final class Memo {
     long[] shape = new long[0];
     long[] bits = new long[0];
-  }
-
-  /** Nodes with one (total, available) pair; quantities by key index, 0 past the arrays' end. */
-  private static final class Shape {
-    final ShapeKey key;
-    final int slot;
-    final long id;
-    final long[] tot;
-    final long[] avail;
-    int count;
-
-    Shape(ShapeKey key, int slot, long id, long[] tot, long[] avail) {
-      this.key = key;
-      this.slot = slot;
-      this.id = id;
-      this.tot = tot;
-      this.avail = avail;
-    }
   }
 
   /** An empty index for the node {@code localNodeId}, which DEFAULT placement prefers. */
@@ -158,8 +122,8 @@ public final class PlacementIndex {
       if (!sameResources(old, node)) {
         int p = position(node.nodeId());
         int previous = shapeOf[p];
-        shapeOf[p] = acquire(node);
-        release(previous);
+        shapeOf[p] = shapes.acquire(node.total(), node.available());
+        shapes.release(previous);
       }
     } else if (wasAlive) {
       removeAt(position(node.nodeId()));
@@ -224,11 +188,11 @@ public final class PlacementIndex {
     if (!prepareNeed(need)) {
       return List.of();
     }
-    int values = 0;
+    ensureScratch();
     int packCount = 0;
     Memo memo = memo(need, false);
-    for (int slot = 0; slot < slotsUsed; slot++) {
-      Shape s = bySlot[slot];
+    for (int slot = 0; slot < shapes.slots(); slot++) {
+      ShapeTable.Shape s = shapes.at(slot);
       if (s == null) {
         continue;
       }
@@ -246,11 +210,10 @@ public final class PlacementIndex {
         code[slot] = PACK;
         packCount += s.count;
       } else {
-        keys[values] = bits;
-        keySlots[values++] = slot;
+        ranked.add(bits, slot);
       }
     }
-    int groups = groupCounts(values);
+    int groups = groupCounts();
     int firstPos = first == null ? -1 : position(first);
     if (firstPos >= 0) {
       int c = code[shapeOf[firstPos]];
@@ -296,10 +259,10 @@ public final class PlacementIndex {
     if (alive == 0 || !prepareNeed(need)) {
       return List.of();
     }
-    int values = 0;
+    ensureScratch();
     Memo memo = memo(need, true);
-    for (int slot = 0; slot < slotsUsed; slot++) {
-      Shape s = bySlot[slot];
+    for (int slot = 0; slot < shapes.slots(); slot++) {
+      ShapeTable.Shape s = shapes.at(slot);
       if (s == null) {
         continue;
       }
@@ -314,11 +277,10 @@ public final class PlacementIndex {
       if (bits == NO_FIT_BITS) {
         code[slot] = NO_FIT;
       } else {
-        keys[values] = bits;
-        keySlots[values++] = slot;
+        ranked.add(bits, slot);
       }
     }
-    int groups = groupCounts(values);
+    int groups = groupCounts();
     int total = startsAfter(0, groups);
     if (total == 0) {
       return List.of();
@@ -336,67 +298,19 @@ public final class PlacementIndex {
   }
 
   /**
-   * Ranks the first {@code values} scores of {@link #keys} (distinct scores, ascending), sets each of their
-   * shapes' code to its score's rank and counts the nodes per rank into {@link #groupNext}; the number of
-   * ranks. A least-significant-digit radix sort of the scores' bits: linear in the shapes, so a cluster whose
-   * every node is its own shape costs no comparison sort.
+   * Sorts the scores in {@link #ranked}, sets each of their shapes' code to its score's rank among the
+   * distinct scores (ascending) and counts the nodes per rank into {@link #groupNext}; the number of ranks.
    */
-  private int groupCounts(int values) {
-    long[] k = keys;
-    int[] s = keySlots;
-    if (values < RADIX_MIN) {
-      for (int i = 1; i < values; i++) {
-        long key = k[i];
-        int slot = s[i];
-        int j = i - 1;
-        for (; j >= 0 && k[j] > key; j--) {
-          k[j + 1] = k[j];
-          s[j + 1] = s[j];
-        }
-        k[j + 1] = key;
-        s[j + 1] = slot;
-      }
-    } else {
-      long[] tk = keysSwap;
-      int[] ts = keySlotsSwap;
-      long or = 0;
-      long and = -1;
-      for (int i = 0; i < values; i++) {
-        or |= k[i];
-        and &= k[i];
-      }
-      long varying = or ^ and;
-      for (int shift = 0; shift < Long.SIZE; shift += RADIX_BITS) {
-        if (((varying >>> shift) & (RADIX - 1)) == 0) {
-          continue; // every score has the same digit here
-        }
-        Arrays.fill(digitStarts, 0);
-        for (int i = 0; i < values; i++) {
-          digitStarts[(int) ((k[i] >>> shift) & (RADIX - 1)) + 1]++;
-        }
-        for (int d = 1; d <= RADIX; d++) {
-          digitStarts[d] += digitStarts[d - 1];
-        }
-        for (int i = 0; i < values; i++) {
-          int at = digitStarts[(int) ((k[i] >>> shift) & (RADIX - 1))]++;
-          tk[at] = k[i];
-          ts[at] = s[i];
-        }
-        long[] kk = k;
-        k = tk;
-        tk = kk;
-        int[] ss = s;
-        s = ts;
-        ts = ss;
-      }
-    }
+  private int groupCounts() {
+    ranked.sort();
     int groups = 0;
-    for (int i = 0; i < values; i++) {
-      if (groups == 0 || k[i] != k[i - 1]) {
+    for (int i = 0; i < ranked.size(); i++) {
+      if (groups == 0 || ranked.key(i) != ranked.key(i - 1)) {
         groupNext[groups++] = 0;
       }
-      code[s[i]] = groups - 1;
-      groupNext[groups - 1] += bySlot[s[i]].count;
+      int slot = ranked.slot(i);
+      code[slot] = groups - 1;
+      groupNext[groups - 1] += shapes.at(slot).count;
     }
     return groups;
   }
@@ -416,17 +330,18 @@ public final class PlacementIndex {
     if (alive == 0) {
       return Scheduler.noAliveNodes(need);
     }
+    ensureScratch();
     long couldFit = 0;
     double best = Double.NEGATIVE_INFINITY;
-    for (int slot = 0; slot < slotsUsed; slot++) {
-      Shape s = bySlot[slot];
+    for (int slot = 0; slot < shapes.slots(); slot++) {
+      ShapeTable.Shape s = shapes.at(slot);
       if (s == null) {
         continue;
       }
-      if (need.fitsIn(s.key.total())) {
+      if (need.fitsIn(s.total)) {
         couldFit += s.count;
       }
-      score[slot] = Scheduler.coverage(need, s.key.total());
+      score[slot] = Scheduler.coverage(need, s.total);
       best = Math.max(best, score[slot]);
     }
     if (couldFit > 0) {
@@ -440,12 +355,23 @@ public final class PlacementIndex {
     throw new IllegalStateException("no alive node had the best coverage");
   }
 
+  /** Sizes the per-slot scratch arrays to the shape table. */
+  private void ensureScratch() {
+    int n = shapes.capacity();
+    if (code.length < n) {
+      code = Arrays.copyOf(code, n);
+      score = Arrays.copyOf(score, n);
+      groupNext = Arrays.copyOf(groupNext, n);
+    }
+    ranked.clear(n);
+  }
+
   /** The memo of this request's scores, sized to the slots. */
   private Memo memo(Resources need, boolean spread) {
     Memo m = memos.computeIfAbsent(new MemoKey(need, spread), k -> new Memo());
-    if (m.shape.length < bySlot.length) {
-      m.shape = Arrays.copyOf(m.shape, bySlot.length);
-      m.bits = Arrays.copyOf(m.bits, bySlot.length);
+    if (m.shape.length < shapes.capacity()) {
+      m.shape = Arrays.copyOf(m.shape, shapes.capacity());
+      m.bits = Arrays.copyOf(m.bits, shapes.capacity());
     }
     return m;
   }
@@ -453,8 +379,8 @@ public final class PlacementIndex {
   /** Loads the request into the dense scratch arrays; false when it needs a key no node has ever had. */
   private boolean prepareNeed(Resources need) {
     Map<String, Long> units = need.units();
-    if (needDense.length != keyIndex.size()) {
-      needDense = new long[keyIndex.size()];
+    if (needDense.length != shapes.keyCount()) {
+      needDense = new long[shapes.keyCount()];
     } else {
       Arrays.fill(needDense, 0);
     }
@@ -464,7 +390,7 @@ public final class PlacementIndex {
     }
     int j = 0;
     for (Map.Entry<String, Long> e : units.entrySet()) {
-      Integer k = keyIndex.get(e.getKey());
+      Integer k = shapes.keyIndex(e.getKey());
       if (k == null) {
         return false; // every node has 0 of it, and the request asks for more than 0
       }
@@ -475,7 +401,7 @@ public final class PlacementIndex {
     return true;
   }
 
-  private boolean fits(Shape s) {
+  private boolean fits(ShapeTable.Shape s) {
     for (int j = 0; j < needKeys.length; j++) {
       int k = needKeys[j];
       long available = k < s.avail.length ? s.avail[k] : 0;
@@ -490,7 +416,7 @@ public final class PlacementIndex {
    * {@link NodeView#utilisationAfter} on primitive arrays, with the same arithmetic (the same doubles, so
    * the same order and ties); {@code extra} null for none.
    */
-  private static double utilisation(Shape s, long[] extra) {
+  private static double utilisation(ShapeTable.Shape s, long[] extra) {
     double max = 0;
     long[] tot = s.tot;
     for (int k = 0; k < tot.length; k++) {
@@ -524,63 +450,15 @@ public final class PlacementIndex {
     System.arraycopy(ids, p, ids, p + 1, alive - p);
     System.arraycopy(shapeOf, p, shapeOf, p + 1, alive - p);
     ids[p] = node.nodeId();
-    shapeOf[p] = acquire(node);
+    shapeOf[p] = shapes.acquire(node.total(), node.available());
     alive++;
   }
 
   private void removeAt(int p) {
-    release(shapeOf[p]);
+    shapes.release(shapeOf[p]);
     System.arraycopy(ids, p + 1, ids, p, alive - p - 1);
     System.arraycopy(shapeOf, p + 1, shapeOf, p, alive - p - 1);
     alive--;
     ids[alive] = null;
-  }
-
-  /** The slot of the node's shape, counting the node in it (made on first use). */
-  private int acquire(NodeView node) {
-    ShapeKey key = new ShapeKey(node.total(), node.available());
-    Shape s = shapes.get(key);
-    if (s == null) {
-      node.total().units().keySet().forEach(this::keyOf);
-      node.available().units().keySet().forEach(this::keyOf);
-      long[] tot = new long[keyIndex.size()];
-      long[] avail = new long[keyIndex.size()];
-      node.total().units().forEach((k, v) -> tot[keyIndex.get(k)] = v);
-      node.available().units().forEach((k, v) -> avail[keyIndex.get(k)] = v);
-      int slot = freeSlots.isEmpty() ? newSlot() : freeSlots.pop();
-      s = new Shape(key, slot, ++shapeIds, tot, avail);
-      shapes.put(key, s);
-      bySlot[slot] = s;
-    }
-    s.count++;
-    return s.slot;
-  }
-
-  private void release(int slot) {
-    Shape s = bySlot[slot];
-    if (--s.count == 0) {
-      shapes.remove(s.key);
-      bySlot[slot] = null;
-      freeSlots.push(slot);
-    }
-  }
-
-  private int newSlot() {
-    if (slotsUsed == bySlot.length) {
-      int n = slotsUsed * 2;
-      bySlot = Arrays.copyOf(bySlot, n);
-      code = Arrays.copyOf(code, n);
-      score = Arrays.copyOf(score, n);
-      groupNext = Arrays.copyOf(groupNext, n);
-      keys = new long[n];
-      keySlots = new int[n];
-      keysSwap = new long[n];
-      keySlotsSwap = new int[n];
-    }
-    return slotsUsed++;
-  }
-
-  private int keyOf(String key) {
-    return keyIndex.computeIfAbsent(key, k -> keyIndex.size());
   }
 }
