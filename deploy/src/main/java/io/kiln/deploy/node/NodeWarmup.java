@@ -106,7 +106,14 @@ final class NodeWarmup {
           return bounded(pools.scale(name, VERSION, runtime.nodeId(), WORKERS), SETUP_TIMEOUT);
         })
         .thenCompose(live -> live > 0 ? routed() : failedWorkers())
-        .thenCompose(v -> drive());
+        // The traffic ends by itself within the budget; bound it anyway, so a request chain that never completes
+        // (seen on 2 starved cores: a call sent on a client closed under it) cannot hold the node not ready.
+        .thenCompose(v -> bounded(drive(), options.duration().plus(SETUP_TIMEOUT))
+            .whenComplete((x, err) -> {
+              if (err != null) {
+                stop();
+              }
+            }));
     return served.handle((v, err) -> err == null ? shortfall() : "warm-up failed: " + describe(err))
         .thenCompose(problem -> teardown().handle((v, err) -> {
           String p = err == null ? problem

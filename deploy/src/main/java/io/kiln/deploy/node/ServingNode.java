@@ -50,6 +50,8 @@ import java.util.concurrent.CompletionStage;
  */
 public final class ServingNode implements AutoCloseable {
 
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ServingNode.class);
+
   private final KilnRuntime runtime;
   private final PrometheusMeterRegistry registry;
   private final PoolLoadBoard board;
@@ -177,7 +179,20 @@ public final class ServingNode implements AutoCloseable {
     NodeWarmup w = new NodeWarmup(runtime, pools, board, models, registry, options, loopback(bindHost),
         gateway.httpPort(), gateway.grpcPort(), System::nanoTime);
     warming = w;
+    // Last resort: whatever the warm-up waits on, the node goes ready at the latest this long after it began.
+    long limitMs = options.duration().plus(NodeWarmup.SETUP_TIMEOUT.multipliedBy(3)).toMillis();
+    long deadline = runtime.vertx().setTimer(limitMs, id -> {
+      if (!warmedUp.isDone()) {
+        log.warn("node {}: the start-up warm-up did not end within {} ms; reporting ready anyway", runtime.nodeId(),
+            limitMs);
+        w.stop();
+        hold.release();
+        warmedUp.complete(new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(),
+            java.time.Duration.ofMillis(limitMs), false, "warm-up did not end within " + limitMs + " ms"));
+      }
+    });
     w.run().whenComplete((report, err) -> {
+      runtime.vertx().cancelTimer(deadline);
       hold.release();
       warmedUp.complete(report != null ? report
           : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO, false,
