@@ -7,6 +7,8 @@ import io.kiln.runtime.Resources;
 import io.kiln.runtime.scheduling.Placement;
 import io.kiln.runtime.scheduling.PlacementIndex;
 import io.kiln.runtime.scheduling.PlacementRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -24,6 +26,8 @@ import java.util.function.Supplier;
  * both whatever thread it runs on. Thread-safe.
  */
 final class ClusterViews {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterViews.class);
 
   private final NodeOptions node;
   private final NodeTable nodeTable;
@@ -84,7 +88,20 @@ final class ClusterViews {
         indexedAvailable = available;
         indexedAlive = alive;
       }
-      return index.place(request);
+      Placement p = index.place(request);
+      if (p instanceof Placement.Ranked) {
+        return p;
+      }
+      // A request that would wait (or fail) is checked against the full view before it does: a placement that
+      // waits on an index missing a node would wait forever (seen once under load in ClusteredInProcessTest).
+      // Waiting requests are rare and retried at most every 20 ms, so the scan costs little here.
+      Placement scanned = io.kiln.runtime.scheduling.Scheduler.place(request, clusterView());
+      if (scanned instanceof Placement.Ranked) {
+        LOG.warn("placement index disagreed with the node table ({}); re-reading every row", p);
+        resync();
+        return scanned;
+      }
+      return p;
     }
   }
 

@@ -102,7 +102,7 @@ final class RowPublisher {
     } catch (RuntimeException e) {
       done = CompletableFuture.failedFuture(e); // e.g. the cluster is gone: that write is over
     }
-    done.whenComplete((v, e) -> written());
+    done.whenComplete((v, e) -> written(e));
   }
 
   private synchronized void timerFired() {
@@ -110,8 +110,13 @@ final class RowPublisher {
     writeIfDue();
   }
 
-  private synchronized void written() {
+  private synchronized void written(Throwable failure) {
     inFlight = false;
+    if (failure != null) {
+      // The table may not hold this row: forget it, so the same state is written again rather than skipped.
+      lastWritten = null;
+      dirty = true;
+    }
     if (closed) {
       if (drained != null) {
         drained.complete(null);
