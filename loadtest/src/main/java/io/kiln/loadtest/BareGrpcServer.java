@@ -6,7 +6,6 @@ import io.kiln.loadtest.impl.ServerStart;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcService;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -17,7 +16,6 @@ import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.server.GrpcServer;
 import io.vertx.grpc.server.GrpcServerOptions;
 import io.vertx.grpc.server.GrpcServerRequest;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -89,15 +87,9 @@ public final class BareGrpcServer implements AutoCloseable {
     Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(options.eventLoops()));
     AtomicInteger requests = new AtomicInteger();
     try {
-      int port = ServerStart.sharedPort(options.host(), options.port(), options.eventLoops());
-      int[] bound = new int[options.eventLoops()];
-      AtomicInteger index = new AtomicInteger();
-      ServerStart.await(vertx.deployVerticle(() -> new Instance(options.host(), port, requests, bound, index.getAndIncrement()),
-          new DeploymentOptions().setInstances(options.eventLoops())), "bare gRPC server");
-      if (Arrays.stream(bound).distinct().count() != 1) {
-        throw new IllegalStateException("bare gRPC server instances bound different ports: " + Arrays.toString(bound));
-      }
-      return new BareGrpcServer(vertx, bound[0], requests);
+      int port = ServerStart.deployShared(vertx, options.host(), options.port(), options.eventLoops(),
+          (p, bound, index) -> new Instance(options.host(), p, requests, bound, index), "bare gRPC server");
+      return new BareGrpcServer(vertx, port, requests);
     } catch (RuntimeException e) {
       vertx.close();
       throw e;

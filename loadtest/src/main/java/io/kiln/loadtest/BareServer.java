@@ -4,7 +4,6 @@ import io.kiln.loadtest.impl.BareOipCodec;
 import io.kiln.loadtest.impl.BareOipHandler;
 import io.kiln.loadtest.impl.CliArgs;
 import io.kiln.loadtest.impl.ServerStart;
-import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -133,17 +132,9 @@ public final class BareServer implements AutoCloseable {
     AtomicInteger requests = new AtomicInteger();
     Buffer body = Buffer.buffer(options.body());
     try {
-      int[] bound = new int[options.eventLoops()];
-      AtomicInteger index = new AtomicInteger();
-      int port = ServerStart.sharedPort(options.host(), options.port(), options.eventLoops());
-      ServerStart.await(vertx.deployVerticle(() -> new Instance(options, port, body, requests, bound, index.getAndIncrement()),
-          new DeploymentOptions().setInstances(options.eventLoops())), "bare server");
-      for (int p : bound) {
-        if (p != bound[0]) {
-          throw new IllegalStateException("bare server instances bound different ports: " + java.util.Arrays.toString(bound));
-        }
-      }
-      return new BareServer(vertx, bound[0], requests);
+      int port = ServerStart.deployShared(vertx, options.host(), options.port(), options.eventLoops(),
+          (p, bound, index) -> new Instance(options, p, body, requests, bound, index), "bare server");
+      return new BareServer(vertx, port, requests);
     } catch (RuntimeException e) {
       vertx.close();
       throw e;

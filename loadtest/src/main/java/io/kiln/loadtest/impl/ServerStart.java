@@ -28,6 +28,31 @@ public final class ServerStart {
     }
   }
 
+  /** Makes one server instance, which records the port it bound in {@code bound[index]}. */
+  @FunctionalInterface
+  public interface Instances {
+    io.vertx.core.Deployable create(int port, int[] bound, int index);
+  }
+
+  /**
+   * Deploys {@code instances} server instances sharing one port ({@link #sharedPort}) and waits for them.
+   *
+   * @return the port they all bound
+   * @throws IllegalStateException "{@code what} failed to start: ..." or if the instances bound different ports
+   */
+  public static int deployShared(io.vertx.core.Vertx vertx, String host, int port, int instances, Instances factory,
+                                 String what) {
+    int shared = sharedPort(host, port, instances);
+    int[] bound = new int[instances];
+    java.util.concurrent.atomic.AtomicInteger index = new java.util.concurrent.atomic.AtomicInteger();
+    await(vertx.deployVerticle(() -> factory.create(shared, bound, index.getAndIncrement()),
+        new io.vertx.core.DeploymentOptions().setInstances(instances)), what);
+    if (java.util.Arrays.stream(bound).distinct().count() != 1) {
+      throw new IllegalStateException(what + " instances bound different ports: " + java.util.Arrays.toString(bound));
+    }
+    return bound[0];
+  }
+
   /**
    * Waits up to 30 s.
    *

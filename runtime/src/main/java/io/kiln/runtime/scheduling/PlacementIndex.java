@@ -196,14 +196,7 @@ public final class PlacementIndex {
       if (s == null) {
         continue;
       }
-      long bits;
-      if (memo.shape[slot] == s.id) {
-        bits = memo.bits[slot];
-      } else {
-        bits = fits(s) ? Double.doubleToRawLongBits(utilisation(s, needDense)) : NO_FIT_BITS;
-        memo.shape[slot] = s.id;
-        memo.bits[slot] = bits;
-      }
+      long bits = scoreBits(memo, slot, s, needDense);
       if (bits == NO_FIT_BITS) {
         code[slot] = NO_FIT;
       } else if (Double.longBitsToDouble(bits) < Scheduler.SPREAD_THRESHOLD) {
@@ -254,6 +247,20 @@ public final class PlacementIndex {
     return List.of(out); // one copy; Ranked keeps an immutable list as it is
   }
 
+  /**
+   * The shape's utilisation (after placing {@code after}, or now for {@code null}) as raw bits, or
+   * {@link #NO_FIT_BITS}: from the memo when it scored this shape for this request, else scored and remembered.
+   */
+  private long scoreBits(Memo memo, int slot, ShapeTable.Shape s, long[] after) {
+    if (memo.shape[slot] == s.id) {
+      return memo.bits[slot];
+    }
+    long bits = fits(s) ? Double.doubleToRawLongBits(utilisation(s, after)) : NO_FIT_BITS;
+    memo.shape[slot] = s.id;
+    memo.bits[slot] = bits;
+    return bits;
+  }
+
   /** SPREAD's ranking: fitting nodes by current utilisation, ties in id order rotated by {@code sequence}. */
   private List<String> spread(Resources need, long sequence) {
     if (alive == 0 || !prepareNeed(need)) {
@@ -266,14 +273,7 @@ public final class PlacementIndex {
       if (s == null) {
         continue;
       }
-      long bits;
-      if (memo.shape[slot] == s.id) {
-        bits = memo.bits[slot];
-      } else {
-        bits = fits(s) ? Double.doubleToRawLongBits(utilisation(s, null)) : NO_FIT_BITS;
-        memo.shape[slot] = s.id;
-        memo.bits[slot] = bits;
-      }
+      long bits = scoreBits(memo, slot, s, null);
       if (bits == NO_FIT_BITS) {
         code[slot] = NO_FIT;
       } else {
