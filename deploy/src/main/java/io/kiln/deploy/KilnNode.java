@@ -114,6 +114,19 @@ public final class KilnNode implements AutoCloseable {
     return serving.warmup();
   }
 
+  /**
+   * Drains the node (see {@link ServingNode#drain}): blocks until it is idle or the grace is over, then returns
+   * how it went; {@link #close} follows. Never throws.
+   */
+  public io.kiln.deploy.node.DrainReport drain(io.kiln.deploy.node.DrainOptions options) {
+    return serving.drain(options).toCompletableFuture().join();
+  }
+
+  /** Ends a {@link #drain} in progress at its next look. */
+  public void cutDrainShort() {
+    serving.cutDrainShort();
+  }
+
   /** Stops the gateway and the controller, then the runtime (whose actors die and whose names are freed). */
   @Override
   public void close() {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.pools.InstalledLibTorch;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.deploy.node.DrainOptions;
 import io.kiln.deploy.node.GpuSampling;
 import io.kiln.deploy.node.WarmupOptions;
 import io.kiln.runtime.gpu.GpuDevice;
@@ -85,6 +86,12 @@ final class NodeCommandOptions {
       + " not meet a cold JIT; it stops once the JIT has caught up, at the latest after this long (default"
       + " ${DEFAULT-VALUE}; 30 on one busy core; 0 = off)")
   double warmupSeconds = 10;
+
+  @Option(names = "--drain-grace", paramLabel = "SECONDS", defaultValue = "${env:KILN_DRAIN_GRACE:-25}",
+      description = "on SIGTERM (kiln stop) the node turns not ready, routers elsewhere stop sending to it, and it"
+      + " serves what is in flight or queued for at most this long before it closes and leaves; a second signal"
+      + " closes at once (default: $KILN_DRAIN_GRACE, else 25; 0 = close at once)")
+  double drainGraceSeconds = 25;
 
   @Option(names = "--warmup-requests", defaultValue = "200000", description = "the warm-up ends at the latest after"
       + " this many requests (default ${DEFAULT-VALUE})")
@@ -219,6 +226,14 @@ final class NodeCommandOptions {
 
   Duration requestTimeout() {
     return Duration.ofMillis(requestTimeoutMs);
+  }
+
+  /** The drain on SIGTERM that {@code --drain-grace} asks for. */
+  DrainOptions drain() {
+    if (!Double.isFinite(drainGraceSeconds) || drainGraceSeconds < 0 || drainGraceSeconds > 3600) {
+      throw new CliException("--drain-grace must be 0..3600 seconds (0 = close at once), got " + drainGraceSeconds);
+    }
+    return DrainOptions.of(Duration.ofMillis(Math.round(drainGraceSeconds * 1000)));
   }
 
   /** The start-up warm-up {@code --warmup-seconds} and {@code --warmup-requests} ask for. */

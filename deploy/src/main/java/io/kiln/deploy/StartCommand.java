@@ -100,6 +100,7 @@ final class StartCommand implements Callable<Integer> {
     }
     opts.libTorch(); // and a libtorch without a matching JNI (the child checks again and applies it)
     opts.warmup(); // and a bad warm-up
+    opts.drain(); // and a bad drain grace
     if (startTimeoutSeconds < 1) {
       throw new CliException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
     }
@@ -187,7 +188,7 @@ final class StartCommand implements Callable<Integer> {
       return 1;
     }
     NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(opts.nodeId, opts.host, node.httpPort(), node.grpcPort(),
-        port, head()), spec.commandLine().getErr());
+        port, head()), opts.drain(), spec.commandLine().getErr());
     return 0;
   }
 
@@ -260,7 +261,8 @@ final class StartCommand implements Callable<Integer> {
     out.addAll(List.of("--host", opts.host, "--port", Integer.toString(opts.httpPort), "--grpc-port",
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
         "--request-timeout-ms", Long.toString(opts.requestTimeoutMs), "--warmup-seconds",
-        Double.toString(opts.warmupSeconds), "--warmup-requests", Long.toString(opts.warmupRequests)));
+        Double.toString(opts.warmupSeconds), "--warmup-requests", Long.toString(opts.warmupRequests),
+        "--drain-grace", Double.toString(opts.drainGraceSeconds)));
     out.addAll(List.of("--gpus", opts.gpus == null ? "auto" : opts.gpus, "--nvidia-smi",
         opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi, "--gpu-sample-period",
         Integer.toString(opts.gpuSamplePeriodSeconds)));

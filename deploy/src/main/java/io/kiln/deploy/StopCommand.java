@@ -15,10 +15,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code kiln stop}: stops the nodes started from this checkout, cleanly: SIGTERM, on which a node's shutdown
- * hook stops its actors, frees their names and leaves the cluster. Nodes that outlive the timeout are killed.
+ * {@code kiln stop}: stops the nodes started from this checkout, cleanly: SIGTERM, on which a node drains (not
+ * ready, routers elsewhere stop sending to it, what is in flight or queued finishes within its
+ * {@code --drain-grace}), then stops its actors, frees their names and leaves the cluster. Nodes that outlive the
+ * timeout are killed.
  */
-@Command(name = "stop", description = "Stop the local node(s) cleanly: actors stop, names are freed, the node leaves.")
+@Command(name = "stop", description = "Stop the local node(s) cleanly: each drains (in-flight and queued requests"
+    + " finish), then its actors stop, names are freed, the node leaves.")
 final class StopCommand implements Callable<Integer> {
 
   @Spec
@@ -27,8 +30,8 @@ final class StopCommand implements Callable<Integer> {
   @Option(names = "--node", description = "stop only this node id")
   String node;
 
-  @Option(names = "--timeout", description = "seconds to wait before killing (default ${DEFAULT-VALUE})",
-      defaultValue = "30")
+  @Option(names = "--timeout", description = "seconds to wait before killing, more than the nodes' --drain-grace"
+      + " (default ${DEFAULT-VALUE})", defaultValue = "60")
   int timeoutSeconds;
 
   @Override

@@ -46,6 +46,7 @@ final class UpCommand implements Callable<Integer> {
     if (libTorch != null) {
       out.println("kiln: PyTorch engine on " + libTorch.describe());
     }
+    var drain = opts.drain();
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
@@ -80,7 +81,7 @@ final class UpCommand implements Callable<Integer> {
       return 1;
     }
     NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(nodeId, opts.host, node.httpPort(), node.grpcPort(), 0,
-        true), err);
+        true), drain, err);
     return 0;
   }
 

@@ -67,6 +67,20 @@ public final class KilnGateway {
   }
 
   /**
+   * Holds the server not ready ({@code /v2/health/ready} 503 with {@code reason}, gRPC ServerReady false) while its
+   * models stay ready and keep serving: a node draining before it shuts down, which load balancers should stop
+   * sending to while the clients still on it get their answers. Release it as any {@link ReadinessHold}.
+   */
+  public ReadinessHold holdServerReadiness(String reason) {
+    return servers.holdServerReadiness(Objects.requireNonNull(reason, "reason"));
+  }
+
+  /** Inference requests (HTTP and gRPC) received and not yet answered, now; 0 before start. */
+  public int requestsInFlight() {
+    return servers.requestsInFlight();
+  }
+
+  /**
    * Binds the HTTP and gRPC servers. Fails if a port is taken; on failure nothing stays bound.
    *
    * @return fails with the servers' own error, not wrapped

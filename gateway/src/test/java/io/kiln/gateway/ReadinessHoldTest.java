@@ -174,4 +174,24 @@ class ReadinessHoldTest {
     assertThat(get("/v2/health/ready").statusCode()).isEqualTo(200);
     assertThat(grpcServerReady()).isTrue();
   }
+
+  @Test
+  void aHoldOnTheServerOnlyKeepsTheModelsReadyAndServing() {
+    listen();
+    ReadinessHold draining = gateway.holdServerReadiness("draining");
+
+    HttpResponse<Buffer> server = get("/v2/health/ready");
+    assertThat(server.statusCode()).isEqualTo(503);
+    assertThat(server.bodyAsJsonObject().getString("error")).isEqualTo("server not ready: draining");
+    assertThat(grpcServerReady()).isFalse();
+    assertThat(get("/v2/health/live").statusCode()).isEqualTo(200);
+    assertThat(get("/v2/models/mlp/ready").statusCode()).isEqualTo(200);
+    assertThat(grpcModelReady("mlp")).isTrue();
+    assertThat(infer("mlp").statusCode()).isEqualTo(200);
+    assertThat(gateway.requestsInFlight()).isZero();
+
+    draining.release();
+    assertThat(get("/v2/health/ready").statusCode()).isEqualTo(200);
+    assertThat(grpcServerReady()).isTrue();
+  }
 }

@@ -110,6 +110,11 @@ public final class PoolClient {
         h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::drain));
   }
 
+  /** Tells the pool its node is leaving; see {@link PoolManager#leave}. */
+  public CompletionStage<Void> leave(String deployment, String version, String nodeId) {
+    return callManager(deployment, version, nodeId, h -> h.run(PoolManager::leave));
+  }
+
   private <R> CompletionStage<R> callManager(String deployment, String version, String nodeId,
                                              Function<ActorHandle<PoolManager>, CompletionStage<R>> op) {
     String name = PoolNames.poolManager(deployment, version, nodeId);

@@ -12,7 +12,8 @@ import java.time.Duration;
  * @param nodeId the node the pool runs on
  * @param managerId the reporting manager's actor id
  * @param ready whether the pool has a worker in rotation and accepts requests
- * @param draining whether the pool is draining (it refuses new requests)
+ * @param draining whether the pool is draining: retired ({@link PoolManager#drain}: not ready, it refuses new
+ *     requests) or, while still ready, {@link #leaving()} with its node
  * @param queueDepth requests waiting for a worker
  * @param inFlight requests being executed
  * @param capacity the most requests its queue holds
@@ -28,6 +29,14 @@ public record PoolLoad(String deployment, String version, String nodeId, String 
   /** Whether the queue has room for another request. */
   public boolean hasRoom() {
     return queueDepth < capacity;
+  }
+
+  /**
+   * Whether the pool's node is leaving the cluster ({@link PoolManager#leave}): ready and draining at once. It
+   * still serves what reaches it, but routers send it work only when no other pool can take it.
+   */
+  public boolean leaving() {
+    return ready && draining;
   }
 
   /** Outstanding requests: queued plus executing (what power-of-two-choices compares). */

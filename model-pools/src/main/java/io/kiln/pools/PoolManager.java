@@ -73,6 +73,7 @@ public final class PoolManager implements AutoCloseable {
   private final Map<String, CompletableFuture<List<Tensor>>> tickets = new HashMap<>();
   private CompletionStage<Void> drained;
   private boolean draining;
+  private boolean leaving;
   private boolean closed;
 
   /** Starts the pool: a non-blocking constructor; workers are created or adopted in the background. */
@@ -90,7 +91,8 @@ public final class PoolManager implements AutoCloseable {
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
-    this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready, () -> draining);
+    this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready,
+        () -> draining || leaving);
     // A probe call outlives the health timeout, so the prober's own timer always decides.
     Duration probeTimeout = spec.health().timeout().multipliedBy(2).plusSeconds(1);
     this.health = new HealthProber(spec.health(), new VertxTimers(context), r -> context.runOnContext(v -> r.run()),
@@ -187,7 +189,7 @@ public final class PoolManager implements AutoCloseable {
 
   /** Load, workers one by one, configuration. */
   public PoolStatus status() {
-    return new PoolStatus(spec.deployment(), spec.version(), spec.nodeId(), managerId, ready(), draining,
+    return new PoolStatus(spec.deployment(), spec.version(), spec.nodeId(), managerId, ready(), draining || leaving,
         workers.liveCount(), spec.config(), dispatcher.stats(), workers.status(), workers.lastRepair());
   }
 
@@ -216,6 +218,20 @@ public final class PoolManager implements AutoCloseable {
       drained = dispatcher.drain().thenCompose(v -> workers.retireAll());
     }
     return drained;
+  }
+
+  /**
+   * Its node is leaving the cluster (a graceful shutdown): the pool reports itself draining but still ready (see
+   * {@link PoolLoad#leaving()}), so routers elsewhere stop sending to it, while it goes on serving what still
+   * arrives (requests sent before they saw the report, and those its own gateway has nowhere else to send).
+   * Unlike {@link #drain()} it refuses nothing and keeps its workers; the node closes it once it is idle.
+   * Idempotent.
+   */
+  public void leave() {
+    if (!leaving) {
+      leaving = true;
+      reporter.publish();
+    }
   }
 
   /**

@@ -187,6 +187,34 @@ class PoolManagerTest {
   }
 
   @Test
+  void aLeavingPoolReportsItselfDrainingButReadyAndServesWhatIsQueuedAndWhatStillArrives() {
+    PoolConfig config = PoolConfig.builder().maxBatchSize(8).maxBatchDelay(Duration.ofMillis(200)).build();
+    PoolSpec spec = spec("leave", "a", builtin(BuiltinModels.IDENTITY), config, 1, 0);
+    ActorHandle<PoolManager> m = nodes.start(spec, 1);
+    PoolLoadBoard board = new PoolLoadBoard(nodes.node("a"));
+    try {
+      result(board.ready());
+      CompletableFuture<InferenceResponse> queued = infer(m, InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 2},
+          new float[] {1, 2})), 60_000).toCompletableFuture();
+      result(m.run(PoolManager::leave));
+      InferenceResponse late = result(infer(m, InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 2},
+          new float[] {3, 4})), 60_000));
+
+      assertThat(late.outputs().get(0).asFloats()).containsExactly(3, 4);
+      assertThat(result(queued).outputs().get(0).asFloats()).containsExactly(1, 2);
+      PoolStatus status = result(m.call(PoolManager::status));
+      assertThat(status.draining()).isTrue();
+      assertThat(status.ready()).isTrue();
+      assertThat(status.workers()).hasSize(1);
+      org.awaitility.Awaitility.await().atMost(PoolNodes.WAIT).until(() -> board.pools("leave", "1").stream()
+          .anyMatch(PoolLoad::leaving));
+    } finally {
+      board.close();
+      result(m.callAsync(PoolManager::drain), PoolNodes.WAIT);
+    }
+  }
+
+  @Test
   void scalingAddsOnlyWhatTheNodesResourcesHoldAndRetiresTheHighestWorkersFirst() {
     PoolSpec spec = new PoolSpec("scale", "1", "a", builtin(BuiltinModels.IDENTITY), PoolConfig.DEFAULTS, 1,
         io.kiln.runtime.Resources.of(PoolNodes.SLOT, 1), 0);

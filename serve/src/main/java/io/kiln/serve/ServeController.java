@@ -6,6 +6,7 @@ import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.serve.impl.ControllerLoop;
 import io.kiln.serve.impl.DesiredState;
+import io.kiln.serve.impl.DrainingNodes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,6 +102,8 @@ public final class ServeController implements AutoCloseable {
   private final ControllerLoop loop;
   private final DeploymentLoader loader = new DeploymentLoader();
   private final Planner planner = new Planner();
+  private final DrainingNodes draining;
+  private final LongSupplier clockMillis;
 
   public ServeController(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board) {
     this(runtime, pools, board, Options.DEFAULT);
@@ -111,11 +114,26 @@ public final class ServeController implements AutoCloseable {
     this.state = new DesiredState(runtime);
     this.loop = new ControllerLoop(runtime, state, pools, board, options.clockMillis(), options.period(),
         options.drainGrace());
+    this.draining = new DrainingNodes(runtime);
+    this.clockMillis = options.clockMillis();
   }
 
-  /** Loads the desired state and starts reconciling (when this node leads). */
+  /**
+   * Loads the desired state and starts reconciling (when this node leads). Clears a draining mark this node's id
+   * still carries from an earlier process (see {@link #drainThisNode()}).
+   */
   public CompletionStage<Void> start() {
-    return loop.ready().thenCompose(v -> state.load()).thenRun(loop::start);
+    return draining.unmark(runtime.nodeId()).thenCompose(v -> loop.ready()).thenCompose(v -> state.load())
+        .thenRun(loop::start);
+  }
+
+  /**
+   * Marks this node as draining to leave the cluster (a graceful shutdown): from the next pass on, the leader's
+   * controller plans no pool onto it and leaves the pools it runs to it, neither re-creating nor retiring them
+   * (the node closes them once idle, then leaves; the next leader takes over if it led). Undone only by a restart.
+   */
+  public CompletionStage<Void> drainThisNode() {
+    return draining.mark(runtime.nodeId(), clockMillis.getAsLong()).thenRun(loop::kick);
   }
 
   /**

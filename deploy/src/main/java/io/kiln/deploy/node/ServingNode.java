@@ -42,6 +42,12 @@ import java.util.concurrent.CompletionStage;
  * only, not in the gateway's request series. A warm-up that fails logs a warning and the node goes ready
  * anyway. {@link #warmup()} completes with its {@link WarmupReport}.
  *
+ * <p><b>Draining.</b> {@link #drain} readies the node to leave without failing a request: its server reads not
+ * ready at once (its models keep serving), the controller is told to leave the node alone, its pools report
+ * themselves leaving (routers elsewhere stop sending to them; requests still reaching this gateway go to other
+ * nodes' pools, or to its own when no other is left), then it waits, within a grace, until nothing is in flight or
+ * queued. {@link #close} follows.
+ *
  * <p>The runtime stays the caller's: {@link #close} stops what this node added and leaves the runtime
  * running (close it afterwards to leave the cluster).
  *
@@ -64,6 +70,7 @@ public final class ServingNode implements AutoCloseable {
   private final NodeModelDirectory models;
   private final CompletableFuture<WarmupReport> warmedUp = new CompletableFuture<>();
   private volatile NodeWarmup warming; // from the warm-up's start until close
+  private volatile NodeDrain draining; // from the drain's start on
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -258,6 +265,48 @@ public final class ServingNode implements AutoCloseable {
   /** The bound gRPC port. */
   public int grpcPort() {
     return gateway.grpcPort();
+  }
+
+  /**
+   * Drains the node before it closes (see the class comment): completes once its gateway has no inference request
+   * in flight and its pools nothing queued or running, at the earliest after the linger, at the latest after the
+   * grace, or soon after {@link #cutDrainShort()}. Never fails; call it once, then {@link #close}. With
+   * {@link DrainOptions#NONE} it completes at once and changes nothing.
+   */
+  public CompletionStage<DrainReport> drain(DrainOptions options) {
+    Objects.requireNonNull(options, "options");
+    if (!options.enabled()) {
+      return CompletableFuture.completedFuture(DrainReport.none());
+    }
+    gateway.holdServerReadiness("draining"); // never released: close follows
+    LocalPools local = new LocalPools(nodeId(), board, pools);
+    NodeDrain d = new NodeDrain(runtime.vertx(), options, gateway::requestsInFlight, local::backlog);
+    draining = d;
+    return serve.drainThisNode()
+        .exceptionally(e -> {
+          log.warn("node {}: could not mark itself draining for the controller: {}", nodeId(), e.toString());
+          return null;
+        })
+        .thenCompose(v -> local.backlog())
+        .handle((b, e) -> b == null ? NodeDrain.Backlog.NONE : b)
+        .thenCompose(b -> {
+          log.info("node {} draining: {} request(s) in flight at the gateway, {} queued and {} running in its pools"
+              + " (grace {} s)", nodeId(), gateway.requestsInFlight(), b.queued(), b.running(),
+              options.grace().toMillis() / 1000.0);
+          return d.run();
+        })
+        .thenApply(report -> {
+          log.info("node {}: {}{}", nodeId(), report.describe(), report.drained() ? "" : "; closing");
+          return report;
+        });
+  }
+
+  /** Ends a running {@link #drain} at its next look (a second stop signal); no effect without one. */
+  public void cutDrainShort() {
+    NodeDrain d = draining;
+    if (d != null) {
+      d.cutShort();
+    }
   }
 
   /**

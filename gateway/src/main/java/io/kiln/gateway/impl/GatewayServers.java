@@ -145,6 +145,17 @@ public final class GatewayServers {
     return holds.hold(reason);
   }
 
+  /** See {@link io.kiln.gateway.KilnGateway#holdServerReadiness}; any time, from any thread. */
+  public io.kiln.gateway.ReadinessHold holdServerReadiness(String reason) {
+    return holds.hold(reason, false);
+  }
+
+  /** Inference requests received and not yet answered; 0 before start. */
+  public synchronized int requestsInFlight() {
+    GatewayMetrics m = metrics;
+    return m == null ? 0 : m.inFlight();
+  }
+
   /** Connections closed because their client was too slow to send a request, since start. */
   public long slowConnectionsClosed() {
     ReadDeadlines d = deadlines;

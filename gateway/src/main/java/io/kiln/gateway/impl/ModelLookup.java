@@ -28,7 +28,7 @@ final class ModelLookup {
     Optional<ModelInfo> m = directory.model(name, version);
     if (m.isPresent()) {
       ModelInfo found = m.get();
-      return found.ready() && holds.held() && !directory.internal(found.name()) ? found.withReady(false) : found;
+      return found.ready() && holds.modelsHeld() && !directory.internal(found.name()) ? found.withReady(false) : found;
     }
     if (version != null && directory.model(name, null).isPresent()) {
       throw InferenceException.notFound("model '" + name + "' has no version '" + version + "'");
@@ -42,7 +42,7 @@ final class ModelLookup {
   ModelInfo findReady(String name, String versionOrNull) {
     ModelInfo m = find(name, versionOrNull);
     if (!m.ready()) {
-      String held = holds.reason();
+      String held = holds.modelsReason();
       throw InferenceException.unavailable("model '" + m.name() + "' version '" + m.version() + "' is not ready"
           + (held != null ? " (server " + held + ")" : ""));
     }

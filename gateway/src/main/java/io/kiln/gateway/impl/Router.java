@@ -20,7 +20,9 @@ import java.util.random.RandomGenerator;
  *   <li>Otherwise power-of-two-choices by {@code queueDepth + inFlight} over the ready pools with room: a
  *       {@link Reason#SPILL} when the local pool was full, {@link Reason#BALANCED} when there was none.</li>
  * </ol>
- * No ready pool fails with 503; ready pools that are all full fail with a capacity error (503 +
+ * Pools whose node is {@link PoolEndpoint#leaving() leaving} (draining before it shuts down) still serve, so
+ * with no ready pool a request goes to one of them (the local one first, if it has room) rather than fail; a
+ * hint naming a leaving node is served there. No ready or leaving pool fails with 503; ready pools that are all full fail with a capacity error (503 +
  * Retry-After) instead of queueing work that would be refused anyway.
  *
  * <p>Not thread-safe if the random source is not; give each event loop its own router or a thread-safe source.
@@ -55,9 +57,13 @@ public final class Router {
     }
     PoolEndpoint local = null;
     List<PoolEndpoint> withRoom = new ArrayList<>(pools.size());
+    List<PoolEndpoint> leaving = new ArrayList<>(0);
     int ready = 0;
     for (PoolEndpoint p : pools) {
       if (!p.ready()) {
+        if (p.leaving()) {
+          leaving.add(p);
+        }
         continue;
       }
       ready++;
@@ -71,6 +77,9 @@ public final class Router {
     if (local != null && local.hasRoom()) {
       return new Route(local, Reason.LOCAL);
     }
+    if (ready == 0 && !leaving.isEmpty()) {
+      return lastResort(model, leaving);
+    }
     if (ready == 0) {
       throw InferenceException.unavailable("no ready pool for model '" + model + "'");
     }
@@ -81,9 +90,27 @@ public final class Router {
     return new Route(twoChoices(withRoom), local != null ? Reason.SPILL : Reason.BALANCED);
   }
 
+  /** Only pools of leaving nodes are left: they still serve, so one of them takes the request. */
+  private Route lastResort(String model, List<PoolEndpoint> leaving) {
+    List<PoolEndpoint> withRoom = new ArrayList<>(leaving.size());
+    for (PoolEndpoint p : leaving) {
+      if (p.hasRoom()) {
+        if (p.local()) {
+          return new Route(p, Reason.LOCAL);
+        }
+        withRoom.add(p);
+      }
+    }
+    if (withRoom.isEmpty()) {
+      throw new CapacityExceededException("all " + leaving.size() + " pool(s) of model '" + model + "' are at capacity",
+          retryAfter);
+    }
+    return new Route(twoChoices(withRoom), Reason.BALANCED);
+  }
+
   private Route pinned(String model, List<PoolEndpoint> pools, String node) {
     for (PoolEndpoint p : pools) {
-      if (p.nodeId().equals(node) && p.ready()) {
+      if (p.nodeId().equals(node) && (p.ready() || p.leaving())) {
         if (!p.hasRoom()) {
           throw new CapacityExceededException("the pool of model '" + model + "' on node '" + node + "' is at capacity",
               retryAfter);

@@ -8,12 +8,15 @@ import java.util.Objects;
  *
  * @param nodeId the node the pool runs on
  * @param local whether that node is the one this gateway runs on
- * @param ready whether the pool has at least one warm worker
+ * @param ready whether the pool has at least one warm worker and takes new work
  * @param queueDepth requests waiting in the pool's queue
  * @param inFlight requests being executed by its workers
  * @param capacity the most requests its queue holds; the pool has room while {@code queueDepth < capacity}
+ * @param leaving whether the pool's node is draining to leave (then {@code ready} is false): it still serves, but
+ *     gets work only when no ready pool can take it
  */
-public record PoolEndpoint(String nodeId, boolean local, boolean ready, int queueDepth, int inFlight, int capacity) {
+public record PoolEndpoint(String nodeId, boolean local, boolean ready, int queueDepth, int inFlight, int capacity,
+                           boolean leaving) {
 
   public PoolEndpoint {
     Objects.requireNonNull(nodeId, "nodeId");
@@ -21,6 +24,11 @@ public record PoolEndpoint(String nodeId, boolean local, boolean ready, int queu
       throw new IllegalArgumentException("pool on node '" + nodeId + "': load figures must be >= 0, got queueDepth="
           + queueDepth + " inFlight=" + inFlight + " capacity=" + capacity);
     }
+  }
+
+  /** A pool whose node is not leaving. */
+  public PoolEndpoint(String nodeId, boolean local, boolean ready, int queueDepth, int inFlight, int capacity) {
+    this(nodeId, local, ready, queueDepth, inFlight, capacity, false);
   }
 
   /** Whether the queue has room for another request. */

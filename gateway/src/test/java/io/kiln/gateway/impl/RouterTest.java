@@ -152,4 +152,27 @@ class RouterTest {
     // The scripted source has no draws: any call to it would fail the test.
     assertThat(router().route("m", List.of(pool("only", false, 0, 0)), null).target().nodeId()).isEqualTo("only");
   }
+
+  private static PoolEndpoint leaving(String node, boolean local, int queue) {
+    return new PoolEndpoint(node, local, false, queue, 0, 10, true);
+  }
+
+  @Test
+  void aLeavingPoolGetsWorkOnlyWhenNoReadyPoolCanTakeIt() {
+    Route elsewhere = router().route("m", List.of(leaving("a", true, 0), pool("b", false, 3, 0)), null);
+    assertThat(elsewhere.target().nodeId()).isEqualTo("b");
+    assertThat(elsewhere.reason()).isEqualTo(Reason.BALANCED);
+
+    Route local = router().route("m", List.of(leaving("b", false, 0), leaving("a", true, 0)), null);
+    assertThat(local.target().nodeId()).as("the only pools left: the local one serves").isEqualTo("a");
+    Route remote = router().route("m", List.of(leaving("b", false, 0)), null);
+    assertThat(remote.target().nodeId()).isEqualTo("b");
+    assertThat(router().route("m", List.of(leaving("a", false, 0), pool("b", false, 0, 0)), "a").target().nodeId())
+        .as("a hint naming a leaving node is served there").isEqualTo("a");
+
+    assertThatThrownBy(() -> router().route("m", List.of(leaving("a", true, 10)), null))
+        .isInstanceOf(CapacityExceededException.class);
+    assertThatThrownBy(() -> router().route("m", List.of(new PoolEndpoint("a", true, false, 0, 0, 10)), null))
+        .isInstanceOf(InferenceException.class).hasMessageContaining("no ready pool");
+  }
 }

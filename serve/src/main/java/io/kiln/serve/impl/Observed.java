@@ -24,8 +24,9 @@ import java.util.stream.Collectors;
  *     left are not: they died with it, whatever the registry still says until the leader repairs it; nor
  *     node-local pools, see {@link PoolNames#isNodeLocal})
  * @param loads load reports by manager name
+ * @param draining alive nodes draining to leave: no pool is planned onto them, theirs are left to them
  */
-record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView view) {
+record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView view, Set<String> draining) {
 
   /** A pool manager found in the registry. */
   record Manager(String deployment, String version, String node, String actorId, ActorState state) {
@@ -34,7 +35,7 @@ record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView
     }
   }
 
-  static Observed of(List<ActorInfo> actors, List<PoolLoad> reports, ClusterView view) {
+  static Observed of(List<ActorInfo> actors, List<PoolLoad> reports, ClusterView view, Set<String> draining) {
     Set<String> alive = view.aliveNodes().stream().map(NodeView::nodeId).collect(Collectors.toSet());
     List<Manager> managers = new ArrayList<>();
     for (ActorInfo a : actors) {
@@ -50,7 +51,20 @@ record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView
     for (PoolLoad l : reports) {
       loads.put(PoolNames.poolManager(l.deployment(), l.version(), l.nodeId()), l);
     }
-    return new Observed(List.copyOf(managers), Map.copyOf(loads), view);
+    return new Observed(List.copyOf(managers), Map.copyOf(loads), view, Set.copyOf(draining));
+  }
+
+  /** The cluster view to plan on: without the draining nodes. */
+  ClusterView planView() {
+    if (draining.isEmpty()) {
+      return view;
+    }
+    return new ClusterView(view.localNodeId(), view.nodes().stream().filter(n -> !draining.contains(n.nodeId()))
+        .toList());
+  }
+
+  boolean draining(String node) {
+    return draining.contains(node);
   }
 
   /** The managers of one deployment, any version. */
@@ -66,10 +80,13 @@ record Observed(List<Manager> managers, Map<String, PoolLoad> loads, ClusterView
     return Optional.ofNullable(loads.get(key));
   }
 
-  /** Whether some pool of {@code deployment@version} is ready and not draining. */
+  /**
+   * Whether some pool of {@code deployment@version} serves: ready and not retired (a retired pool reports not
+   * ready), including a pool whose node is {@link PoolLoad#leaving() leaving}: it serves until its node goes.
+   */
   boolean ready(String deployment, String version) {
     return loads.values().stream().anyMatch(l -> l.deployment().equals(deployment) && l.version().equals(version)
-        && l.ready() && !l.draining());
+        && l.ready());
   }
 
   /** Whether {@code node}'s unreserved resources hold one more worker of {@code each}. */

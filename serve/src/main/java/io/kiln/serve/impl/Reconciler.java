@@ -4,7 +4,9 @@ import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.pools.PoolNames;
+import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.NodeView;
 import io.kiln.serve.AutoscalingSpec;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
@@ -23,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * own health checks repaired, and decides the serving version ({@link Rollout}); pools of other versions,
  * or on nodes no longer selected, are drained and removed once the desired version has served everywhere
  * for the drain grace; a version whose every worker died before it ever served is FAILED and removed.
- * Deleted deployments are drained, then dropped; pools of deployments nobody wants are retired. Each pass writes the status.
+ * Deleted deployments are drained, then dropped; pools of deployments nobody wants are retired. Nodes draining to
+ * leave ({@link DrainingNodes}) get no pool, and the pools they still run are theirs to close. Each pass writes
+ * the status.
  *
  * <p>Threading: {@link #pass()} must not overlap itself (the loop serialises passes). It never blocks:
  * the pass body and every completion of its remote steps run on the controller's context
@@ -60,6 +65,7 @@ final class Reconciler {
   private final Duration drainGrace;
   private final Executor context;
   private final Planner planner = new Planner();
+  private final DrainingNodes drainingNodes;
 
   private final Map<String, Integer> targets = new HashMap<>();
   private final Map<String, Long> readySince = new HashMap<>();
@@ -78,12 +84,15 @@ final class Reconciler {
     this.clock = clockMillis;
     this.drainGrace = drainGrace;
     this.context = context;
+    this.drainingNodes = new DrainingNodes(runtime);
   }
 
   CompletionStage<Void> pass() {
-    return runtime.namedActors().thenAcceptAsync(actors -> {
+    ClusterView view = runtime.clusterView();
+    Set<String> alive = view.aliveNodes().stream().map(NodeView::nodeId).collect(Collectors.toSet());
+    return drainingNodes.among(alive).thenCompose(draining -> runtime.namedActors().thenAcceptAsync(actors -> {
       long now = clock.getAsLong();
-      Observed o = Observed.of(actors, board.all(), runtime.clusterView());
+      Observed o = Observed.of(actors, board.all(), view, draining);
       Map<String, DesiredState.Desired> desired = state.desired();
       for (DesiredState.Desired d : desired.values()) {
         try {
@@ -101,7 +110,7 @@ final class Reconciler {
           actions.retire(m); // a deployment nobody wants any more (deleted while a leader died)
         }
       }
-    }, context);
+    }, context));
   }
 
   /** Drops all bookkeeping: the loop calls it when this node becomes the leader (again). */
@@ -118,7 +127,7 @@ final class Reconciler {
     DeploymentSpec spec = d.spec();
     String name = spec.name();
     String version = spec.version();
-    Plan.DeploymentPlan plan = planner.plan(List.of(spec), o.view()).deployments().get(0);
+    Plan.DeploymentPlan plan = planner.plan(List.of(spec), o.planView()).deployments().get(0);
     DeploymentStatus previous = Optional.ofNullable(written.get(name)).or(() -> state.status(name)).orElse(null);
     String previousServing = previous == null ? null : previous.servingVersion();
     Failure failure = failure(d, previous);
@@ -135,7 +144,10 @@ final class Reconciler {
     }
     List<Observed.Manager> stale = new ArrayList<>();
     for (Observed.Manager m : o.of(name)) {
-      if (failure != null && m.version().equals(version)) {
+      if (o.draining(m.node())) {
+        // Its node drains to leave and closes it once idle; retired now, it would refuse requests still coming.
+        o.load(m.key()).ifPresent(l -> pools.add(poolState(m.node(), l, l.totalWorkers())));
+      } else if (failure != null && m.version().equals(version)) {
         actions.retire(m); // a version that failed to start goes at once; nothing routes to it
       } else if (!wanted.contains(m.key())) {
         stale.add(m);
