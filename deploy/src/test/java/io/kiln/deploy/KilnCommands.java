@@ -25,6 +25,11 @@ public final class KilnCommands {
       return command.cluster();
     }
 
+    /** The drain on SIGTERM the command would run; a bad value throws as the CLI would. */
+    public io.kiln.deploy.node.DrainOptions drain() {
+      return command.opts.drain();
+    }
+
     /** The node options, with the node id defaulted as it would be under {@code env}. */
     public NodeOptions node(Map<String, String> env) {
       if (command.opts.nodeId == null) {

@@ -176,7 +176,7 @@ class ReadinessHoldTest {
   }
 
   @Test
-  void aHoldOnTheServerOnlyKeepsTheModelsReadyAndServing() {
+  void aHoldOnTheServerOnlyKeepsTheModelsReadyAndServingAndAsksClientsToReconnect() {
     listen();
     ReadinessHold draining = gateway.holdServerReadiness("draining");
 
@@ -187,11 +187,14 @@ class ReadinessHoldTest {
     assertThat(get("/v2/health/live").statusCode()).isEqualTo(200);
     assertThat(get("/v2/models/mlp/ready").statusCode()).isEqualTo(200);
     assertThat(grpcModelReady("mlp")).isTrue();
-    assertThat(infer("mlp").statusCode()).isEqualTo(200);
+    HttpResponse<Buffer> served = infer("mlp");
+    assertThat(served.statusCode()).isEqualTo(200);
+    assertThat(served.getHeader("Connection")).as("clients are asked to reconnect elsewhere").isEqualTo("close");
     assertThat(gateway.requestsInFlight()).isZero();
 
     draining.release();
     assertThat(get("/v2/health/ready").statusCode()).isEqualTo(200);
+    assertThat(infer("mlp").getHeader("Connection")).isNotEqualTo("close");
     assertThat(grpcServerReady()).isTrue();
   }
 }

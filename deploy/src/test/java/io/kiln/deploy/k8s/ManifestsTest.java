@@ -414,7 +414,12 @@ class ManifestsTest {
       long grace = r.pod().getTerminationGracePeriodSeconds();
       long preStop = r.kiln().getLifecycle().getPreStop().getSleep().getSeconds();
       long queueTimeoutSeconds = deployments(r).get(0).queue().timeout().toSeconds();
-      assertThat(grace).as(overlay).isGreaterThanOrEqualTo(preStop + queueTimeoutSeconds + 10);
+      List<String> args = expandedArgs(r, podFields(r));
+      java.time.Duration drain = KilnCommands.parseStart(args.subList(1, args.size())).drain().grace();
+      assertThat(drain.toSeconds()).as(overlay + ": the drain lets a queued request finish or time out")
+          .isGreaterThanOrEqualTo(queueTimeoutSeconds);
+      assertThat(grace).as(overlay + ": the pod outlives its preStop pause, its drain and leaving the cluster")
+          .isGreaterThanOrEqualTo(preStop + drain.toSeconds() + 10);
     }
   }
 

@@ -82,14 +82,21 @@ public final class GatewayServers {
     deadlines = new ReadDeadlines(vertx, options.requestReadTimeout().toMillis());
     io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw, deadlines).router();
     extraRoutes.forEach(r -> r.accept(httpRouter));
-    http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpRouter);
+    // While the node drains, every answer asks its client to reconnect, so kept-alive clients move to other nodes.
+    io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> httpHandler = req -> {
+      if (holds.draining()) {
+        req.response().putHeader(io.vertx.core.http.HttpHeaders.CONNECTION, io.vertx.core.http.HttpHeaders.CLOSE);
+      }
+      httpRouter.handle(req);
+    };
+    http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpHandler);
     io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();
     grpc = vertx.createHttpServer(grpcOptions).connectionHandler(deadlines::opened).requestHandler(req -> {
       deadlines.requestStarted(req, answered -> { });
       grpcApi.handle(req);
     });
     return http.listen()
-        .compose(h -> moreHttpInstances(vertx, httpOptions, httpRouter))
+        .compose(h -> moreHttpInstances(vertx, httpOptions, httpHandler))
         .compose(h -> grpc.listen())
         .<Void>mapEmpty()
         .onSuccess(v -> started = true)
@@ -101,7 +108,8 @@ public final class GatewayServers {
    * round-robining connections), each deployed on an event loop of its own, so request decoding and
    * encoding use every core rather than one.
    */
-  private Future<Void> moreHttpInstances(Vertx vertx, HttpServerOptions httpOptions, io.vertx.ext.web.Router router) {
+  private Future<Void> moreHttpInstances(Vertx vertx, HttpServerOptions httpOptions,
+                                         io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> router) {
     int extra = options.httpEventLoops() - 1;
     if (extra <= 0) {
       return Future.succeededFuture();

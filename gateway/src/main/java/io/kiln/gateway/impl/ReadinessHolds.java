@@ -29,6 +29,16 @@ public final class ReadinessHolds {
     return !holds.isEmpty();
   }
 
+  /** Whether a hold on the server only is in place: its node drains to leave. */
+  boolean draining() {
+    for (Hold h : holds) {
+      if (!h.models) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Whether the models are held not ready too. */
   boolean modelsHeld() {
     for (Hold h : holds) {
