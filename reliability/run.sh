@@ -6,6 +6,8 @@
 #
 #   node-loss  [n]   3 node processes, traffic through every gateway, SIGKILL one, restart it (n: answers per
 #                    gateway before the kill and again after the detection; default 5000)
+#   drain      [n]   3 node processes, traffic through two gateways, SIGTERM the third: nothing may fail, exit 0
+#                    (n: answers per gateway before the drain and again after it; default 5000)
 #   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
 #   leader           leader killed mid-deploy (at the first manager, and at the first worker)
 #   overload   [s]   capacity measured, then 10x capacity open loop (default 30 s)
@@ -41,6 +43,7 @@ scenario() {
   echo "== $name $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
   case "$name" in
     node-loss) it deploy NodeLossIT -Dkiln.reliability.nodeloss.requests="${size:-5000}" ;;
+    drain)     it deploy DrainIT -Dkiln.reliability.drain.requests="${size:-5000}" ;;
     crash)     unit deploy WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
     leader)    unit serve LeaderLossMidDeployTest ;;
     overload)  unit deploy OverloadTest -Dkiln.reliability.overload.seconds="${size:-30}" \
@@ -54,8 +57,8 @@ scenario() {
                   -Dkiln.reliability.fuzz.seed="${SEED:-$(date +%s)}" ;;
     security)  unit deploy SecurityDefaultsTest
                it runtime ClusterSecurityIT ;;
-    all)       for s in security fuzz slow leader crash overload node-loss; do scenario "$s"; done; return ;;
-    *)         sed -n '2,18p' "$0"; exit 2 ;;
+    all)       for s in security fuzz slow leader crash overload node-loss drain; do scenario "$s"; done; return ;;
+    *)         sed -n '2,20p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true

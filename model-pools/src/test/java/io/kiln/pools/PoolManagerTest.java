@@ -194,14 +194,14 @@ class PoolManagerTest {
     PoolLoadBoard board = new PoolLoadBoard(nodes.node("a"));
     try {
       result(board.ready());
-      CompletableFuture<InferenceResponse> queued = infer(m, InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 2},
-          new float[] {1, 2})), 60_000).toCompletableFuture();
+      CompletableFuture<InferenceResponse> queued = infer(m, InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 4},
+          new float[] {1, 2, 3, 4})), 60_000).toCompletableFuture();
       result(m.run(PoolManager::leave));
-      InferenceResponse late = result(infer(m, InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 2},
-          new float[] {3, 4})), 60_000));
+      InferenceResponse late = result(infer(m, InferenceRequest.of(Tensor.ofFloats("x", new long[] {1, 4},
+          new float[] {5, 6, 7, 8})), 60_000));
 
-      assertThat(late.outputs().get(0).asFloats()).containsExactly(3, 4);
-      assertThat(result(queued).outputs().get(0).asFloats()).containsExactly(1, 2);
+      assertThat(late.outputs().get(0).asFloats()).containsExactly(5, 6, 7, 8);
+      assertThat(result(queued).outputs().get(0).asFloats()).containsExactly(1, 2, 3, 4);
       PoolStatus status = result(m.call(PoolManager::status));
       assertThat(status.draining()).isTrue();
       assertThat(status.ready()).isTrue();

@@ -131,4 +131,31 @@ class DrainTest {
       assertThat(held3.join().status()).isEqualTo(200);
     }
   }
+
+  @Test
+  void whenTheLeaderDrainsAndLeavesTheNextMemberLeadsAndReconciles() {
+    try (ServingCluster c = ServingCluster.start("node-a", "node-b")) {
+      c.deploy(YAML);
+      c.awaitReady("slow", 2);
+      ServingNode a = c.node("node-a");
+      assertThat(a.runtime().isLeader()).isTrue();
+
+      DrainReport report = join(a.drain(DrainOptions.of(Duration.ofSeconds(30)).withLinger(Duration.ofMillis(100))));
+      assertThat(report.drained()).as(report.describe()).isTrue();
+      c.stop("node-a");
+      ServingNode b = c.node("node-b");
+      await().atMost(ServingCluster.WAIT).until(() -> b.runtime().isLeader());
+      assertThat(http.postJson(b.httpPort(), "/v2/models/slow/infer", sleep(0)).status()).isEqualTo(200);
+
+      c.deploy(YAML.replace("version: \"1\"", "version: \"2\""));
+      await().atMost(ServingCluster.WAIT).until(() -> {
+        var s = b.serve().statuses().get("slow");
+        return s != null && "2".equals(s.servingVersion())
+            && s.phase() == io.kiln.serve.DeploymentStatus.Phase.READY;
+      });
+      Http.Response r = http.postJson(b.httpPort(), "/v2/models/slow/infer", sleep(0));
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.json().getString("model_version")).isEqualTo("2");
+    }
+  }
 }

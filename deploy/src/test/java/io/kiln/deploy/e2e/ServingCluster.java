@@ -100,6 +100,15 @@ final class ServingCluster implements AutoCloseable {
     return join(nodes.values().iterator().next().pools().stats(deployment, version, node));
   }
 
+  /** Stops a node cleanly, as its shutdown does after a drain: serving parts, then its runtime leaves the cluster. */
+  void stop(String id) {
+    ServingNode n = nodes.remove(id);
+    if (n != null) {
+      n.close();
+      n.runtime().close();
+    }
+  }
+
   /** Kills a node abruptly, as SIGKILL would (its gateway stops answering too). */
   void crash(String id) {
     ServingNode n = nodes.remove(id);
