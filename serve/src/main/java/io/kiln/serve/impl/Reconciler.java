@@ -4,7 +4,6 @@ import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.pools.PoolNames;
-import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
 import io.kiln.serve.AutoscalingSpec;
@@ -88,11 +87,10 @@ final class Reconciler {
   }
 
   CompletionStage<Void> pass() {
-    ClusterView view = runtime.clusterView();
-    Set<String> alive = view.aliveNodes().stream().map(NodeView::nodeId).collect(Collectors.toSet());
+    Set<String> alive = runtime.clusterView().aliveNodes().stream().map(NodeView::nodeId).collect(Collectors.toSet());
     return drainingNodes.among(alive).thenCompose(draining -> runtime.namedActors().thenAcceptAsync(actors -> {
       long now = clock.getAsLong();
-      Observed o = Observed.of(actors, board.all(), view, draining);
+      Observed o = Observed.of(actors, board.all(), runtime.clusterView(), draining);
       Map<String, DesiredState.Desired> desired = state.desired();
       for (DesiredState.Desired d : desired.values()) {
         try {
