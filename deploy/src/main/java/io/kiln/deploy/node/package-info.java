@@ -4,6 +4,8 @@
  * running runtime, and feeds the gateway through its SPIs implemented on Kiln itself: models from the serve
  * controller's desired state and status ({@link io.kiln.deploy.node.ServeModelDirectory}), pools from the
  * pool load board and {@code PoolClient} ({@link io.kiln.deploy.node.PoolsDirectory}). This is what a node
- * runs; the gateway's own tests use in-test implementations.
+ * runs; the gateway's own tests use in-test implementations. Before it closes, a node drains
+ * ({@link io.kiln.deploy.node.ServingNode#drain}: {@link io.kiln.deploy.node.NodeDrain} waits, on an injected
+ * clock, for {@link io.kiln.deploy.node.LocalPools} and the gateway to go idle).
  */
 package io.kiln.deploy.node;
