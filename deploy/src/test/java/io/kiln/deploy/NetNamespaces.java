@@ -1,0 +1,236 @@
+package io.kiln.deploy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * An isolated network of Linux network namespaces, made and removed by a test: a "switch" namespace holding a
+ * bridge, and one namespace per host, each joined to the bridge by a veth pair and given its own address in a
+ * private /24 chosen per run. Every interface is created inside the namespaces (a veth is made in the switch
+ * namespace with its peer placed straight into the host's), so the root namespace's interfaces are never touched
+ * and traffic between the hosts never leaves the namespaces made here. Names are {@code kiln-<run>-<host>} with a
+ * random 6-hex run id; {@link #removeStale} deletes what an older run left behind.
+ *
+ * <p>Needs root and iproute2's {@code ip}; {@link #unavailable()} says why it cannot run, or null.
+ */
+final class NetNamespaces implements AutoCloseable {
+
+  static final String PREFIX = "kiln-";
+  private static final Pattern NAME = Pattern.compile("kiln-([0-9a-f]{6})-([a-z0-9]+)");
+  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
+  /** A run's namespaces are stale when none of them holds a process and the oldest is older than this. */
+  private static final Duration STALE_AFTER = Duration.ofMinutes(10);
+  private static final String SWITCH = "sw";
+  private static final String BRIDGE = "br0";
+
+  private final String run;
+  private final String subnet;
+  private final Map<String, String> addresses = new LinkedHashMap<>();
+  private final List<String> created = new ArrayList<>();
+
+  private NetNamespaces(String run, int third) {
+    this.run = run;
+    this.subnet = "10.213." + third + ".";
+  }
+
+  /** Why namespaces cannot be made here (not Linux, not root, no {@code ip}), or null when they may be. */
+  static String unavailable() {
+    if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+      return "network namespaces need Linux, this is " + System.getProperty("os.name");
+    }
+    try {
+      String status = Files.readString(Path.of("/proc/self/status"));
+      Matcher m = Pattern.compile("(?m)^Uid:\\s+(\\d+)\\s+(\\d+)").matcher(status);
+      if (m.find() && !m.group(2).equals("0")) {
+        return "network namespaces need root (ip netns add), this test runs as uid " + m.group(2);
+      }
+    } catch (IOException e) {
+      return "cannot read /proc/self/status to check for root: " + e;
+    }
+    try {
+      Result r = exec(List.of("ip", "-V"));
+      if (r.code() != 0) {
+        return "iproute2's ip does not run: " + r.output();
+      }
+    } catch (IOException e) {
+      return "iproute2's ip is not installed (" + e.getMessage() + ")";
+    }
+    return null;
+  }
+
+  /**
+   * Makes the switch and one namespace per host ({@code hosts}, e.g. {@code n1}), each host with address
+   * {@code 10.213.X.(10+i)}, {@code lo} up everywhere. On a failure the part already made is removed and an
+   * {@link IllegalStateException} names the command that failed and what it said.
+   */
+  static NetNamespaces create(List<String> hosts) {
+    String run = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt(1 << 24)).substring(2);
+    NetNamespaces n = new NetNamespaces(run, 1 + ThreadLocalRandom.current().nextInt(254));
+    try {
+      String sw = n.add(SWITCH);
+      n.ip("-n", sw, "link", "add", BRIDGE, "type", "bridge");
+      n.ip("-n", sw, "link", "set", BRIDGE, "up");
+      int i = 0;
+      for (String h : hosts) {
+        String ns = n.add(h);
+        String address = n.subnet + (11 + i++);
+        String port = "v-" + h;
+        n.ip("-n", sw, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns);
+        n.ip("-n", sw, "link", "set", port, "master", BRIDGE, "up");
+        n.ip("-n", ns, "addr", "add", address + "/24", "dev", "eth0");
+        n.ip("-n", ns, "link", "set", "eth0", "up");
+        n.addresses.put(h, address);
+      }
+      return n;
+    } catch (IOException | RuntimeException e) {
+      n.close();
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  private String add(String host) throws IOException {
+    String ns = PREFIX + run + "-" + host;
+    ip("netns", "add", ns);
+    created.add(ns);
+    ip("-n", ns, "link", "set", "lo", "up");
+    return ns;
+  }
+
+  String run() {
+    return run;
+  }
+
+  /** The namespace of {@code host}. */
+  String namespace(String host) {
+    return PREFIX + run + "-" + host;
+  }
+
+  /** The address of {@code host} (not loopback: its veth's). */
+  String address(String host) {
+    String a = addresses.get(host);
+    if (a == null) {
+      throw new IllegalArgumentException("no host " + host + " in " + addresses.keySet());
+    }
+    return a;
+  }
+
+  /** What runs a command inside {@code host}'s namespace: {@code ip netns exec NS}, which execs the command. */
+  List<String> exec(String host) {
+    return List.of("ip", "netns", "exec", namespace(host));
+  }
+
+  /** The pids of the processes inside {@code ns}. */
+  static List<Long> pids(String ns) {
+    try {
+      Result r = exec(List.of("ip", "netns", "pids", ns));
+      return r.output().lines().map(String::strip).filter(s -> s.matches("\\d+")).map(Long::valueOf).toList();
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
+
+  /** Removes this run's namespaces (and with the switch, its bridge and every veth); the caller stopped their processes. */
+  @Override
+  public void close() {
+    for (int i = created.size() - 1; i >= 0; i--) {
+      String ns = created.get(i);
+      for (long pid : pids(ns)) {
+        // Only processes this run started live in its namespaces: the test's own nodes and client.
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+      }
+      try {
+        Result r = exec(List.of("ip", "netns", "del", ns));
+        if (r.code() != 0) {
+          System.err.println("MultiHost: could not remove namespace " + ns + ": " + r.output());
+        }
+      } catch (IOException e) {
+        System.err.println("MultiHost: could not remove namespace " + ns + ": " + e);
+      }
+    }
+    created.clear();
+  }
+
+  /**
+   * Deletes the namespaces of earlier runs ({@code kiln-<6 hex>-*}) that hold no process and are older than ten
+   * minutes (a run that is still starting has none yet); returns what it removed and what it left (with why).
+   */
+  static List<String> removeStale() throws IOException {
+    Map<String, List<String>> byRun = new TreeMap<>();
+    Result list = exec(List.of("ip", "netns", "list"));
+    for (String line : list.output().lines().toList()) {
+      String name = line.strip().split("\\s+")[0];
+      Matcher m = NAME.matcher(name);
+      if (m.matches()) {
+        byRun.computeIfAbsent(m.group(1), k -> new ArrayList<>()).add(name);
+      }
+    }
+    List<String> report = new ArrayList<>();
+    Instant now = Instant.now();
+    for (Map.Entry<String, List<String>> e : byRun.entrySet()) {
+      boolean busy = false;
+      Instant newest = Instant.EPOCH;
+      for (String ns : e.getValue()) {
+        busy |= !pids(ns).isEmpty();
+        Path f = Path.of("/run/netns", ns);
+        if (Files.exists(f)) {
+          Instant t = Files.getLastModifiedTime(f).toInstant();
+          newest = t.isAfter(newest) ? t : newest;
+        }
+      }
+      if (busy || Duration.between(newest, now).compareTo(STALE_AFTER) < 0) {
+        report.add("left " + e.getValue() + (busy ? " (processes still run in it)" : " (younger than " + STALE_AFTER + ")"));
+        continue;
+      }
+      for (String ns : e.getValue()) {
+        Result r = exec(List.of("ip", "netns", "del", ns));
+        report.add((r.code() == 0 ? "removed stale " : "could not remove stale ") + ns
+            + (r.code() == 0 ? "" : ": " + r.output()));
+      }
+    }
+    return report;
+  }
+
+  private void ip(String... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add("ip");
+    cmd.addAll(List.of(args));
+    Result r = exec(cmd);
+    if (r.code() != 0) {
+      throw new IOException("'" + String.join(" ", cmd) + "' failed (" + r.code() + "): " + r.output().strip());
+    }
+  }
+
+  record Result(int code, String output) {
+  }
+
+  static Result exec(List<String> cmd) throws IOException {
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+    try {
+      // These commands print a few lines at most, far less than a pipe holds: waiting first cannot block them.
+      if (!p.waitFor(COMMAND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly();
+        throw new IOException("'" + String.join(" ", cmd) + "' did not finish within " + COMMAND_TIMEOUT);
+      }
+      return new Result(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      p.destroyForcibly();
+      throw new IOException("interrupted running " + cmd, e);
+    }
+  }
+}
