@@ -28,10 +28,11 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Closed-loop OIP traffic through one gateway, every request counted: each client sends one {@code [1,2]} FP32
- * request, waits for its answer, classifies it, sends the next. Some clients pin their requests to a node with the
- * {@code kiln-node} header (until {@link #unpin} lets them route freely), the rest are unpinned. A request counts in
- * the phase during which it ended (so one in flight when a node is killed counts with the kill), as exactly one of:
- * succeeded (200, its own data echoed, within
+ * request {@code [a, -v]} ({@code v} unique to the request; {@code a} is {@code v}, or the milliseconds a
+ * {@code builtin:sleep} model is to hold its worker), waits for its answer, classifies it, sends the next. Clients come
+ * in {@link Group}s: a model, and optionally a node its requests are pinned to with the {@code kiln-node} header (until
+ * {@link #unpin} lets them route freely). A request counts in the phase during which it ended (so one in flight when a
+ * node is killed counts with the kill), as exactly one of: succeeded (200, its own data echoed, within
  * the deadline plus slack), failed cleanly (503 with {@code Retry-After}, or 504, with an {@code error} body, within
  * the deadline plus slack), or lost (anything else: no answer in time, a reset, another status, a wrong body).
  * The counts go to a JSON file, rewritten whole every 200 ms and once more at {@link #stop}.
@@ -43,8 +44,20 @@ final class ClosedLoopLoad {
   static final Duration BACKOFF = Duration.ofMillis(50);
 
   /** The traffic to send. */
-  record Options(URI gateway, String model, int unpinned, Map<String, Integer> pinned, Duration deadline,
-                 Duration slack, Path out) {
+  record Options(URI gateway, List<Group> groups, Duration deadline, Duration slack, Path out) {
+  }
+
+  /**
+   * {@code clients} closed-loop clients of {@code model}.
+   *
+   * @param pinnedTo the node their requests name in {@code kiln-node}, or null to route freely
+   * @param holdMillis the first element of their requests, for a {@code builtin:sleep} model; 0 for an echo of
+   *     unique values
+   */
+  record Group(String model, String pinnedTo, int clients, int holdMillis) {
+    String kind() {
+      return model + (pinnedTo == null ? " unpinned" : " pinned " + pinnedTo);
+    }
   }
 
   /** The outcomes of the requests sent during one phase. */
@@ -89,7 +102,7 @@ final class ClosedLoopLoad {
   private final Set<String> unpinnedNodes = ConcurrentHashMap.newKeySet();
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong ended = new AtomicLong();
-  /** Requests in flight with a {@code kiln-node} pin, by node. */
+  /** Requests in flight with a {@code kiln-node} pin, by group ({@link Group#kind}). */
   private final Map<String, AtomicLong> pinnedInFlight = new ConcurrentHashMap<>();
   private final List<Thread> clients = new ArrayList<>();
   private final Thread writer;
@@ -101,12 +114,9 @@ final class ClosedLoopLoad {
     this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(options.slack()).build();
     phase(firstPhase);
     int c = 0;
-    for (int i = 0; i < options.unpinned(); i++) {
-      clients.add(client(c++, null));
-    }
-    for (Map.Entry<String, Integer> e : options.pinned().entrySet()) {
-      for (int i = 0; i < e.getValue(); i++) {
-        clients.add(client(c++, e.getKey()));
+    for (Group g : options.groups()) {
+      for (int i = 0; i < g.clients(); i++) {
+        clients.add(client(c++, g));
       }
     }
     writer = daemon("load-counts", () -> {
@@ -131,10 +141,16 @@ final class ClosedLoopLoad {
     phase = name;
   }
 
-  /** Clients pinned to {@code node} route their next requests freely; returns how many pinned ones are in flight. */
-  long unpin(String node) {
+  /** Clients pinned to {@code node} route their next requests freely; returns how many pinned ones are in flight, by group. */
+  Map<String, Long> unpin(String node) {
     unpinnedNodes.add(node);
-    return pinnedInFlight.computeIfAbsent(node, k -> new AtomicLong()).get();
+    Map<String, Long> out = new TreeMap<>();
+    for (Group g : options.groups()) {
+      if (node.equals(g.pinnedTo())) {
+        out.put(g.kind(), pinnedInFlight.computeIfAbsent(g.kind(), k -> new AtomicLong()).get());
+      }
+    }
+    return out;
   }
 
   /** Stops sending, waits for every request in flight to end (each within the deadline plus slack), writes the counts. */
@@ -147,13 +163,14 @@ final class ClosedLoopLoad {
     write();
   }
 
-  private Thread client(int index, String pinnedTo) {
-    return daemon("load-" + index + (pinnedTo == null ? "" : "-" + pinnedTo), () -> {
+  private Thread client(int index, Group g) {
+    return daemon("load-" + index + "-" + g.kind().replace(' ', '-'), () -> {
       long i = 0;
       while (!stopped) {
-        String pin = pinnedTo != null && !unpinnedNodes.contains(pinnedTo) ? pinnedTo : null;
+        String pin = g.pinnedTo() != null && !unpinnedNodes.contains(g.pinnedTo()) ? g.pinnedTo() : null;
+        // Exact in FP32 (below 2^24), unique per client and request.
         float v = index * 100_000f + (++i % 100_000);
-        if (!send(v, pin, pinnedTo == null ? "unpinned" : "pinned " + pinnedTo)) {
+        if (!send(g, g.holdMillis() > 0 ? g.holdMillis() : v, v, pin)) {
           LockSupport.parkNanos(BACKOFF.toNanos());
         }
       }
@@ -167,14 +184,14 @@ final class ClosedLoopLoad {
   }
 
   /** Sends one request and counts its outcome; false if it failed. */
-  private boolean send(float v, String pin, String kind) {
-    AtomicLong pinned = pin == null ? null : pinnedInFlight.computeIfAbsent(pin, k -> new AtomicLong());
+  private boolean send(Group g, float a, float v, String pin) {
+    AtomicLong pinned = pin == null ? null : pinnedInFlight.computeIfAbsent(g.kind(), k -> new AtomicLong());
     sent.incrementAndGet();
     if (pinned != null) {
       pinned.incrementAndGet();
     }
     try {
-      return sendAndCount(v, pin, kind);
+      return sendAndCount(g, a, v, pin);
     } finally {
       if (pinned != null) {
         pinned.decrementAndGet();
@@ -190,17 +207,17 @@ final class ClosedLoopLoad {
     }
   }
 
-  private boolean sendAndCount(float v, String pin, String kind) {
-    String data = "[" + v + "," + (-v) + "]";
+  private boolean sendAndCount(Group g, float a, float v, String pin) {
+    String data = "[" + a + "," + (-v) + "]";
     String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":" + data + "}]}";
     Duration limit = options.deadline().plus(options.slack());
-    HttpRequest.Builder b = HttpRequest.newBuilder(options.gateway().resolve("/v2/models/" + options.model() + "/infer"))
+    HttpRequest.Builder b = HttpRequest.newBuilder(options.gateway().resolve("/v2/models/" + g.model() + "/infer"))
         .timeout(limit).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
     if (pin != null) {
       b.header("kiln-node", pin);
     }
     long start = System.nanoTime();
-    Outcome o = outcome(b.build(), data, limit, " (" + kind + ")");
+    Outcome o = outcome(b.build(), data, limit, " (" + g.kind() + ")");
     // Counted in the phase it ended in: a request in flight when a node dies belongs to that node's phase.
     Tally t = phases.get(phase);
     t.maxMillis.accumulateAndGet(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), Math::max);

@@ -32,8 +32,11 @@ final class NetNamespaces implements AutoCloseable {
   static final String PREFIX = "kiln-";
   private static final Pattern NAME = Pattern.compile("kiln-([0-9a-f]{6})-([a-z0-9]+)");
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
-  /** A run's namespaces are stale when none of them holds a process and the oldest is older than this. */
-  private static final Duration STALE_AFTER = Duration.ofMinutes(10);
+  /**
+   * A run's namespaces are stale when none of them holds a process and the newest is older than this (a run that
+   * is still making its network has no processes in it yet); {@code -Dkiln.netns.staleAfterSeconds} changes it.
+   */
+  private static final Duration STALE_AFTER = Duration.ofSeconds(Long.getLong("kiln.netns.staleAfterSeconds", 600));
   private static final String SWITCH = "sw";
   private static final String BRIDGE = "br0";
 
@@ -165,8 +168,8 @@ final class NetNamespaces implements AutoCloseable {
   }
 
   /**
-   * Deletes the namespaces of earlier runs ({@code kiln-<6 hex>-*}) that hold no process and are older than ten
-   * minutes (a run that is still starting has none yet); returns what it removed and what it left (with why).
+   * Deletes the namespaces of earlier runs ({@code kiln-<6 hex>-*}) that hold no process and are older than
+   * {@link #STALE_AFTER}; returns what it removed and what it left (with why).
    */
   static List<String> removeStale() throws IOException {
     Map<String, List<String>> byRun = new TreeMap<>();

@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -55,16 +54,18 @@ final class NetnsClient {
             continue; // answers when the call ends
           }
           case "load" -> {
-            Map<String, Integer> pinned = new LinkedHashMap<>();
-            c.path("pinned").fields().forEachRemaining(e -> pinned.put(e.getKey(), e.getValue().asInt()));
-            load = new ClosedLoopLoad(new ClosedLoopLoad.Options(URI.create(c.path("gateway").asText()),
-                c.path("model").asText(), c.path("unpinned").asInt(), pinned,
+            List<ClosedLoopLoad.Group> groups = new ArrayList<>();
+            for (JsonNode g : c.path("groups")) {
+              groups.add(new ClosedLoopLoad.Group(g.path("model").asText(), g.path("pinnedTo").asText(null),
+                  g.path("clients").asInt(), g.path("holdMillis").asInt()));
+            }
+            load = new ClosedLoopLoad(new ClosedLoopLoad.Options(URI.create(c.path("gateway").asText()), groups,
                 Duration.ofMillis(c.path("deadlineMs").asLong()), Duration.ofMillis(c.path("slackMs").asLong()),
                 Path.of(c.path("out").asText())), c.path("phase").asText());
             load.start();
           }
           case "phase" -> load.phase(c.path("name").asText());
-          case "unpin" -> reply.put("pinnedInFlight", load.unpin(c.path("node").asText()));
+          case "unpin" -> reply.set("pinnedInFlight", ClosedLoopLoad.JSON.valueToTree(load.unpin(c.path("node").asText())));
           case "stop" -> {
             if (load != null) {
               load.stop();
