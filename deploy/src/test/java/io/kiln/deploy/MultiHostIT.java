@@ -370,6 +370,14 @@ class MultiHostIT {
           .until(() -> client.http("GET", url(GATEWAY, "/v2/models/" + d + "/ready"), null, null).status() == 200);
     }
     figures.put("servingMs", msSince(began));
+    // Bound to its own address and nothing else: no wildcard, no loopback listener in any node's namespace.
+    Map<String, List<String>> listening = new LinkedHashMap<>();
+    for (String n : NODES) {
+      listening.put(n, net.listeners(n));
+    }
+    figures.put("listening", listening);
+    assertThat(listening).allSatisfy((n, sockets) -> assertThat(sockets).as("TCP listeners in %s's namespace", n)
+        .isNotEmpty().allSatisfy(a -> assertThat(a).startsWith(net.address(n) + ":")));
   }
 
   /** SIGKILL n2; the phase lasts until the survivors served PHASE_REQUESTS more after the cluster saw it dead. */

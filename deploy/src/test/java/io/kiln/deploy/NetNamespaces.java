@@ -136,6 +136,47 @@ final class NetNamespaces implements AutoCloseable {
     return List.of("ip", "netns", "exec", namespace(host));
   }
 
+  /**
+   * The TCP sockets listening inside {@code host}'s namespace, as {@code address:port} ({@code /proc/net/tcp} and
+   * {@code tcp6} read from inside it; a wildcard shows as {@code 0.0.0.0} or {@code ::}).
+   */
+  List<String> listeners(String host) throws IOException {
+    List<String> out = new ArrayList<>();
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      List<String> cmd = new ArrayList<>(exec(host));
+      cmd.addAll(List.of("cat", table));
+      Result r = exec(cmd);
+      if (r.code() != 0) {
+        throw new IOException("reading " + table + " in " + namespace(host) + ": " + r.output());
+      }
+      for (String line : r.output().lines().skip(1).toList()) {
+        String[] f = line.strip().split("\\s+");
+        if (f.length > 3 && f[3].equals("0A")) { // TCP_LISTEN
+          out.add(socketAddress(f[1]));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** {@code 0B0DD50A:1F40} (the kernel's hex, each 32-bit word in host order, little-endian here) as {@code 10.213.13.11:8000}. */
+  static String socketAddress(String hex) {
+    String[] parts = hex.split(":");
+    byte[] raw = HexFormat.of().parseHex(parts[0]);
+    byte[] address = new byte[raw.length];
+    for (int w = 0; w < raw.length; w += 4) {
+      for (int i = 0; i < 4; i++) {
+        address[w + i] = raw[w + 3 - i];
+      }
+    }
+    try {
+      String a = java.net.InetAddress.getByAddress(address).getHostAddress();
+      return (a.contains(":") ? "[" + a + "]" : a) + ":" + Integer.parseInt(parts[1], 16);
+    } catch (java.net.UnknownHostException e) {
+      throw new IllegalArgumentException(hex, e);
+    }
+  }
+
   /** The pids of the processes inside {@code ns}. */
   static List<Long> pids(String ns) {
     try {
