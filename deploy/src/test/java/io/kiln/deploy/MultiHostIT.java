@@ -30,18 +30,20 @@ import org.junit.jupiter.api.Test;
 /**
  * Three Kiln hosts for real, on one machine: each node runs in a network namespace of its own with its own address
  * ({@link NetNamespaces}: veth pairs on a bridge the test makes, a private /24 per run), bound to that address and
- * nothing else, and the three find each other through ONE name that resolves to all three addresses, as a headless
- * Service's DNS name does ({@code --discovery k8s-dns:NAME}; Hazelcast looks the name up with
- * {@code InetAddress.getAllByName}, which reads each JVM's hosts file, {@code -Djdk.net.hosts.file}, written by the
- * test as a pod's {@code /etc/hosts} is written). Every node listens on the same fixed ports, each in its own port
- * space. Load comes from a fourth namespace ({@link NetnsClient}: the test's JVM has no route into the network),
- * closed loop, through one gateway ({@code n1}); part of it is pinned ({@code kiln-node}) to {@code n2} and {@code n3},
- * so all three pools serve. Then {@code n2} is SIGKILLed: every request sent meanwhile succeeds or fails cleanly (503
- * with Retry-After, 504) within its deadline plus slack, none hangs or is lost. Once the cluster has seen {@code n2}
- * dead, {@code n3} gets SIGTERM (the requests pinned to it route freely from that moment, as a client of a
- * terminating pod stops being sent there): the target is a drain without one failed request and an exit code 0
- * ({@code -Dkiln.multihost.drain=report} only reports the drain's figures). Any hidden loopback assumption (a part
- * binding or advertising 127.0.0.1) shows as nodes that cannot reach each other here.
+ * nothing else (every TCP listener in its namespace is checked), and the three find each other through ONE name that
+ * resolves to all three addresses, as a headless Service's DNS name does ({@code --discovery k8s-dns:NAME}; Hazelcast
+ * 5.5 looks the name up with {@code InetAddress.getAllByName}, which reads each JVM's hosts file,
+ * {@code -Djdk.net.hosts.file}, written by the test as a pod's {@code /etc/hosts} is written). Every node listens on
+ * the same fixed ports, each in its own port space. Load comes from a fourth namespace ({@link NetnsClient}: the
+ * test's JVM has no route into the network), closed loop, through one gateway ({@code n1}): an identity deployment,
+ * part of its traffic pinned ({@code kiln-node}) to {@code n2} and {@code n3} so that all three pools serve, and one
+ * client of a {@code builtin:sleep} deployment holding n3's worker 1.5 s per request. Then n2's host is lost (its
+ * link cut, then SIGKILL; {@code -Dkiln.multihost.kill=process} only kills): every request meanwhile succeeds or
+ * fails cleanly (503 with Retry-After, 504) within its deadline plus slack, none hangs or is lost. Once the cluster
+ * has seen n2 dead, n3 gets SIGTERM with requests in flight on it (those pinned to it route freely from that moment,
+ * as a terminating pod stops being sent new work): the target is a drain without one failed request and an exit
+ * code 0 ({@code -Dkiln.multihost.drain=report} only reports the drain's figures). Any hidden loopback assumption (a
+ * part binding or advertising 127.0.0.1) shows as nodes that cannot reach each other, or a listener off their address.
  *
  * <p>Needs root and iproute2 (network namespaces); elsewhere it is skipped, saying why. Whatever happens, the
  * processes are killed and the namespaces removed; namespaces that older runs left behind are removed first.
@@ -63,6 +65,11 @@ class MultiHostIT {
   static final Duration SLACK = Duration.ofSeconds(5);
   /** Successful requests each phase needs before the next step (and per node in the steady phase). */
   static final long PHASE_REQUESTS = Long.getLong("kiln.multihost.requests", 200);
+  /**
+   * Whether n2's host is lost, not only its process: its link is cut before the SIGKILL, so no reset tells the others
+   * (failure detection by missed heartbeats, as when a machine dies); {@code -Dkiln.multihost.kill=process} only kills.
+   */
+  static final boolean HOST_LOSS = !"process".equals(System.getProperty("kiln.multihost.kill", "host"));
   static final boolean ASSERT_DRAIN = !"report".equals(System.getProperty("kiln.multihost.drain", "assert"));
   static final String TOKEN = "t-" + UUID.randomUUID();
   static final String CLUSTER = "multihost-" + UUID.randomUUID();
@@ -384,6 +391,9 @@ class MultiHostIT {
   private void killOne() throws Exception {
     command(client.op("phase").put("name", "sigkill"));
     long killedAt = System.nanoTime();
+    if (HOST_LOSS) {
+      net.disconnect(KILLED);
+    }
     nodes.get(KILLED).destroyForcibly();
     assertThat(nodes.get(KILLED).waitFor(30, TimeUnit.SECONDS)).as("n2 died of SIGKILL").isTrue();
     awaitStatus("n2 dead in n1's status", Duration.ofSeconds(60), s -> !alive(s, KILLED));
@@ -434,6 +444,7 @@ class MultiHostIT {
     f.put("addresses", NODES.stream().map(net::address).toList());
     f.put("discovery", "k8s-dns:" + SERVICE);
     f.put("deadlineMs", DEADLINE.toMillis());
+    f.put("killed", HOST_LOSS ? "host lost: link cut, then SIGKILL" : "SIGKILL");
     f.putAll(figures);
     f.put("totalMs", msSince(began));
     f.put("sent", stopped.path("sent").asLong());

@@ -131,6 +131,14 @@ final class NetNamespaces implements AutoCloseable {
     return a;
   }
 
+  /**
+   * Pulls {@code host}'s cable: its port on the bridge goes down, so nothing it sends reaches the others and nothing
+   * reaches it (not even the resets its kernel sends when its processes die).
+   */
+  void disconnect(String host) throws IOException {
+    ip("-n", namespace(SWITCH), "link", "set", "v-" + host, "down");
+  }
+
   /** What runs a command inside {@code host}'s namespace: {@code ip netns exec NS}, which execs the command. */
   List<String> exec(String host) {
     return List.of("ip", "netns", "exec", namespace(host));
