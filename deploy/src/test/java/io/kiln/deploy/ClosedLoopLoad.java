@@ -25,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Closed-loop OIP traffic through one gateway, every request counted: each client sends one {@code [1,2]} FP32
@@ -102,8 +103,14 @@ final class ClosedLoopLoad {
   private final Set<String> unpinnedNodes = ConcurrentHashMap.newKeySet();
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong ended = new AtomicLong();
-  /** Requests in flight with a {@code kiln-node} pin, by group ({@link Group#kind}). */
-  private final Map<String, AtomicLong> pinnedInFlight = new ConcurrentHashMap<>();
+  /** Requests in flight with a {@code kiln-node} pin, by group ({@link Group#kind}): request number → sent at (nanos). */
+  private final Map<String, Map<Long, Long>> pinnedInFlight = new ConcurrentHashMap<>();
+  /**
+   * Held (shared) by a client from choosing a pin to registering its request as in flight, and exclusively by
+   * {@link #unpin}: once that returns, no request pinned to the node starts, and all in flight are registered.
+   */
+  private final ReentrantReadWriteLock pinning = new ReentrantReadWriteLock();
+  private final AtomicLong requestNumbers = new AtomicLong();
   private final List<Thread> clients = new ArrayList<>();
   private final Thread writer;
   private volatile String phase;
@@ -132,7 +139,7 @@ final class ClosedLoopLoad {
     writer.start();
   }
 
-  /** Requests sent from now on count in {@code name}. */
+  /** Requests that end from now on count in {@code name}. */
   synchronized void phase(String name) {
     if (!phases.containsKey(name)) {
       phases.put(name, new Tally());
@@ -142,15 +149,35 @@ final class ClosedLoopLoad {
   }
 
   /** Clients pinned to {@code node} route their next requests freely; returns how many pinned ones are in flight, by group. */
-  Map<String, Long> unpin(String node) {
-    unpinnedNodes.add(node);
-    Map<String, Long> out = new TreeMap<>();
+  Map<String, Integer> unpin(String node) {
+    pinning.writeLock().lock();
+    try {
+      unpinnedNodes.add(node);
+      return pinnedInFlight(node);
+    } finally {
+      pinning.writeLock().unlock();
+    }
+  }
+
+  /** The requests pinned to {@code node} in flight now, by group. */
+  Map<String, Integer> pinnedInFlight(String node) {
+    Map<String, Integer> out = new TreeMap<>();
     for (Group g : options.groups()) {
       if (node.equals(g.pinnedTo())) {
-        out.put(g.kind(), pinnedInFlight.computeIfAbsent(g.kind(), k -> new AtomicLong()).get());
+        out.put(g.kind(), inFlight(g.kind()).size());
       }
     }
     return out;
+  }
+
+  /** How long the oldest request of group {@code kind} in flight has been, in ms; -1 if none is. */
+  long oldestInFlightMillis(String kind) {
+    long now = System.nanoTime();
+    return inFlight(kind).values().stream().mapToLong(t -> TimeUnit.NANOSECONDS.toMillis(now - t)).max().orElse(-1);
+  }
+
+  private Map<Long, Long> inFlight(String kind) {
+    return pinnedInFlight.computeIfAbsent(kind, k -> new ConcurrentHashMap<>());
   }
 
   /** Stops sending, waits for every request in flight to end (each within the deadline plus slack), writes the counts. */
@@ -167,10 +194,9 @@ final class ClosedLoopLoad {
     return daemon("load-" + index + "-" + g.kind().replace(' ', '-'), () -> {
       long i = 0;
       while (!stopped) {
-        String pin = g.pinnedTo() != null && !unpinnedNodes.contains(g.pinnedTo()) ? g.pinnedTo() : null;
         // Exact in FP32 (below 2^24), unique per client and request.
         float v = index * 100_000f + (++i % 100_000);
-        if (!send(g, g.holdMillis() > 0 ? g.holdMillis() : v, v, pin)) {
+        if (!send(g, g.holdMillis() > 0 ? g.holdMillis() : v, v)) {
           LockSupport.parkNanos(BACKOFF.toNanos());
         }
       }
@@ -184,17 +210,24 @@ final class ClosedLoopLoad {
   }
 
   /** Sends one request and counts its outcome; false if it failed. */
-  private boolean send(Group g, float a, float v, String pin) {
-    AtomicLong pinned = pin == null ? null : pinnedInFlight.computeIfAbsent(g.kind(), k -> new AtomicLong());
-    sent.incrementAndGet();
-    if (pinned != null) {
-      pinned.incrementAndGet();
+  private boolean send(Group g, float a, float v) {
+    long number = requestNumbers.incrementAndGet();
+    String pin;
+    pinning.readLock().lock();
+    try {
+      pin = g.pinnedTo() != null && !unpinnedNodes.contains(g.pinnedTo()) ? g.pinnedTo() : null;
+      sent.incrementAndGet();
+      if (pin != null) {
+        inFlight(g.kind()).put(number, System.nanoTime());
+      }
+    } finally {
+      pinning.readLock().unlock();
     }
     try {
       return sendAndCount(g, a, v, pin);
     } finally {
-      if (pinned != null) {
-        pinned.decrementAndGet();
+      if (pin != null) {
+        inFlight(g.kind()).remove(number);
       }
       ended.incrementAndGet();
     }

@@ -408,20 +408,25 @@ class MultiHostIT {
   }
 
   /**
-   * SIGTERM n3 while requests pinned to it are in flight (they route freely from that moment, as a terminating pod
-   * stops being sent new work); then PHASE_REQUESTS more answers once it is gone. Returns its exit code, or null if
-   * it did not exit within 60 s (it is then killed).
+   * SIGTERM n3 while a slow request pinned to it is in flight on its worker (from then on its clients route freely, as
+   * a terminating pod stops being sent new work; the fast pinned requests have ended, so no request can reach n1's
+   * router pinned to a node that is already draining); then PHASE_REQUESTS more answers once it is gone. Returns its
+   * exit code, or null if it did not exit within 60 s (it is then killed).
    */
   private Integer drainOne() throws Exception {
     command(client.op("phase").put("name", "sigterm"));
     awaitCounts("n3 serving in the sigterm phase", Duration.ofSeconds(60),
         c -> ranOn(c, "sigterm", DRAINED) >= Math.min(50, PHASE_REQUESTS));
-    JsonNode pinnedInFlight = command(client.op("unpin").put("node", DRAINED)).path("pinnedInFlight");
+    // The slow request surely at n3's worker, the fast ones pinned there ended: n3 has exactly one request in flight.
+    ObjectNode unpin = client.op("unpin").put("node", DRAINED);
+    unpin.putObject("whenHeld").put("group", "slow pinned " + DRAINED).put("millis", 200).put("atMostMillis", 500);
+    JsonNode held = command(unpin);
     long termAt = System.nanoTime();
     Process drained = nodes.get(DRAINED);
     drained.destroy(); // SIGTERM
     boolean exited = drained.waitFor(60, TimeUnit.SECONDS);
-    figures.put("drainedPinnedInFlightAtSigterm", pinnedInFlight);
+    figures.put("drainedInFlightAtSigterm", held.path("pinnedInFlight"));
+    figures.put("drainedHeldRequestAgeAtSigtermMs", held.path("heldMillis").asLong());
     figures.put("drainedExitedMs", exited ? msSince(termAt) : null);
     Integer exitCode = exited ? drained.exitValue() : null;
     figures.put("drainedExitCode", exitCode);

@@ -1,5 +1,7 @@
 package io.kiln.deploy;
 
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
@@ -28,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link ClosedLoopLoad}. Commands arrive as JSON lines on stdin, answers leave as JSON lines on stdout with the
  * command's {@code id} — pipes cross network namespaces. Commands: {@code http} (method, url, token, body: answers
  * status, body, Retry-After), {@code load} (starts the traffic, see {@link ClosedLoopLoad.Options}), {@code phase},
- * {@code unpin} (answers how many requests pinned to the node are in flight), {@code stop} (answers once every request ended and the counts file is final). The end of stdin
+ * {@code unpin} (answers how many requests pinned to the node are in flight; see {@link #unpin}), {@code stop} (answers once every request ended and the counts file is final). The end of stdin
  * (the test went away) ends it.
  */
 final class NetnsClient {
@@ -65,7 +67,7 @@ final class NetnsClient {
             load.start();
           }
           case "phase" -> load.phase(c.path("name").asText());
-          case "unpin" -> reply.set("pinnedInFlight", ClosedLoopLoad.JSON.valueToTree(load.unpin(c.path("node").asText())));
+          case "unpin" -> unpin(load, c, reply);
           case "stop" -> {
             if (load != null) {
               load.stop();
@@ -83,6 +85,33 @@ final class NetnsClient {
     if (load != null) {
       load.stop();
     }
+  }
+
+  /**
+   * Unpins {@code node}. With {@code whenHeld: {group, millis, atMostMillis}}: first waits until a request of that
+   * group has been in flight {@code millis} to {@code atMostMillis} (so it is surely at the node's worker, and stays a
+   * while longer), then, once unpinned, until every other request pinned
+   * to the node has ended, so that only the held one is in flight there when the answer comes.
+   */
+  private static void unpin(ClosedLoopLoad load, JsonNode c, ObjectNode reply) {
+    String node = c.path("node").asText();
+    JsonNode held = c.path("whenHeld");
+    String kind = held.path("group").asText(null);
+    if (kind != null) {
+      long from = held.path("millis").asLong();
+      long to = held.path("atMostMillis").asLong(Long.MAX_VALUE);
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5)).until(() -> {
+        long age = load.oldestInFlightMillis(kind);
+        return age >= from && age <= to;
+      });
+    }
+    reply.set("pinnedInFlightAtUnpin", ClosedLoopLoad.JSON.valueToTree(load.unpin(node)));
+    if (kind != null) {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(2)).until(() -> load.pinnedInFlight(node)
+          .entrySet().stream().allMatch(e -> e.getKey().equals(kind) || e.getValue() == 0));
+      reply.put("heldMillis", load.oldestInFlightMillis(kind));
+    }
+    reply.set("pinnedInFlight", ClosedLoopLoad.JSON.valueToTree(load.pinnedInFlight(node)));
   }
 
   private static void http(HttpClient http, JsonNode c, ObjectNode reply, PrintStream out) {
