@@ -33,10 +33,12 @@ final class NetNamespaces implements AutoCloseable {
   private static final Pattern NAME = Pattern.compile("kiln-([0-9a-f]{6})-([a-z0-9]+)");
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
   /**
-   * A run's namespaces are stale when none of them holds a process and the newest is older than this (a run that
-   * is still making its network has no processes in it yet); {@code -Dkiln.netns.staleAfterSeconds} changes it.
+   * A run's namespaces without an owner record are stale when none of them holds a process and the newest is older
+   * than this (a run still making its network has none in it yet); {@code -Dkiln.netns.staleAfterSeconds} changes it.
    */
   private static final Duration STALE_AFTER = Duration.ofSeconds(Long.getLong("kiln.netns.staleAfterSeconds", 600));
+  /** Where each run records the process that owns it ({@code <run>.owner}: pid and start time). */
+  private static final Path OWNERS = Path.of(System.getProperty("java.io.tmpdir"), "kiln-netns");
   private static final String SWITCH = "sw";
   private static final String BRIDGE = "br0";
 
@@ -84,6 +86,10 @@ final class NetNamespaces implements AutoCloseable {
     String run = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt(1 << 24)).substring(2);
     NetNamespaces n = new NetNamespaces(run, 1 + ThreadLocalRandom.current().nextInt(254));
     try {
+      Files.createDirectories(OWNERS);
+      ProcessHandle self = ProcessHandle.current();
+      Files.writeString(n.ownerFile(), self.pid() + " "
+          + self.info().startInstant().map(Instant::toEpochMilli).orElse(0L) + "\n");
       String sw = n.add(SWITCH);
       n.ip("-n", sw, "link", "add", BRIDGE, "type", "bridge");
       n.ip("-n", sw, "link", "set", BRIDGE, "up");
@@ -97,6 +103,13 @@ final class NetNamespaces implements AutoCloseable {
         n.ip("-n", ns, "addr", "add", address + "/24", "dev", "eth0");
         n.ip("-n", ns, "link", "set", "eth0", "up");
         n.addresses.put(h, address);
+      }
+      // ip netns exec also remounts /sys for the namespace: where that is refused, no node could start in one.
+      List<String> probe = new ArrayList<>(n.exec(hosts.get(0)));
+      probe.add("true");
+      Result r = exec(probe);
+      if (r.code() != 0) {
+        throw new IOException("'" + String.join(" ", probe) + "' failed (" + r.code() + "): " + r.output().strip());
       }
       return n;
     } catch (IOException | RuntimeException e) {
@@ -115,6 +128,10 @@ final class NetNamespaces implements AutoCloseable {
 
   String run() {
     return run;
+  }
+
+  private Path ownerFile() {
+    return OWNERS.resolve(run + ".owner");
   }
 
   /** The namespace of {@code host}. */
@@ -214,11 +231,18 @@ final class NetNamespaces implements AutoCloseable {
       }
     }
     created.clear();
+    try {
+      Files.deleteIfExists(ownerFile());
+    } catch (IOException ignored) {
+      // a leftover owner file of a dead process only marks namespaces that are gone already
+    }
   }
 
   /**
-   * Deletes the namespaces of earlier runs ({@code kiln-<6 hex>-*}) that hold no process and are older than
-   * {@link #STALE_AFTER}; returns what it removed and what it left (with why).
+   * Deletes the namespaces of earlier runs ({@code kiln-<6 hex>-*}) whose owner process is gone, first killing what
+   * still runs in them (only those runs' own nodes and clients run there); a run without an owner record is deleted
+   * once none of its namespaces holds a process and it is older than {@link #STALE_AFTER}. Returns what it removed
+   * and what it left, with why.
    */
   static List<String> removeStale() throws IOException {
     Map<String, List<String>> byRun = new TreeMap<>();
@@ -231,29 +255,54 @@ final class NetNamespaces implements AutoCloseable {
       }
     }
     List<String> report = new ArrayList<>();
-    Instant now = Instant.now();
     for (Map.Entry<String, List<String>> e : byRun.entrySet()) {
-      boolean busy = false;
-      Instant newest = Instant.EPOCH;
-      for (String ns : e.getValue()) {
-        busy |= !pids(ns).isEmpty();
-        Path f = Path.of("/run/netns", ns);
-        if (Files.exists(f)) {
-          Instant t = Files.getLastModifiedTime(f).toInstant();
-          newest = t.isAfter(newest) ? t : newest;
-        }
-      }
-      if (busy || Duration.between(newest, now).compareTo(STALE_AFTER) < 0) {
-        report.add("left " + e.getValue() + (busy ? " (processes still run in it)" : " (younger than " + STALE_AFTER + ")"));
+      String why = stale(e.getKey(), e.getValue());
+      if (why.startsWith("left")) {
+        report.add(why + ": " + e.getValue());
         continue;
       }
       for (String ns : e.getValue()) {
+        for (long pid : pids(ns)) {
+          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
         Result r = exec(List.of("ip", "netns", "del", ns));
-        report.add((r.code() == 0 ? "removed stale " : "could not remove stale ") + ns
+        report.add((r.code() == 0 ? "removed stale " : "could not remove stale ") + ns + " (" + why + ")"
             + (r.code() == 0 ? "" : ": " + r.output()));
       }
+      Files.deleteIfExists(OWNERS.resolve(e.getKey() + ".owner"));
     }
     return report;
+  }
+
+  /** Why run {@code run}'s namespaces are stale, or, starting with "left", why they are not. */
+  private static String stale(String run, List<String> namespaces) throws IOException {
+    Path owner = OWNERS.resolve(run + ".owner");
+    if (Files.isRegularFile(owner)) {
+      String[] f = Files.readString(owner).strip().split("\\s+");
+      long pid = Long.parseLong(f[0]);
+      long started = f.length > 1 ? Long.parseLong(f[1]) : 0;
+      boolean alive = ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+          .filter(h -> h.info().startInstant().map(i -> Math.abs(i.toEpochMilli() - started) < 1000).orElse(true))
+          .isPresent();
+      return alive ? "left (its owner, pid " + pid + ", still runs)" : "its owner, pid " + pid + ", is gone";
+    }
+    boolean busy = false;
+    Instant newest = Instant.EPOCH;
+    for (String ns : namespaces) {
+      busy |= !pids(ns).isEmpty();
+      Path f = Path.of("/run/netns", ns);
+      if (Files.exists(f)) {
+        Instant t = Files.getLastModifiedTime(f).toInstant();
+        newest = t.isAfter(newest) ? t : newest;
+      }
+    }
+    if (busy) {
+      return "left (no owner record, and processes run in it)";
+    }
+    if (Duration.between(newest, Instant.now()).compareTo(STALE_AFTER) < 0) {
+      return "left (no owner record, younger than " + STALE_AFTER + ")";
+    }
+    return "no owner record, empty, older than " + STALE_AFTER;
   }
 
   private void ip(String... args) throws IOException {
