@@ -11,7 +11,6 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,12 +54,6 @@ class MultiHostIT {
   static final String KILLED = "n2";
   static final String DRAINED = "n3";
   static final String CLIENT = "c";
-  /** The one name for all three nodes, as a headless Service's. */
-  static final String SERVICE = "kiln-headless.kiln.svc.cluster.local";
-  static final int HTTP_PORT = 8000;
-  static final int GRPC_PORT = 8001;
-  static final int CLUSTER_PORT = 5701;
-  static final Duration START = Duration.ofSeconds(180);
   static final Duration DEADLINE = Duration.ofSeconds(5);
   static final Duration SLACK = Duration.ofSeconds(5);
   /** Successful requests each phase needs before the next step (and per node in the steady phase). */
@@ -100,49 +93,28 @@ class MultiHostIT {
   static final int SLOW_MILLIS = 1500;
   static final List<String> DEPLOYMENTS = List.of("echo", "slow");
 
-  static NetNamespaces net;
-  static CliProcesses cli;
+  static MultiHostCluster hosts;
   static NetnsClient.Remote client;
-  static Path home;
   static Thread cleanupOnExit;
-  static final Map<String, Process> nodes = new LinkedHashMap<>();
-
   /** Why this machine cannot run the test, or null. */
   static String skipped;
 
   @BeforeAll
   static void makeTheNetwork() throws Exception {
     skipped = NetNamespaces.unavailable();
+    if (skipped == null) {
+      try {
+        hosts = MultiHostCluster.create(NODES, CLIENT);
+        client = hosts.client();
+        cleanupOnExit = new Thread(hosts::close, "multihost-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanupOnExit); // a killed test run leaves no namespaces behind either
+      } catch (IllegalStateException e) {
+        skipped = "this machine does not allow the test's network namespaces: " + e.getMessage();
+      }
+    }
     if (skipped != null) {
       System.out.println("MultiHostIT skipped: " + skipped);
-      return;
     }
-    NetNamespaces.removeStale().forEach(s -> System.out.println("MultiHost: " + s));
-    List<String> hosts = new ArrayList<>(NODES);
-    hosts.add(CLIENT);
-    try {
-      net = NetNamespaces.create(hosts);
-    } catch (IllegalStateException e) {
-      skipped = "this machine does not allow the test's network namespaces: " + e.getMessage();
-      System.out.println("MultiHostIT skipped: " + skipped);
-      return;
-    }
-    cleanupOnExit = new Thread(MultiHostIT::cleanUp, "multihost-cleanup");
-    Runtime.getRuntime().addShutdownHook(cleanupOnExit); // a killed test run leaves no namespaces behind either
-    home = Path.of("target", "kiln-it", "multihost-" + net.run()).toAbsolutePath();
-    cli = new CliProcesses(home);
-    String hostname = Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
-    for (String n : NODES) {
-      // What a pod's resolver knows: localhost, its own name, and the headless Service's name, one line per member.
-      StringBuilder h = new StringBuilder("127.0.0.1 localhost\n" + net.address(n) + " " + hostname + "\n");
-      for (String m : NODES) {
-        h.append(net.address(m)).append(' ').append(SERVICE).append('\n');
-      }
-      Files.writeString(home.resolve("hosts-" + n), h);
-    }
-    client = new NetnsClient.Remote(net.exec(CLIENT), home.resolve("client.err"));
-    System.out.println("MultiHost: run " + net.run() + ", nodes " + NODES.stream().map(net::address).toList()
-        + ", client " + net.address(CLIENT) + ", output in " + home);
   }
 
   @BeforeEach
@@ -153,64 +125,23 @@ class MultiHostIT {
 
   @AfterAll
   static void tearDown() {
-    cleanUp();
-    if (cleanupOnExit != null) {
+    if (hosts != null) {
+      hosts.close();
       Runtime.getRuntime().removeShutdownHook(cleanupOnExit);
     }
   }
 
-  private static synchronized void cleanUp() {
-    try {
-      if (client != null) {
-        client.close();
-      }
-    } catch (Exception e) {
-      System.err.println("MultiHost: closing the client: " + e);
-    }
-    try {
-      if (cli != null) {
-        cli.close(); // kills the nodes still running
-      }
-    } catch (Exception e) {
-      System.err.println("MultiHost: stopping the nodes: " + e);
-    }
-    if (net != null) {
-      net.close();
-    }
-    client = null;
-    cli = null;
-    net = null;
+  static void start(String id) throws IOException {
+    hosts.start(id, List.of("--cluster-name", CLUSTER, "--token", TOKEN, "--cpus", "2",
+        "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "1"));
   }
 
   static String url(String node, String path) {
-    return "http://" + net.address(node) + ":" + HTTP_PORT + path;
-  }
-
-  static Process start(String id) throws IOException {
-    Process p = cli.startNode(id, net.exec(id), List.of("-Djdk.net.hosts.file=" + home.resolve("hosts-" + id)),
-        "start", "--foreground", "--node-id", id, "--discovery", "k8s-dns:" + SERVICE, "--host", net.address(id),
-        "--port", Integer.toString(HTTP_PORT), "--grpc-port", Integer.toString(GRPC_PORT), "--cluster-port",
-        Integer.toString(CLUSTER_PORT), "--cluster-name", CLUSTER, "--token", TOKEN, "--cpus", "2", "--gpus", "0",
-        "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "1");
-    nodes.put(id, p);
-    return p;
-  }
-
-  static JsonNode awaitEntry(String id) {
-    Process p = nodes.get(id);
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-      }
-      return cli.entry(id).filter(e -> e.path("pid").asLong() == p.pid()).isPresent();
-    });
-    return cli.entry(id).orElseThrow();
+    return hosts.url(node, path);
   }
 
   static JsonNode status() throws Exception {
-    NetnsClient.Remote.Answer a = client.http("GET", url(GATEWAY, "/api/v1/status"), TOKEN, null);
-    assertThat(a.status()).as(a.body()).isEqualTo(200);
-    return a.json();
+    return hosts.status(GATEWAY, TOKEN);
   }
 
   static boolean alive(JsonNode status, String node) {
@@ -238,7 +169,7 @@ class MultiHostIT {
   /** The load's counts file, as last written. */
   static JsonNode counts() {
     try {
-      return ClosedLoopLoad.JSON.readTree(home.resolve("counts.json").toFile());
+      return ClosedLoopLoad.JSON.readTree(hosts.home().resolve("counts.json").toFile());
     } catch (IOException e) {
       return ClosedLoopLoad.JSON.createObjectNode(); // not written yet
     }
@@ -261,7 +192,7 @@ class MultiHostIT {
         return done.test(last.get());
       });
     } catch (ConditionTimeoutException e) {
-      throw new AssertionError("not within " + atMost + ": " + what + "\nlast seen: " + last.get() + logTails(), e);
+      throw new AssertionError("not within " + atMost + ": " + what + "\nlast seen: " + last.get() + hosts.logTails(), e);
     }
     return last.get();
   }
@@ -272,16 +203,6 @@ class MultiHostIT {
 
   static JsonNode awaitCounts(String what, Duration atMost, Predicate<JsonNode> done) {
     return awaitThat(what, atMost, MultiHostIT::counts, done);
-  }
-
-  static String logTails() {
-    StringBuilder b = new StringBuilder();
-    for (String n : NODES) {
-      List<String> lines = cli.output(n).lines().filter(l -> !l.startsWith("\tat ")).toList();
-      b.append("\n--- ").append(n).append(" (last lines) ---\n")
-          .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size())));
-    }
-    return b.toString();
   }
 
   static JsonNode command(ObjectNode c) throws Exception {
@@ -302,7 +223,7 @@ class MultiHostIT {
     formTheClusterByOneName();
     deployAPoolOnEveryNode();
     ObjectNode load = client.op("load").put("gateway", url(GATEWAY, "")).put("deadlineMs", DEADLINE.toMillis())
-        .put("slackMs", SLACK.toMillis()).put("out", home.resolve("counts.json").toString()).put("phase", "steady");
+        .put("slackMs", SLACK.toMillis()).put("out", hosts.home().resolve("counts.json").toString()).put("phase", "steady");
     var groups = load.putArray("groups");
     groups.addObject().put("model", "echo").put("clients", 2);
     groups.addObject().put("model", "echo").put("pinnedTo", KILLED).put("clients", 2);
@@ -347,16 +268,16 @@ class MultiHostIT {
   private void formTheClusterByOneName() throws Exception {
     start(GATEWAY);
     Map<String, JsonNode> entries = new LinkedHashMap<>();
-    entries.put(GATEWAY, awaitEntry(GATEWAY));
+    entries.put(GATEWAY, hosts.awaitEntry(GATEWAY));
     start(KILLED);
     start(DRAINED);
     for (String n : List.of(KILLED, DRAINED)) {
-      entries.put(n, awaitEntry(n));
+      entries.put(n, hosts.awaitEntry(n));
     }
     for (String n : NODES) {
-      assertThat(entries.get(n).path("host").asText()).isEqualTo(net.address(n));
-      assertThat(cli.output(n)).contains("kiln: node " + n + " joined cluster '" + CLUSTER + "' at " + net.address(n)
-          + ":" + CLUSTER_PORT);
+      assertThat(entries.get(n).path("host").asText()).isEqualTo(hosts.address(n));
+      assertThat(hosts.output(n)).contains("kiln: node " + n + " joined cluster '" + CLUSTER + "' at "
+          + hosts.address(n) + ":" + MultiHostCluster.CLUSTER_PORT);
     }
     JsonNode status = awaitStatus("all three nodes alive in n1's status", Duration.ofSeconds(90),
         s -> NODES.stream().allMatch(n -> alive(s, n)));
@@ -364,7 +285,7 @@ class MultiHostIT {
     Map<String, String> advertised = new LinkedHashMap<>();
     status.path("nodes").forEach(n -> advertised.put(n.path("id").asText(), n.path("address").asText()));
     assertThat(advertised).as("every node advertises its own address, none loopback")
-        .containsOnlyKeys(NODES).allSatisfy((id, address) -> assertThat(address).contains(net.address(id)));
+        .containsOnlyKeys(NODES).allSatisfy((id, address) -> assertThat(address).contains(hosts.address(id)));
   }
 
   private void deployAPoolOnEveryNode() throws Exception {
@@ -380,11 +301,11 @@ class MultiHostIT {
     // Bound to its own address and nothing else: no wildcard, no loopback listener in any node's namespace.
     Map<String, List<String>> listening = new LinkedHashMap<>();
     for (String n : NODES) {
-      listening.put(n, net.listeners(n));
+      listening.put(n, hosts.network().listeners(n));
     }
     figures.put("listening", listening);
     assertThat(listening).allSatisfy((n, sockets) -> assertThat(sockets).as("TCP listeners in %s's namespace", n)
-        .isNotEmpty().allSatisfy(a -> assertThat(a).startsWith(net.address(n) + ":")));
+        .isNotEmpty().allSatisfy(a -> assertThat(a).startsWith(hosts.address(n) + ":")));
   }
 
   /** SIGKILL n2; the phase lasts until the survivors served PHASE_REQUESTS more after the cluster saw it dead. */
@@ -392,10 +313,10 @@ class MultiHostIT {
     command(client.op("phase").put("name", "sigkill"));
     long killedAt = System.nanoTime();
     if (HOST_LOSS) {
-      net.disconnect(KILLED);
+      hosts.network().disconnect(KILLED);
     }
-    nodes.get(KILLED).destroyForcibly();
-    assertThat(nodes.get(KILLED).waitFor(30, TimeUnit.SECONDS)).as("n2 died of SIGKILL").isTrue();
+    hosts.process(KILLED).destroyForcibly();
+    assertThat(hosts.process(KILLED).waitFor(30, TimeUnit.SECONDS)).as("n2 died of SIGKILL").isTrue();
     awaitStatus("n2 dead in n1's status", Duration.ofSeconds(60), s -> !alive(s, KILLED));
     figures.put("killedDeadInStatusMs", msSince(killedAt));
     command(client.op("unpin").put("node", KILLED)); // its clients stop asking for a node that is gone
@@ -422,7 +343,7 @@ class MultiHostIT {
     unpin.putObject("whenHeld").put("group", "slow pinned " + DRAINED).put("millis", 200).put("atMostMillis", 500);
     JsonNode held = command(unpin);
     long termAt = System.nanoTime();
-    Process drained = nodes.get(DRAINED);
+    Process drained = hosts.process(DRAINED);
     drained.destroy(); // SIGTERM
     boolean exited = drained.waitFor(60, TimeUnit.SECONDS);
     figures.put("drainedInFlightAtSigterm", held.path("pinnedInFlight"));
@@ -446,8 +367,8 @@ class MultiHostIT {
     f.put("scenario", "multi-host");
     f.put("at", java.time.Instant.now().toString());
     f.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-    f.put("addresses", NODES.stream().map(net::address).toList());
-    f.put("discovery", "k8s-dns:" + SERVICE);
+    f.put("addresses", NODES.stream().map(hosts::address).toList());
+    f.put("discovery", "k8s-dns:" + MultiHostCluster.SERVICE);
     f.put("deadlineMs", DEADLINE.toMillis());
     f.put("killed", HOST_LOSS ? "host lost: link cut, then SIGKILL" : "SIGKILL");
     f.putAll(figures);
