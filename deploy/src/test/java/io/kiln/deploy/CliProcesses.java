@@ -49,9 +49,14 @@ final class CliProcesses implements AutoCloseable {
   }
 
   private ProcessBuilder builder(Path output, String... args) {
-    List<String> cmd = new ArrayList<>();
+    return builder(output, List.of(), List.of(), args);
+  }
+
+  private ProcessBuilder builder(Path output, List<String> wrapper, List<String> jvmFlags, String... args) {
+    List<String> cmd = new ArrayList<>(wrapper);
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM_FLAGS);
+    cmd.addAll(jvmFlags);
     cmd.add("-Dkiln.home=" + home);
     cmd.add("-cp");
     cmd.add(testClasspath());
@@ -69,7 +74,15 @@ final class CliProcesses implements AutoCloseable {
 
   /** Starts a long-running command (a foreground node); its output goes to {@code <name>.out}. */
   Process startNode(String name, String... args) throws IOException {
-    Process p = builder(home.resolve(name + ".out"), args).start();
+    return startNode(name, List.of(), List.of(), args);
+  }
+
+  /**
+   * Starts a long-running command through {@code wrapper}, a command that execs its arguments (e.g. {@code ip netns
+   * exec NS}, so the process is the JVM itself), with {@code jvmFlags} after the usual ones.
+   */
+  Process startNode(String name, List<String> wrapper, List<String> jvmFlags, String... args) throws IOException {
+    Process p = builder(home.resolve(name + ".out"), wrapper, jvmFlags, args).start();
     nodes.put(name, p);
     return p;
   }
