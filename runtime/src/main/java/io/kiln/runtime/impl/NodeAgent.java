@@ -55,7 +55,7 @@ final class NodeAgent {
   private WorkerExecutor taskExecutor;
   private volatile boolean closing;
   /** The agent's own context: what outlives the actors' verticles (their consumers go when they are undeployed). */
-  private io.vertx.core.Context context;
+  private volatile io.vertx.core.Context context;
 
   /**
    * @param runtime the runtime hosting this agent, only handed to actors and tasks as their context's
@@ -83,7 +83,7 @@ final class NodeAgent {
     this.bundles = new BundleHost(node.nodeId(), ledger, cells, groups, callPath.nanoClock(), this::publishRow,
         resourcesReleased);
     this.rowPublisher = new RowPublisher(ROW_INTERVAL_MS, callPath.nanoClock(),
-        (delay, task) -> vertx.setTimer(Math.max(1, delay), id -> task.run()), this::currentRow, this::writeRow);
+        this::afterOnAgentContext, this::currentRow, this::writeRow);
   }
 
   /**
@@ -111,6 +111,21 @@ final class NodeAgent {
   /** The clock local calls' deadlines are written in. */
   java.util.function.LongSupplier nanoClock() {
     return callPath.nanoClock();
+  }
+
+  /**
+   * The row publisher's timer. Set on the agent's context, never the caller's: a release from a dying actor
+   * runs on that actor's verticle, and undeploying it cancelled the timer, leaving the publisher waiting on a
+   * timer that never fired and the node's row stale for good (other nodes kept seeing the dead actor's
+   * resources as taken).
+   */
+  private void afterOnAgentContext(long delayMillis, Runnable task) {
+    io.vertx.core.Context c = context;
+    if (c == null) {
+      vertx.setTimer(Math.max(1, delayMillis), id -> task.run());
+    } else {
+      c.runOnContext(v -> vertx.setTimer(Math.max(1, delayMillis), id -> task.run()));
+    }
   }
 
   /**
