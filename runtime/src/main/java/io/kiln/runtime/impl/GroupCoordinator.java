@@ -97,7 +97,13 @@ final class GroupCoordinator {
       return;
     }
     Set<String> live = new HashSet<>(members.get());
-    for (PlacementGroupTable.Row row : table.rows()) {
+    List<PlacementGroupTable.Row> rows = table.rows();
+    if (!notBefore.isEmpty()) {
+      Set<String> ids = new HashSet<>();
+      rows.forEach(r -> ids.add(r.rec().groupId()));
+      notBefore.keySet().retainAll(ids);
+    }
+    for (PlacementGroupTable.Row row : rows) {
       GroupRecord rec = row.rec();
       if (busy.contains(rec.groupId()) || rec.state().terminal()) {
         continue;
