@@ -210,8 +210,11 @@ public final class BundleScheduler {
       return new NodeView(nodeId, "", n.total(), capacity.get(nodeId), null, true).utilisationAfter(extra);
     }
 
+    /** Least utilised after placing {@code need} first, then by id; each node scored once per call. */
     Comparator<String> leastUtilisedAfter(Resources need) {
-      return Comparator.comparingDouble((String id) -> utilisationAfter(id, need)).thenComparing(id -> id);
+      Map<String, Double> score = new HashMap<>();
+      return Comparator.comparingDouble((String id) -> score.computeIfAbsent(id, k -> utilisationAfter(k, need)))
+          .thenComparing(id -> id);
     }
 
     void take(int i, String nodeId) {
@@ -260,15 +263,27 @@ public final class BundleScheduler {
     boolean strictSpread() {
       Set<String> excluded = keptNodes();
       Map<Integer, List<String>> candidates = new HashMap<>();
+      Map<Resources, List<String>> byShape = new HashMap<>(); // a group's bundles are mostly alike
       for (int i : todo) {
         Resources b = bundle(i);
-        candidates.put(i, capacity.keySet().stream().filter(id -> !excluded.contains(id) && b.fitsIn(capacity.get(id)))
-            .sorted(leastUtilisedAfter(b)).toList());
+        candidates.put(i, byShape.computeIfAbsent(b, x -> capacity.keySet().stream()
+            .filter(id -> !excluded.contains(id) && b.fitsIn(capacity.get(id))).sorted(leastUtilisedAfter(b)).toList()));
       }
       Map<String, Integer> holder = new HashMap<>();
+      Map<Resources, Integer> nextFree = new HashMap<>();
       matched = 0;
       for (int i : todo) {
-        if (augment(i, candidates, holder, new HashSet<>())) {
+        // The first free candidate when there is one (most of the time), an augmenting path otherwise.
+        List<String> mine = candidates.get(i);
+        int from = nextFree.getOrDefault(bundle(i), 0);
+        while (from < mine.size() && holder.containsKey(mine.get(from))) {
+          from++;
+        }
+        nextFree.put(bundle(i), from);
+        if (from < mine.size()) {
+          holder.put(mine.get(from), i);
+          matched++;
+        } else if (augment(i, candidates, holder, new HashSet<>())) {
           matched++;
         }
       }
