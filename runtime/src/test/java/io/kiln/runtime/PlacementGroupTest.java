@@ -115,6 +115,34 @@ class PlacementGroupTest {
     return "hello";
   }
 
+  static final java.util.concurrent.CountDownLatch TASK_GATE = new java.util.concurrent.CountDownLatch(1);
+  static final java.util.concurrent.atomic.AtomicInteger TASKS_STARTED = new java.util.concurrent.atomic.AtomicInteger();
+
+  static String blockUntilReleased() throws InterruptedException {
+    TASKS_STARTED.incrementAndGet();
+    TASK_GATE.await(60, java.util.concurrent.TimeUnit.SECONDS);
+    return "released";
+  }
+
+  @Test
+  void removalFailsTheTasksRunningInTheBundles() {
+    PlacementGroup pg = result(a.placementGroup(group(PlacementGroupStrategy.STRICT_PACK, 1, Resources.cpu(2)).build()));
+    result(pg.ready(), LONG);
+    java.util.concurrent.CompletionStage<String> running = b.task(PlacementGroupTest::blockUntilReleased)
+        .resources(Resources.cpu(1)).strategy(pg.bundle(0)).maxRetries(0).remote();
+    await().atMost(LONG).until(() -> TASKS_STARTED.get() == 1);
+    result(pg.remove());
+    try {
+      assertThat(failure(running)).isInstanceOf(KilnException.class).hasMessageContaining("cancelled")
+          .hasMessageContaining("bundle was freed");
+    } finally {
+      TASK_GATE.countDown();
+    }
+    for (String n : List.of("a", "b", "c")) {
+      await().until(() -> availableCpu(c, n) == 4.0);
+    }
+  }
+
   @Test
   void strictPackPutsTheGangOnOneNodeAndNamesAreUnique() {
     PlacementGroup pg = result(b.placementGroup(group(PlacementGroupStrategy.STRICT_PACK, 3, Resources.cpu(1))
