@@ -62,6 +62,24 @@ public interface KilnRuntime extends AutoCloseable {
 
   <A, B, C, R> TaskCreation<R> task(TaskFunction3<A, B, C, R> fn, A a, B b, C c);
 
+  /**
+   * Creates a placement group: writes it PENDING into the cluster's group table and returns its handle; the
+   * leader then reserves its bundles all or none (see {@link PlacementGroup#ready()}).
+   *
+   * @return a future failing with {@link PlacementGroupException} if the name is taken
+   */
+  CompletionStage<PlacementGroup> placementGroup(PlacementGroupOptions options);
+
+  /**
+   * Finds a placement group by name from any node.
+   *
+   * @return a future failing with {@link PlacementGroupNotFoundException} if none has the name
+   */
+  CompletionStage<PlacementGroup> getPlacementGroup(String namespace, String name);
+
+  /** Placement groups known to the cluster, with their states and bundle→node tables. */
+  CompletionStage<List<PlacementGroupInfo>> placementGroups();
+
   /** Named actors known to the cluster, with their states. */
   CompletionStage<List<ActorInfo>> namedActors();
 

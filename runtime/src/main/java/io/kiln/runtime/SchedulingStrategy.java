@@ -26,6 +26,17 @@ public sealed interface SchedulingStrategy {
     return new NodeAffinity(nodeId, false);
   }
 
+  /**
+   * Place into bundle {@code bundleIndex} of {@code group} ({@code -1}: any bundle of it with room). The
+   * actor or task takes its resources from the bundle's reservation, not from the node's free pool; a
+   * request larger than the bundle fails with {@link InfeasibleResourcesException} naming the bundle, one
+   * that fits but finds the bundle full waits (its placement timeout). While the group is PENDING or
+   * RESCHEDULING requests wait for it.
+   */
+  static SchedulingStrategy placementGroup(PlacementGroup group, int bundleIndex) {
+    return new InPlacementGroup(group.id(), bundleIndex);
+  }
+
   record Default() implements SchedulingStrategy {
     @Override
     public String toString() {
@@ -52,6 +63,25 @@ public sealed interface SchedulingStrategy {
     @Override
     public String toString() {
       return "NodeAffinity(" + nodeId + (soft ? ", soft)" : ", hard)");
+    }
+  }
+
+  /**
+   * Into a bundle of a placement group; see {@link SchedulingStrategy#placementGroup}.
+   *
+   * @param bundleIndex 0.. the group's bundle count - 1, or -1 for any bundle
+   */
+  record InPlacementGroup(String groupId, int bundleIndex) implements SchedulingStrategy {
+    public InPlacementGroup {
+      Objects.requireNonNull(groupId, "groupId");
+      if (bundleIndex < -1) {
+        throw new IllegalArgumentException("bundleIndex must be >= -1 (-1 = any bundle), got " + bundleIndex);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "PlacementGroup(" + groupId + ", bundle " + (bundleIndex < 0 ? "any" : bundleIndex) + ")";
     }
   }
 }

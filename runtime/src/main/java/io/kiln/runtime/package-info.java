@@ -5,6 +5,11 @@
  * an in-memory one serves single-node runs and fast tests. Calls are event-bus messages: by reference on
  * one node, through an explicit CBOR codec across nodes.
  *
+ * <p>Placement groups ({@link io.kiln.runtime.PlacementGroup}, Ray's gang reservation) reserve bundles of
+ * resources on several nodes at once, all or none, by PACK, STRICT_PACK, SPREAD or STRICT_SPREAD; actors and
+ * tasks placed into a bundle ({@link io.kiln.runtime.SchedulingStrategy#placementGroup}) pay from it. Groups
+ * live in the cluster table {@code kiln.placement-groups}; the leader places, reschedules and fails them.
+ *
  * <h2>One async type per layer</h2>
  *
  * <p>Every module of Kiln follows this rule:

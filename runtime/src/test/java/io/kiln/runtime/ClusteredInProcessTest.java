@@ -74,4 +74,27 @@ class ClusteredInProcessTest {
   static String whereAmI() {
     return "ran";
   }
+
+  @Test
+  void placementGroupsAcrossMembersThroughTheCodec() {
+    PlacementGroup pg = result(a.placementGroup(PlacementGroupOptions.builder()
+        .strategy(PlacementGroupStrategy.STRICT_SPREAD).bundle(Resources.cpu(1)).bundle(Resources.cpu(1).withGpu(1))
+        .name("across").build()));
+    result(pg.ready(), Duration.ofSeconds(30));
+    assertThat(result(pg.info()).bundleNodes()).containsExactly("ca", "cb");
+    PlacementGroup fromB = result(b.getPlacementGroup("default", "across"));
+    ActorHandle<Counter> gpu = result(a.actor(Counter::new, "pg-gpu").resources(Resources.gpu(1))
+        .strategy(fromB.bundle(1)).remote());
+    assertThat(gpu.nodeId()).isEqualTo("cb");
+    assertThat(result(gpu.call(Counter::gpus))).containsExactly(0);
+    assertThat(result(b.task(ClusteredInProcessTest::whereAmI).resources(Resources.cpu(1)).strategy(pg.bundle(0))
+        .remote())).isEqualTo("ran");
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(a.clusterView().node("cb").orElseThrow()
+        .available()).isEqualTo(Resources.cpu(1).withGpu(0)));
+    result(b.placementGroups().thenCompose(all -> fromB.remove()));
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(failure(gpu.call(Counter::get)))
+        .isInstanceOf(ActorDiedException.class));
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(a.clusterView().node("cb").orElseThrow()
+        .available()).isEqualTo(Resources.cpu(2).withGpu(1)));
+  }
 }

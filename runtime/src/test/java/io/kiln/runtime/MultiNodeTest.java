@@ -142,4 +142,17 @@ class MultiNodeTest {
     cluster.crash("a");
     await().until(() -> b.isLeader());
   }
+
+  @Test
+  void otherNodesSeeResourcesFreedByAnActorsDeathRightAfterItsCreation() {
+    // The death's row write falls inside the row interval of the creation's, so it waits on a timer: that timer
+    // must not belong to the dying actor's verticle (undeploying it cancelled the write once, for good).
+    for (int i = 0; i < 5; i++) {
+      ActorHandle<Counter> h = result(a.actor(Counter::new, "short-lived").resources(Resources.cpu(1))
+          .strategy(SchedulingStrategy.onNode("c")).remote());
+      result(a.kill(h, false));
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(a.clusterView().node("c").orElseThrow()
+          .available()).isEqualTo(Resources.cpu(2)));
+    }
+  }
 }

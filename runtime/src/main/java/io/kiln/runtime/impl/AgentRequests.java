@@ -49,7 +49,8 @@ final class AgentRequests {
   }
 
   /** Reserve resources and run a task here. */
-  record RunTask(String taskId, MethodRef fn, Object taskFn, Object[] args, Resources resources, long timeoutMs) {
+  record RunTask(String taskId, MethodRef fn, Object taskFn, Object[] args, Resources resources, long timeoutMs,
+                 io.kiln.runtime.SchedulingStrategy strategy) {
   }
 
   static final class CreateActorCodec extends WireMessageCodec<CreateActor> {
@@ -100,6 +101,7 @@ final class AgentRequests {
       CallMessage.writeArgs(gen, m.fn(), m.args(), false);
       WireValues.write(gen, Map.class, m.resources().units());
       gen.writeNumber(m.timeoutMs());
+      WireValues.write(gen, Map.class, OptionsJson.strategy(m.strategy()));
       gen.writeEndArray();
     }
 
@@ -112,7 +114,9 @@ final class AgentRequests {
       p.nextToken();
       Resources res = OptionsJson.resources(WireCodec.cbor().readValue(p, MAP));
       long timeout = nextLong(p);
-      return new RunTask(taskId, fn, null, args, res, timeout);
+      p.nextToken();
+      io.kiln.runtime.SchedulingStrategy strategy = OptionsJson.strategy(WireCodec.cbor().readValue(p, MAP));
+      return new RunTask(taskId, fn, null, args, res, timeout, strategy);
     }
   }
 }

@@ -44,6 +44,8 @@ final class NodeAgent {
   private final NodeTable nodeTable;
   private final Runnable resourcesReleased;
   private final CallPath callPath;
+  private final BundleHost bundles;
+  private long sweepTimer = -1;
   private final Map<String, String> registryJson = new ConcurrentHashMap<>();
   private final AtomicLong rowVersion = new AtomicLong();
   private final long startedAt = System.currentTimeMillis();
@@ -53,7 +55,7 @@ final class NodeAgent {
   private WorkerExecutor taskExecutor;
   private volatile boolean closing;
   /** The agent's own context: what outlives the actors' verticles (their consumers go when they are undeployed). */
-  private io.vertx.core.Context context;
+  private volatile io.vertx.core.Context context;
 
   /**
    * @param runtime the runtime hosting this agent, only handed to actors and tasks as their context's
@@ -67,7 +69,8 @@ final class NodeAgent {
   }
 
   NodeAgent(KilnRuntime runtime, Vertx vertx, NodeOptions node, ResourceLedger ledger, LocalActors cells,
-            ActorRegistry registry, NodeTable nodeTable, Runnable resourcesReleased, CallPath callPath) {
+            ActorRegistry registry, NodeTable nodeTable, Runnable resourcesReleased, CallPath callPath,
+            PlacementGroupTable groups) {
     this.runtime = runtime;
     this.vertx = vertx;
     this.node = node;
@@ -77,8 +80,10 @@ final class NodeAgent {
     this.nodeTable = nodeTable;
     this.resourcesReleased = resourcesReleased;
     this.callPath = callPath;
+    this.bundles = new BundleHost(node.nodeId(), ledger, cells, groups, callPath.nanoClock(), this::publishRow,
+        resourcesReleased);
     this.rowPublisher = new RowPublisher(ROW_INTERVAL_MS, callPath.nanoClock(),
-        (delay, task) -> vertx.setTimer(Math.max(1, delay), id -> task.run()), this::currentRow, this::writeRow);
+        this::afterOnAgentContext, this::currentRow, this::writeRow);
   }
 
   /**
@@ -109,6 +114,21 @@ final class NodeAgent {
   }
 
   /**
+   * The row publisher's timer. Set on the agent's context, never the caller's: a release from a dying actor
+   * runs on that actor's verticle, and undeploying it cancelled the timer, leaving the publisher waiting on a
+   * timer that never fired and the node's row stale for good (other nodes kept seeing the dead actor's
+   * resources as taken).
+   */
+  private void afterOnAgentContext(long delayMillis, Runnable task) {
+    io.vertx.core.Context c = context;
+    if (c == null) {
+      vertx.setTimer(Math.max(1, delayMillis), id -> task.run());
+    } else {
+      c.runOnContext(v -> vertx.setTimer(Math.max(1, delayMillis), id -> task.run()));
+    }
+  }
+
+  /**
    * Runs {@code task} on {@code cellContext} after {@code delayMillis}. The timer is the agent's, not the
    * cell's: undeploying or abandoning a cell never cancels a wake-up that callers still wait on.
    */
@@ -124,6 +144,7 @@ final class NodeAgent {
     MessageConsumer<JsonObject> deaths = vertx.eventBus().consumer(ACTOR_DIED_EVENTS, m -> ownerDied(m.body()));
     consumers.add(agent);
     consumers.add(deaths);
+    sweepTimer = vertx.setPeriodic(BUNDLE_SWEEP_MS, id -> bundles.sweep());
     return Future.all(agent.completion(), deaths.completion()).mapEmpty();
   }
 
@@ -153,10 +174,10 @@ final class NodeAgent {
       m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " is shutting down")));
       return;
     }
-    Optional<Allocation> allocation = ledger.tryReserve(req.options().resources());
+    String[] whyNot = new String[1];
+    Optional<Allocation> allocation = reserve(req.options().resources(), req.options().strategy(), whyNot);
     if (allocation.isEmpty()) {
-      m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " has " + ledger.available()
-          + " available, needs " + req.options().resources())));
+      m.reply(ReplyMessage.failed(new PlacementRefusedException(whyNot[0])));
       return;
     }
     publishRow();
@@ -180,13 +201,21 @@ final class NodeAgent {
       m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " is shutting down")));
       return;
     }
-    Optional<Allocation> allocation = ledger.tryReserve(req.resources());
+    String[] whyNot = new String[1];
+    Optional<Allocation> allocation = reserve(req.resources(), req.strategy(), whyNot);
     if (allocation.isEmpty()) {
-      m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " has " + ledger.available()
-          + " available, needs " + req.resources())));
+      m.reply(ReplyMessage.failed(new PlacementRefusedException(whyNot[0])));
       return;
     }
     publishRow();
+    // A task in a bundle that is freed under it is answered at once (its thread cannot be stopped safely).
+    java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
+    bundles.taskRunning(allocation.get(), () -> {
+      if (answered.compareAndSet(false, true)) {
+        m.reply(ReplyMessage.failed(new io.kiln.runtime.KilnException("task " + req.fn().displayName()
+            + " was cancelled: its placement-group bundle was freed")));
+      }
+    });
     taskExecutor.executeBlocking(() -> {
       var previous = CurrentTask.set(new CurrentTask.Context(req.taskId(), nodeId(), allocation.get(), runtime));
       try {
@@ -197,10 +226,38 @@ final class NodeAgent {
         CurrentTask.set(previous);
         release(allocation.get());
       }
-    }, false).onComplete(ar -> m.reply(ar.succeeded() ? ar.result() : ReplyMessage.failed(ar.cause())));
+    }, false).onComplete(ar -> {
+      if (answered.compareAndSet(false, true)) {
+        m.reply(ar.succeeded() ? ar.result() : ReplyMessage.failed(ar.cause()));
+      }
+    });
+  }
+
+  /** From the bundle the strategy names, or from the node's free pool; {@code whyNot[0]} says why not. */
+  private Optional<Allocation> reserve(io.kiln.runtime.Resources need, SchedulingStrategy strategy, String[] whyNot) {
+    if (strategy instanceof SchedulingStrategy.InPlacementGroup pg) {
+      return bundles.reserve(pg, need, whyNot);
+    }
+    Optional<Allocation> a = ledger.tryReserve(need);
+    if (a.isEmpty()) {
+      whyNot[0] = "node " + nodeId() + " has " + ledger.available() + " available, needs " + need;
+    }
+    return a;
+  }
+
+  /** How often bundles the group table no longer names are looked for. */
+  static final long BUNDLE_SWEEP_MS = 2_000;
+
+  /** Tells the bundles a group's row changed (a removed or failed group's bundles go at once). */
+  void groupChanged() {
+    bundles.sweep();
   }
 
   private void command(Message<Object> m, JsonObject cmd) {
+    if (cmd.getString("op", "").startsWith("pg.")) {
+      m.reply(bundles.command(cmd, closing));
+      return;
+    }
     String actorId = cmd.getString("actorId");
     switch (cmd.getString("op", "")) {
       case "info" -> m.reply(ReplyMessage.ok(cells.info(actorId).orElse(null), ActorInfo.class));
@@ -308,6 +365,9 @@ final class NodeAgent {
   static final long TOMBSTONE_MS = 10_000;
 
   private void release(Allocation allocation) {
+    if (bundles.release(allocation)) {
+      return; // room in a bundle, not on the node: the bundle told the waiting placements
+    }
     if (ledger.release(allocation)) {
       publishRow();
       resourcesReleased.run();
@@ -367,8 +427,9 @@ final class NodeAgent {
     if (taskExecutor != null) {
       done.add(taskExecutor.close());
     }
+    vertx.cancelTimer(sweepTimer);
     // The row is removed next (RuntimeImpl): no write of it may land after that.
-    return Future.join(done).transform(ar -> Future.fromCompletionStage(rowPublisher.close())).mapEmpty();
+    return Future.join(done).onComplete(ar -> bundles.clear()).transform(ar -> Future.fromCompletionStage(rowPublisher.close())).mapEmpty();
   }
 
   /** Drops every hosted actor without cleanup or replies: a simulated process crash. */
@@ -384,5 +445,6 @@ final class NodeAgent {
     }
     cells.clear();
     consumers.forEach(MessageConsumer::unregister);
+    vertx.cancelTimer(sweepTimer);
   }
 }

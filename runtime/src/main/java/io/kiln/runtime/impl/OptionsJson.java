@@ -21,6 +21,10 @@ final class OptionsJson {
       m.put("type", "NODE_AFFINITY");
       m.put("node", a.nodeId());
       m.put("soft", a.soft());
+    } else if (s instanceof SchedulingStrategy.InPlacementGroup g) {
+      m.put("type", "PLACEMENT_GROUP");
+      m.put("group", g.groupId());
+      m.put("bundle", g.bundleIndex());
     } else if (s instanceof SchedulingStrategy.Spread) {
       m.put("type", "SPREAD");
     } else {
@@ -33,6 +37,8 @@ final class OptionsJson {
     return switch (String.valueOf(m.get("type"))) {
       case "NODE_AFFINITY" -> SchedulingStrategy.nodeAffinity((String) m.get("node"), Boolean.TRUE.equals(m.get("soft")));
       case "SPREAD" -> SchedulingStrategy.SPREAD;
+      case "PLACEMENT_GROUP" -> new SchedulingStrategy.InPlacementGroup((String) m.get("group"),
+          ((Number) m.get("bundle")).intValue());
       default -> SchedulingStrategy.DEFAULT;
     };
   }

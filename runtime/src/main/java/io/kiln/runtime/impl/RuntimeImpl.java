@@ -60,6 +60,9 @@ public final class RuntimeImpl implements KilnRuntime {
   private final ActorCreator creator;
   private final CallPath callPath;
   private final RegistryJanitor janitor;
+  private final PlacementGroupTable groupTable;
+  private final PlacementGroups groups;
+  private final GroupCoordinator groupCoordinator;
   private final Supplier<Future<Void>> onShutdown;
   private volatile boolean stopped;
   private final java.util.Map<Class<?>, Object> localServices = new java.util.concurrent.ConcurrentHashMap<>();
@@ -74,13 +77,19 @@ public final class RuntimeImpl implements KilnRuntime {
     this.calls = new CallTracker(node.nodeId());
     ResourceLedger ledger = new ResourceLedger(node.resources());
     this.views = new ClusterViews(node, nodeTable, ledger, backend::members);
-    this.placer = new Placer(vertx.getOrCreateContext(), views::place);
+    this.groupTable = new PlacementGroupTable(backend.map(GroupRecord.MAP), backend.map(GroupRecord.NAMES));
+    // Placement into a bundle is decided by the group's row; everything else by the node index.
+    this.placer = new Placer(vertx.getOrCreateContext(), this::place);
     this.actorsHere = new LocalActors();
     this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere, System::nanoTime);
     // The one edge back: hosted actors and tasks are handed the runtime hosting them (ActorContext.runtime(),
     // TaskContext.runtime()), as the public interface only, stored and never called during construction.
     this.agent = new NodeAgent(this, vertx, node, ledger, actorsHere, registry, nodeTable, placer::resourcesChanged,
-        callPath);
+        callPath, groupTable);
+    this.groups = new PlacementGroups(node.nodeId(), groupTable, callPath, backend::members, java.time.Clock.systemUTC(),
+        placer::resourcesChanged);
+    this.groupCoordinator = new GroupCoordinator(vertx.getOrCreateContext(), backend::isLeader, backend::members,
+        groupTable, this::clusterView, groups, groups::remove, java.time.Clock.systemUTC());
     this.creator = new ActorCreator(node.nodeId(), registry, placer, callPath);
     this.janitor = new RegistryJanitor(node.nodeId(), backend, registry, creator);
   }
@@ -98,7 +107,14 @@ public final class RuntimeImpl implements KilnRuntime {
     RuntimeImpl rt = new RuntimeImpl(vertx, backend, node, onShutdown);
     backend.addMembershipListener(rt.new Membership());
     rt.nodeTable.onChange(rt.placer::resourcesChanged);
+    rt.nodeTable.onChange(rt.groupCoordinator::kick);
+    rt.groupTable.onChange(groupId -> {
+      rt.agent.groupChanged();
+      rt.groupCoordinator.kick();
+      rt.placer.resourcesChanged();
+    });
     return Future.fromCompletionStage(rt.nodeTable.load())
+        .compose(v -> Future.fromCompletionStage(rt.groupTable.load()))
         // Entries naming this node id before it created anything are a previous incarnation's (a stable id, e.g.
         // a pod's name, back before the cluster noticed the old process die): its actors are gone.
         .compose(v -> Future.fromCompletionStage(rt.janitor.removeOwnRecords()))
@@ -111,9 +127,17 @@ public final class RuntimeImpl implements KilnRuntime {
           if (backend.isLeader()) {
             rt.janitor.repair();
           }
+          rt.groupCoordinator.start();
+          rt.groupCoordinator.kick();
           LOG.info("node {} started with {} on {}", node.nodeId(), node.resources(), node.host());
           return rt;
         });
+  }
+
+  /** Placement into a bundle is decided by the group's row; everything else by the node index. */
+  private io.kiln.runtime.scheduling.Placement place(io.kiln.runtime.scheduling.PlacementRequest req) {
+    return req.strategy() instanceof io.kiln.runtime.SchedulingStrategy.InPlacementGroup pg
+        ? groups.placeInto(req.resources(), pg) : views.place(req);
   }
 
   /** The cluster back-end this node runs on; for the runtime's own wiring and tests, not for other modules. */
@@ -246,6 +270,21 @@ public final class RuntimeImpl implements KilnRuntime {
   }
 
   @Override
+  public CompletionStage<io.kiln.runtime.PlacementGroup> placementGroup(io.kiln.runtime.PlacementGroupOptions options) {
+    return groups.create(options);
+  }
+
+  @Override
+  public CompletionStage<io.kiln.runtime.PlacementGroup> getPlacementGroup(String namespace, String name) {
+    return groups.byName(namespace, name);
+  }
+
+  @Override
+  public CompletionStage<List<io.kiln.runtime.PlacementGroupInfo>> placementGroups() {
+    return groups.list();
+  }
+
+  @Override
   public CompletionStage<List<ActorInfo>> namedActors() {
     return registry.all().thenApply(list -> list.stream().map(ActorRecord::toInfo).toList());
   }
@@ -282,6 +321,7 @@ public final class RuntimeImpl implements KilnRuntime {
     }
     stopped = true;
     views.stopped();
+    groupCoordinator.stop();
     return agent.shutdown()
         .compose(v -> Future.fromCompletionStage(janitor.removeOwnRecords()))
         .compose(v -> Future.fromCompletionStage(nodeTable.remove(node.nodeId())))
@@ -297,6 +337,7 @@ public final class RuntimeImpl implements KilnRuntime {
    */
   public void crash() {
     stopped = true;
+    groupCoordinator.stop();
     views.stopped();
     agent.abandon();
   }
@@ -319,6 +360,7 @@ public final class RuntimeImpl implements KilnRuntime {
       if (backend.isLeader()) {
         janitor.repair();
       }
+      groupCoordinator.kick();
     }
 
     @Override
@@ -326,6 +368,7 @@ public final class RuntimeImpl implements KilnRuntime {
       if (isLeader) {
         LOG.info("node {} is now the leader", node.nodeId());
         janitor.repair();
+        groupCoordinator.kick();
       }
     }
   }

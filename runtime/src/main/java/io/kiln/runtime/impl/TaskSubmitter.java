@@ -64,7 +64,7 @@ final class TaskSubmitter<R> implements TaskCreation<R> {
   private CompletionStage<R> attempt(MethodRef method, Object[] values, TaskOptions o, int attempt) {
     String taskId = Ids.newId();
     AgentRequests.RunTask req = new AgentRequests.RunTask(taskId, method, fn, values, o.resources(),
-        o.timeout().toMillis());
+        o.timeout().toMillis(), o.strategy());
     DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(o.timeout().toMillis());
     CompletionStage<R> run = placer.place(o.resources(), o.strategy(), o.placementTimeout(),
         "task " + method.displayName(), node -> callPath.request(node, NodeAgent.address(node), req,

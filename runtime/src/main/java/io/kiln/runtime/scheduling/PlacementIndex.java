@@ -163,6 +163,10 @@ public final class PlacementIndex {
     Objects.requireNonNull(request, "request");
     Resources need = request.resources();
     SchedulingStrategy strategy = request.strategy();
+    if (strategy instanceof SchedulingStrategy.InPlacementGroup) {
+      return new Placement.Infeasible("a placement into a placement group is decided by the group's bundle table "
+          + "(BundleScheduler.placeInBundle), not over the node table");
+    }
     if (strategy instanceof NodeAffinity affinity) {
       NodeView node = byId.get(affinity.nodeId());
       if (!affinity.soft()) {

@@ -56,6 +56,10 @@ public final class Scheduler {
     Resources need = request.resources();
     List<NodeView> alive = view.aliveNodes();
     SchedulingStrategy strategy = request.strategy();
+    if (strategy instanceof SchedulingStrategy.InPlacementGroup) {
+      return new Placement.Infeasible("a placement into a placement group is decided by the group's bundle table "
+          + "(BundleScheduler.placeInBundle), not over the node table");
+    }
     if (strategy instanceof NodeAffinity affinity) {
       return affinity.soft() ? softAffinity(need, affinity.nodeId(), view, alive)
           : hardAffinity(need, affinity.nodeId(), view.node(affinity.nodeId()));

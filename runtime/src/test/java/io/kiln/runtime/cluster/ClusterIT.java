@@ -13,6 +13,11 @@ import io.kiln.runtime.InfeasibleResourcesException;
 import io.kiln.runtime.KilnCluster;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeOptions;
+import io.kiln.runtime.PlacementGroup;
+import io.kiln.runtime.PlacementGroupInfo;
+import io.kiln.runtime.PlacementGroupOptions;
+import io.kiln.runtime.PlacementGroupState;
+import io.kiln.runtime.PlacementGroupStrategy;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.SchedulingStrategy;
 import io.kiln.runtime.cluster.Prober.Counter;
@@ -38,7 +43,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * Three node processes on 127.0.0.1 plus this JVM as a driver node (no resources): remote creation and
  * calls, lookups from every node, a cross-node get-or-create race, lifetimes across a creator's exit,
- * and SIGKILL of a node. Ordered: the later tests take nodes away.
+ * placement groups (STRICT_SPREAD over the three nodes; a bundle rescheduled after SIGKILL), and SIGKILL of a
+ * node. Ordered: the later tests take nodes away.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterIT {
@@ -131,6 +137,39 @@ class ClusterIT {
 
   @Test
   @Order(5)
+  void strictSpreadGroupTakesABundleOnEachNodeAndRemovalFreesThem() {
+    PlacementGroup pg = result(driver.placementGroup(PlacementGroupOptions.builder()
+        .strategy(PlacementGroupStrategy.STRICT_SPREAD).bundle(Resources.cpu(1)).bundle(Resources.cpu(1))
+        .bundle(Resources.cpu(1)).build()));
+    result(pg.ready(), JOIN);
+    List<String> nodesOfBundles = result(pg.info()).bundleNodes();
+    assertThat(new HashSet<>(nodesOfBundles)).containsExactlyInAnyOrder("n1", "n2", "n3");
+    List<ActorHandle<Counter>> inside = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      ActorHandle<Counter> h = result(driver.actor(Counter::new).resources(Resources.cpu(1)).strategy(pg.bundle(i))
+          .remote());
+      assertThat(result(h.call(Counter::node))).isEqualTo(nodesOfBundles.get(i));
+      inside.add(h);
+    }
+    for (String n : List.of("n1", "n2", "n3")) {
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(driver.clusterView().node(n).orElseThrow()
+          .available().get(Resources.CPU)).as(() -> n + ": the node itself says "
+          + result(prober(n).call(Prober::localAvailable)) + ", n1 sees " + result(prober("n1").call(Prober::availableOf, n))
+          + ", n2 sees " + result(prober("n2").call(Prober::availableOf, n))).isEqualTo(1.0));
+    }
+    result(pg.remove());
+    for (ActorHandle<Counter> h : inside) {
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(failure(h.call(Counter::get)))
+          .isInstanceOf(ActorDiedException.class));
+    }
+    for (String n : List.of("n1", "n2", "n3")) {
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(driver.clusterView().node(n).orElseThrow()
+          .available().get(Resources.CPU)).as(n).isEqualTo(2.0));
+    }
+  }
+
+  @Test
+  @Order(6)
   void detachedActorsSurviveTheirCreatorsExitOwnedOnesDoNot() throws Exception {
     ActorHandle<Prober> onN1 = prober("n1");
     result(onN1.call(Prober::spawn, "owned-by-n1", "n2", false));
@@ -145,8 +184,24 @@ class ClusterIT {
     assertThat(result(detached.call(Counter::add, 1))).isEqualTo(1);
   }
 
+  static PlacementGroup spreadGroup;
+  static ActorHandle<Counter> inGroup;
+
   @Test
-  @Order(6)
+  @Order(7)
+  void spreadGroupWithAnActorInItsBundleOnN3() {
+    spreadGroup = result(driver.placementGroup(PlacementGroupOptions.builder().strategy(PlacementGroupStrategy.SPREAD)
+        .bundle(Resources.cpu(0.5)).bundle(Resources.cpu(0.5)).detached().build()));
+    result(spreadGroup.ready(), JOIN);
+    List<String> nodesOfBundles = result(spreadGroup.info()).bundleNodes();
+    assertThat(nodesOfBundles).containsExactlyInAnyOrder("n2", "n3");
+    inGroup = result(driver.actor(Counter::new).name("in-group").detached().maxRestarts(3)
+        .resources(Resources.cpu(0.5)).strategy(spreadGroup.bundle(nodesOfBundles.indexOf("n3"))).remote());
+    assertThat(result(inGroup.call(Counter::node))).isEqualTo("n3");
+  }
+
+  @Test
+  @Order(8)
   void sigkillOfANodeHealsTheRegistryAndFailsCallersFast() throws Exception {
     ActorHandle<Sleeper> sleeper = result(driver.actor(Sleeper::new).strategy(SchedulingStrategy.onNode("n3")).remote());
     ActorHandle<Counter> pinned = result(driver.actor(Counter::new).name("pinned").detached().maxRestarts(3)
@@ -174,5 +229,20 @@ class ClusterIT {
     assertThat(mover.nodeId()).isNotEqualTo("n3");
     assertThat(result(mover.call(Counter::get))).isZero();
     System.out.printf("ClusterIT: in-flight call failed %d ms after SIGKILL%n", failedAfterMs);
+  }
+
+  @Test
+  @Order(9)
+  void theGroupsBundleOnTheKilledNodeIsRescheduledAndItsActorRestartedThere() {
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+      PlacementGroupInfo info = result(spreadGroup.info());
+      assertThat(info.state()).isEqualTo(PlacementGroupState.CREATED);
+      assertThat(info.bundleNodes()).containsOnly("n2");
+    });
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(result(inGroup.call(Counter::restarts)))
+        .isEqualTo(1));
+    assertThat(result(inGroup.call(Counter::node))).isEqualTo("n2");
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(driver.clusterView().node("n2")
+        .orElseThrow().available().get(Resources.CPU)).isEqualTo(1.0));
   }
 }

@@ -60,6 +60,16 @@ public final class Prober {
     return ActorContext.current().runtime();
   }
 
+  /** This node's ledger as the node itself reports it (for diagnostics). */
+  public String localAvailable() {
+    return runtime().localNode().available().toString();
+  }
+
+  /** What this node's node table says another node has available (for diagnostics). */
+  public String availableOf(String node) {
+    return runtime().clusterView().node(node).map(n -> n.available().toString()).orElse("unknown");
+  }
+
   public String lookupAndGet(String namespace, String name) {
     ActorHandle<Counter> h = runtime().getActor(namespace, name, Counter.class).toCompletableFuture().join();
     return h.nodeId() + ":" + h.call(Counter::get).toCompletableFuture().join();
