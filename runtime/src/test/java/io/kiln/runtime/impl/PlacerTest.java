@@ -30,6 +30,7 @@ class PlacerTest {
   void aStormOfChangesRetriesAWaitingRequestABoundedNumberOfTimes() {
     AtomicInteger tries = new AtomicInteger();
     AtomicBoolean room = new AtomicBoolean();
+    long start = System.nanoTime(); // from before the first pass: the periodic retry runs from then on
     Placer placer = new Placer(vertx.getOrCreateContext(), request -> {
       tries.incrementAndGet();
       return room.get() ? new Placement.Ranked(List.of("n1")) : new Placement.Pending("no room yet");
@@ -38,14 +39,14 @@ class PlacerTest {
         "test", node -> CompletableFuture.completedFuture(node));
     await().until(() -> tries.get() == 1);
 
-    long start = System.nanoTime();
     for (int i = 0; i < 100_000; i++) {
       placer.resourcesChanged(); // as 100,000 rows arriving from other nodes
     }
-    long elapsedMs = (System.nanoTime() - start) / 1_000_000;
     await().until(() -> tries.get() > 1);
-    // One pass at once, then at most one per interval while the storm lasts (and the 250 ms periodic retry).
-    assertThat(tries.get()).isLessThanOrEqualTo(3 + (int) (elapsedMs / Placer.KICK_INTERVAL_MS) + (int) (elapsedMs / 250));
+    int tried = tries.get(); // read before the time it is held to, so a pass after the reading cannot count
+    long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+    // One pass at once, then at most one per interval since (the storm's kicks and the 250 ms periodic retry).
+    assertThat(tried).isLessThanOrEqualTo(3 + (int) (elapsedMs / Placer.KICK_INTERVAL_MS) + (int) (elapsedMs / 250));
 
     room.set(true);
     placer.resourcesChanged();
