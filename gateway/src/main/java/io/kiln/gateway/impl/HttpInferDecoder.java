@@ -30,6 +30,15 @@ final class HttpInferDecoder {
   }
 
   /**
+   * @param body the request body as Vert.x read it; null for none
+   * @param headerLength the {@code Inference-Header-Content-Length} header, or null when the body is all JSON
+   * @throws InferenceException kind INVALID_INPUT naming the field at fault
+   */
+  DecodedRequest decode(ModelInfo model, io.vertx.core.buffer.Buffer body, String headerLength) {
+    return decode(model, body == null ? new byte[0] : body.getBytes(), headerLength);
+  }
+
+  /**
    * @param headerLength the {@code Inference-Header-Content-Length} header, or null when the body is all JSON
    * @throws InferenceException kind INVALID_INPUT naming the field at fault
    */
