@@ -43,6 +43,11 @@ final class ByteSink {
     }
   }
 
+  /** Counts {@code n} bytes the caller wrote into {@link #array()} from {@link #length()} (after {@link #ensure}). */
+  void advance(int n) {
+    length += n;
+  }
+
   void put(byte b) {
     ensure(1);
     bytes[length++] = b;

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import com.fasterxml.jackson.core.io.schubfach.DoubleToDecimal;
-import com.fasterxml.jackson.core.io.schubfach.FloatToDecimal;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.Tensor;
@@ -178,7 +177,7 @@ final class InferResponseWriter {
   /** As Jackson's generator with its fast writer: the shortest repr; NaN and infinities as strings. */
   static void putFloat(ByteSink out, float f) {
     if (Float.isFinite(f)) {
-      out.putAscii(FloatToDecimal.toString(f));
+      FloatFormat.put(out, f);
     } else {
       out.put((byte) '"');
       out.putAscii(Float.toString(f));
