@@ -304,8 +304,9 @@ final class SinglePassJsonDecoder {
     private final long[] shape;
     private final long expected;
     private final ByteSink out;
-    private final long[] dims = new long[JsonRequestDecoder.MAX_NESTING_DEPTH + 1];
-    private final int[] kinds = new int[JsonRequestDecoder.MAX_NESTING_DEPTH + 1];
+    // Nesting deeper than the shape's rank fails the shape check anyway, so that is all they need to hold.
+    private final long[] dims;
+    private final int[] kinds;
     private int rank;
     private long count;
 
@@ -325,6 +326,8 @@ final class SinglePassJsonDecoder {
       // Bounded by the body: at most (body + 1) / 2 elements of at most 8 bytes.
       int capacity = type == DataType.BYTES ? (int) Math.min(expected * 8, 1 << 16) : (int) (expected * type.byteSize());
       out = new ByteSink(capacity);
+      dims = new long[Math.max(shape.length, 1)];
+      kinds = new int[dims.length];
       Arrays.fill(dims, -1);
     }
 
@@ -343,7 +346,7 @@ final class SinglePassJsonDecoder {
     /** After the array's '['. */
     private void array(int depth) {
       // Jackson counts the body's object, inputs, the input and data before this level; stay clear of its limit.
-      if (depth + 8 > JsonRequestDecoder.MAX_NESTING_DEPTH) {
+      if (depth + 8 > JsonRequestDecoder.MAX_NESTING_DEPTH || depth >= dims.length) {
         throw JsonScanner.bail();
       }
       long len = 0;
