@@ -19,12 +19,24 @@ final class Fields {
   private Fields() {
   }
 
+  /** The paths of the first inputs and outputs, made once: every request names them on its way. */
+  private static final String[] INPUT_PATHS = paths("inputs", 16);
+  private static final String[] OUTPUT_PATHS = paths("outputs", 16);
+
+  private static String[] paths(String field, int n) {
+    String[] p = new String[n];
+    for (int i = 0; i < n; i++) {
+      p[i] = field + "[" + i + "]";
+    }
+    return p;
+  }
+
   static String inputPath(int index) {
-    return "inputs[" + index + "]";
+    return index < INPUT_PATHS.length ? INPUT_PATHS[index] : "inputs[" + index + "]";
   }
 
   static String outputPath(int index) {
-    return "outputs[" + index + "]";
+    return index < OUTPUT_PATHS.length ? OUTPUT_PATHS[index] : "outputs[" + index + "]";
   }
 
   /** A boolean parameter, or null when absent. */

@@ -48,7 +48,10 @@ final class GrpcCodec {
     List<InputHeader> inputs = new ArrayList<>(req.getInputsCount());
     for (int i = 0; i < req.getInputsCount(); i++) {
       InferInputTensor t = req.getInputs(i);
-      long[] shape = t.getShapeList().stream().mapToLong(Long::longValue).toArray();
+      long[] shape = new long[t.getShapeCount()];
+      for (int d = 0; d < shape.length; d++) {
+        shape[d] = t.getShape(d);
+      }
       inputs.add(new InputHeader(t.getName(), t.getDatatype(), shape,
           parameters(t.getParametersMap()), -1, t.hasContents()));
     }
@@ -81,8 +84,11 @@ final class GrpcCodec {
       }
       tensors.add(new Tensor(in.name(), plan.type(), in.shape(), data));
     }
-    InferenceRequest request = new InferenceRequest(header.id(), tensors,
-        outputs.stream().map(OutputHeader::name).toList(), header.parameters());
+    List<String> outputNames = new ArrayList<>(outputs.size());
+    for (OutputHeader o : outputs) {
+      outputNames.add(o.name());
+    }
+    InferenceRequest request = new InferenceRequest(header.id(), tensors, outputNames, header.parameters());
     return new DecodedRequest(checked.finish(request), header, raw);
   }
 
@@ -248,6 +254,9 @@ final class GrpcCodec {
   }
 
   static Map<String, Object> parameters(Map<String, InferParameter> params) {
+    if (params.isEmpty()) {
+      return Map.of();
+    }
     Map<String, Object> out = new LinkedHashMap<>();
     params.forEach((k, p) -> {
       switch (p.getParameterChoiceCase()) {

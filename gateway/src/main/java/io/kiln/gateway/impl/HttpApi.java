@@ -114,10 +114,9 @@ final class HttpApi {
       ex.fail(e);
       return;
     }
-    Buffer buf = ctx.body().buffer();
-    byte[] body = buf == null ? new byte[0] : buf.getBytes();
+    Buffer body = ctx.body().buffer();
     String headerLength = ctx.request().getHeader(HttpInferDecoder.HEADER_LENGTH);
-    offload(body.length, () -> gw.httpDecoder().decode(model, body, headerLength))
+    offload(body == null ? 0 : body.length(), () -> gw.httpDecoder().decode(model, body, headerLength))
         .compose(decoded -> {
           Predicate<String> binary = decoded.header().binaryOutputs();
           Hints hints = Hints.from(ctx.request().getHeader(Hints.NODE_HEADER), ctx.request().getHeader(Hints.TIMEOUT_HEADER),

@@ -8,6 +8,9 @@ import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.Tensor;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -23,10 +26,36 @@ final class HttpInferDecoder {
 
   private final JsonRequestDecoder json;
   private final JsonTensorReader reader;
+  private final SinglePassJsonDecoder singlePass;
 
   HttpInferDecoder(JsonRequestDecoder json) {
+    this(json, true);
+  }
+
+  /** @param singlePass false: always the two Jackson passes (the reference the single pass is tested against) */
+  HttpInferDecoder(JsonRequestDecoder json, boolean singlePass) {
     this.json = json;
     this.reader = new JsonTensorReader(json.factory());
+    this.singlePass = singlePass ? new SinglePassJsonDecoder() : null;
+  }
+
+  /**
+   * Decodes the body where Vert.x holds it: a heap buffer is read in place, anything else copied once.
+   *
+   * @param body the request body as Vert.x read it; null for none
+   * @param headerLength the {@code Inference-Header-Content-Length} header, or null when the body is all JSON
+   * @throws InferenceException kind INVALID_INPUT naming the field at fault
+   */
+  DecodedRequest decode(ModelInfo model, Buffer body, String headerLength) {
+    if (body == null) {
+      return decode(model, new byte[0], 0, 0, headerLength);
+    }
+    ByteBuf buf = body instanceof BufferInternal internal ? internal.getByteBuf() : null;
+    if (buf != null && buf.hasArray()) {
+      return decode(model, buf.array(), buf.arrayOffset() + buf.readerIndex(), buf.readableBytes(), headerLength);
+    }
+    byte[] bytes = body.getBytes();
+    return decode(model, bytes, 0, bytes.length, headerLength);
   }
 
   /**
@@ -34,8 +63,19 @@ final class HttpInferDecoder {
    * @throws InferenceException kind INVALID_INPUT naming the field at fault
    */
   DecodedRequest decode(ModelInfo model, byte[] body, String headerLength) {
-    int jsonLength = jsonLength(body.length, headerLength);
-    RequestHeader header = json.decode(body, 0, jsonLength);
+    return decode(model, body, 0, body.length, headerLength);
+  }
+
+  /**
+   * The body is {@code length} bytes of {@code bytes} from {@code offset}; it is not modified or kept.
+   *
+   * @throws InferenceException kind INVALID_INPUT naming the field at fault
+   */
+  DecodedRequest decode(ModelInfo model, byte[] bytes, int offset, int length, String headerLength) {
+    int jsonLength = jsonLength(length, headerLength);
+    // One pass over the bytes where it can; the two Jackson passes for anything else, and for every error.
+    SinglePassJsonDecoder.Result fast = singlePass == null ? null : singlePass.decode(bytes, offset, jsonLength);
+    RequestHeader header = fast != null ? fast.header() : json.decode(bytes, offset, jsonLength);
     InputPlans.Checked checked = InputPlans.check(header, model);
     List<InputPlan> plans = checked.plans();
 
@@ -65,9 +105,9 @@ final class HttpInferDecoder {
           throw InferenceException.invalid(path + ".parameters.binary_data_size: " + size + " bytes, but "
               + plan.type() + " shape " + Arrays.toString(in.shape()) + " needs " + fixed);
         }
-        if (size > body.length - binaryPos) {
+        if (size > length - binaryPos) {
           throw InferenceException.invalid(path + ".parameters.binary_data_size: " + size + " bytes, but only "
-              + (body.length - binaryPos) + " bytes of binary data remain in the body");
+              + (length - binaryPos) + " bytes of binary data remain in the body");
         }
         binaryOffsets[plan.index()] = binaryPos;
         binaryPos += size;
@@ -75,28 +115,40 @@ final class HttpInferDecoder {
         throw InferenceException.invalid(path + ".data: missing (or send parameters.binary_data_size with binary data)");
       }
     }
-    if (binaryPos != body.length) {
-      throw InferenceException.invalid(HEADER_LENGTH + ": " + (body.length - jsonLength)
+    if (binaryPos != length) {
+      throw InferenceException.invalid(HEADER_LENGTH + ": " + (length - jsonLength)
           + " bytes follow the JSON header but the inputs' binary_data_size add up to " + (binaryPos - jsonLength));
     }
 
-    byte[][] data = reader.read(body, 0, jsonLength, plans, inline);
+    byte[][] data = fast != null ? fast.data() : reader.read(bytes, offset, jsonLength, plans, inline);
     List<Tensor> tensors = new ArrayList<>(plans.size());
     for (InputPlan plan : plans) {
       InputHeader in = plan.header();
-      byte[] bytes = data[plan.index()];
-      if (bytes == null) {
-        int from = (int) binaryOffsets[plan.index()];
-        bytes = Arrays.copyOfRange(body, from, from + (int) in.binaryDataSize());
+      byte[] tensorBytes = inline[plan.index()] ? data[plan.index()] : null;
+      if (tensorBytes == null) {
+        // The one copy binary data gets: a Tensor owns an exact array.
+        int from = offset + (int) binaryOffsets[plan.index()];
+        tensorBytes = Arrays.copyOfRange(bytes, from, from + (int) in.binaryDataSize());
         if (plan.type() == DataType.BYTES) {
-          BinaryTensors.checkBytesElements(bytes, plan.elementCount(), plan.path() + ".parameters.binary_data_size");
+          BinaryTensors.checkBytesElements(tensorBytes, plan.elementCount(), plan.path() + ".parameters.binary_data_size");
         }
       }
-      tensors.add(new Tensor(in.name(), plan.type(), in.shape(), bytes));
+      tensors.add(new Tensor(in.name(), plan.type(), in.shape(), tensorBytes));
     }
-    List<String> outputs = header.outputs().stream().map(OutputHeader::name).toList();
+    List<String> outputs = outputNames(header.outputs());
     InferenceRequest request = new InferenceRequest(header.id(), tensors, outputs, header.parameters());
     return new DecodedRequest(checked.finish(request), header, anyBinary);
+  }
+
+  private static List<String> outputNames(List<OutputHeader> outputs) {
+    if (outputs.isEmpty()) {
+      return List.of();
+    }
+    List<String> names = new ArrayList<>(outputs.size());
+    for (OutputHeader o : outputs) {
+      names.add(o.name());
+    }
+    return names;
   }
 
   private static int jsonLength(int bodyLength, String headerLength) {

@@ -43,14 +43,34 @@ final class InputPlans {
     }
   }
 
+  /**
+   * The last model's validator (immutable and thread-safe), reused while requests keep naming the same
+   * {@link ModelInfo} instance: building one per request was a map and a set per request. A volatile
+   * pair, replaced whole, so a reader never sees one model's validator with another's info.
+   */
+  private static volatile Cached last;
+
+  private record Cached(ModelInfo model, RequestValidator validator) {
+  }
+
   private InputPlans() {
+  }
+
+  private static RequestValidator validator(ModelInfo model) {
+    Cached c = last;
+    if (c != null && c.model() == model) {
+      return c.validator();
+    }
+    RequestValidator v = new RequestValidator(model.name(), model.signature(), model.maxBatchSize());
+    last = new Cached(model, v);
+    return v;
   }
 
   /**
    * @throws InferenceException kind INVALID_INPUT on the first problem found
    */
   static Checked check(RequestHeader request, ModelInfo model) {
-    RequestValidator.Check check = new RequestValidator(model.name(), model.signature(), model.maxBatchSize()).begin();
+    RequestValidator.Check check = validator(model).begin();
     List<InputPlan> plans = new ArrayList<>(request.inputs().size());
     for (int i = 0; i < request.inputs().size(); i++) {
       InputHeader in = request.inputs().get(i);

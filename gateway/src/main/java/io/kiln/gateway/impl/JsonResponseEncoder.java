@@ -4,18 +4,12 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import io.kiln.gateway.ModelInfo;
-import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceResponse;
-import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -23,8 +17,8 @@ import java.util.function.Predicate;
 
 /**
  * Writes OIP JSON documents: inference responses (flat {@code data}, or binary tensor extension outputs
- * after the JSON header), model and server metadata, and errors. Streams with Jackson, so large outputs
- * are not boxed. Thread-safe.
+ * after the JSON header; written straight into the response bytes by {@link InferResponseWriter}), model and
+ * server metadata, and errors (streamed with Jackson). Thread-safe.
  */
 final class JsonResponseEncoder {
 
@@ -48,49 +42,7 @@ final class JsonResponseEncoder {
    * @param binaryOutputs which outputs (by name) to send as binary data
    */
   Encoded infer(InferenceResponse response, Predicate<String> binaryOutputs) {
-    List<byte[]> binaries = new ArrayList<>();
-    byte[] json = write(g -> {
-      g.writeStartObject();
-      g.writeStringField("model_name", response.modelName());
-      g.writeStringField("model_version", response.modelVersion());
-      if (!response.id().isEmpty()) {
-        g.writeStringField("id", response.id());
-      }
-      g.writeFieldName("parameters");
-      parameters(g, response.parameters());
-      g.writeArrayFieldStart("outputs");
-      for (Tensor t : response.outputs()) {
-        g.writeStartObject();
-        g.writeStringField("name", t.name());
-        g.writeStringField("datatype", t.datatype().name());
-        g.writeFieldName("shape");
-        g.writeArray(t.shape(), 0, t.shape().length);
-        if (binaryOutputs.test(t.name())) {
-          g.writeObjectFieldStart("parameters");
-          g.writeNumberField(Fields.BINARY_DATA_SIZE, t.data().length);
-          g.writeEndObject();
-          binaries.add(t.data());
-        } else {
-          g.writeFieldName("data");
-          data(g, t);
-        }
-        g.writeEndObject();
-      }
-      g.writeEndArray();
-      g.writeEndObject();
-    });
-    if (binaries.isEmpty()) {
-      return new Encoded(Buffer.buffer(json), json.length, false);
-    }
-    long total = json.length;
-    for (byte[] b : binaries) {
-      total += b.length;
-    }
-    Buffer body = Buffer.buffer(Math.toIntExact(total)).appendBytes(json);
-    for (byte[] b : binaries) {
-      body.appendBytes(b);
-    }
-    return new Encoded(body, json.length, true);
+    return InferResponseWriter.write(response, binaryOutputs);
   }
 
   Buffer serverMetadata(String name, String version, Collection<String> extensions) {
@@ -176,36 +128,5 @@ final class JsonResponseEncoder {
       }
     }
     g.writeEndObject();
-  }
-
-  private static void data(JsonGenerator g, Tensor t) throws IOException {
-    DataType type = t.datatype();
-    g.writeStartArray();
-    if (type == DataType.BYTES) {
-      for (byte[] e : BinaryTensors.splitBytesElements(t.data())) {
-        g.writeString(new String(e, StandardCharsets.UTF_8));
-      }
-    } else {
-      ByteBuffer in = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);
-      long n = t.data().length / type.byteSize();
-      for (long i = 0; i < n; i++) {
-        switch (type) {
-          case BOOL -> g.writeBoolean(in.get() != 0);
-          case FP32 -> g.writeNumber(in.getFloat());
-          case FP64 -> g.writeNumber(in.getDouble());
-          case FP16, BF16 -> g.writeNumber((float) Elements.getFloat(in, type));
-          case UINT64 -> {
-            long v = in.getLong();
-            if (v >= 0) {
-              g.writeNumber(v);
-            } else {
-              g.writeNumber(Long.toUnsignedString(v));
-            }
-          }
-          default -> g.writeNumber(Elements.getInteger(in, type));
-        }
-      }
-    }
-    g.writeEndArray();
   }
 }
