@@ -4,6 +4,8 @@ import io.kiln.runtime.ActorContext;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.SchedulingStrategy;
+import io.kiln.pools.impl.StreamHub;
+import io.kiln.pools.impl.StreamSteps;
 import io.kiln.pools.impl.WorkerGpuMeters;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.runtime.gpu.GpuSnapshot;
@@ -43,6 +45,7 @@ public final class ModelWorker implements AutoCloseable {
 
   private final ModelRunner runner;
   private final WorkerGpuMeters gpuMeters; // null where the node samples no GPUs
+  private final StreamHub streams; // null for a model that does not stream
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
@@ -60,6 +63,12 @@ public final class ModelWorker implements AutoCloseable {
             spec.version(), "node", spec.node(), "worker", Integer.toString(spec.index())), runner.loadInfo().device(),
             runner.processId(), before, gpus.get().nanoTime())
         : null;
+    if (runner instanceof StreamingModelRunner) {
+      this.streams = StreamHub.of(ctx.runtime());
+      streams.awaitRegistered();
+    } else {
+      this.streams = null;
+    }
     LOG.info("worker {} ready on {} (restart {})", spec.actorName(), runner.loadInfo().device(), ctx.restartCount());
   }
 
@@ -89,6 +98,21 @@ public final class ModelWorker implements AutoCloseable {
    */
   public List<List<Tensor>> infer(List<InferenceRequest> batch) {
     return runner.infer(batch);
+  }
+
+  /**
+   * Runs the streams of a streaming model its pool dispatched together, advancing them step by step until each
+   * ended, failed, was cancelled or passed its deadline; each chunk goes straight to its stream's receiver (see
+   * {@link StreamSteps}). Blocks for all of it.
+   *
+   * @return one empty list per call
+   * @throws InferenceException INVALID_INPUT when the model does not stream
+   */
+  public List<List<Tensor>> stream(List<StreamCall> calls) {
+    if (!(runner instanceof StreamingModelRunner streaming) || streams == null) {
+      throw InferenceException.invalid("model " + runner.spec().uri() + " does not stream");
+    }
+    return StreamSteps.run(streaming, streams, calls, System::nanoTime);
   }
 
   /** How the model was loaded and warmed. */

@@ -49,6 +49,11 @@ import java.util.concurrent.CompletionStage;
  * UNAVAILABLE (draining, closed, a worker failed twice under it), DEADLINE_EXCEEDED (it never runs once
  * its deadline passed). See {@link io.kiln.pools.impl.PoolDispatcher}.
  *
+ * <p><b>Streams.</b> A pool of a streaming model ({@link ModelSpec#streaming()}) takes only stream requests
+ * ({@link PoolRequest#stream()} set; {@link PoolClient#stream} sends them): up to {@code max_batch_size} of them
+ * are dispatched together and their worker steps them together, sending each chunk straight to the stream's
+ * receiver; the request completes, without outputs, when its stream is over. Other pools refuse streams.
+ *
  * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
  *
  * <p><b>Health:</b> every {@code health.period} it probes each worker in rotation on its serving thread;
@@ -133,8 +138,14 @@ public final class PoolManager implements AutoCloseable {
     long timeoutMs = call.timeoutMs() > 0 ? Math.min(call.timeoutMs(), PoolConfig.MAX_TIMEOUT.toMillis())
         : spec.config().defaultTimeout().toMillis();
     InferenceRequest request = call.request();
+    boolean streams = spec.model().streaming();
+    if (streams != (call.stream() != null)) {
+      return CompletableFuture.failedFuture(InferenceException.invalid(streams
+          ? "model '" + spec.deployment() + "' streams its answers: call generate_stream, generate or ModelStreamInfer"
+          : "model '" + spec.deployment() + "' does not stream"));
+    }
     CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000,
-        call.validated());
+        call.validated(), call.stream());
     String ticket = call.ticket();
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, outputs);

@@ -2,6 +2,8 @@ package io.kiln.pools.impl;
 
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelWorker;
+import io.kiln.pools.StreamCall;
+import java.time.Duration;
 import io.kiln.pools.Tensor;
 import io.kiln.runtime.ActorHandle;
 import java.util.List;
@@ -18,11 +20,14 @@ import java.util.function.LongSupplier;
  */
 public final class ActorWorkerChannel implements WorkerChannel {
 
+  private static final Duration STREAM_GRACE = Duration.ofSeconds(10);
+
   private final String id;
   private final ActorHandle<ModelWorker> handle;
   private final DispatchTimes times;
   private final LongSupplier clock;
   private volatile CompletableFuture<?> last = CompletableFuture.completedFuture(null);
+  private volatile boolean streaming;
 
   public ActorWorkerChannel(String id, ActorHandle<ModelWorker> handle, DispatchTimes times, LongSupplier clock) {
     this.id = id;
@@ -47,6 +52,31 @@ public final class ActorWorkerChannel implements WorkerChannel {
     CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> stamp.done(clock.getAsLong()));
     last = out;
     return out;
+  }
+
+  /**
+   * One actor call for the whole batch of streams, with a timeout of its longest deadline plus a grace: a
+   * stream's calls outlast the handle's usual call timeout.
+   */
+  @Override
+  public CompletionStage<List<List<Tensor>>> stream(List<StreamCall> calls) {
+    List<InferenceRequest> requests = calls.stream().map(StreamCall::request).toList();
+    DispatchTimes.Stamp stamp = times.dispatched(requests, clock.getAsLong());
+    long longest = calls.stream().mapToLong(StreamCall::timeoutMs).max().orElse(0);
+    streaming = true;
+    CompletableFuture<List<List<Tensor>>> call = handle.withTimeout(Duration.ofMillis(longest).plus(STREAM_GRACE))
+        .call(ModelWorker::stream, calls).toCompletableFuture();
+    CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> {
+      streaming = false;
+      stamp.done(clock.getAsLong());
+    });
+    last = out;
+    return out;
+  }
+
+  /** Whether it runs streams now: health probes wait behind them, so the prober leaves it alone. */
+  public boolean streaming() {
+    return streaming;
   }
 
   /** Whether a batch is executing. */

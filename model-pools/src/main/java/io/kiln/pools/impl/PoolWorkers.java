@@ -219,7 +219,8 @@ public final class PoolWorkers {
   public List<HealthProber.Target> probeTargets(Duration callTimeout) {
     List<HealthProber.Target> out = new ArrayList<>();
     for (Entry e : entries.values()) {
-      if (e.state == WorkerState.READY && e.gone == null && e.handle != null) {
+      if (e.state == WorkerState.READY && e.gone == null && e.handle != null
+          && (e.channel == null || !e.channel.streaming())) {
         ActorHandle<ModelWorker> h = e.handle.withTimeout(callTimeout);
         out.add(new HealthProber.Target(e.name, () -> h.call(ModelWorker::loadInfo)));
       }
@@ -236,6 +237,9 @@ public final class PoolWorkers {
     Entry e = byName.get(name);
     if (e == null || closed || e.gone != null || e.state != WorkerState.READY) {
       return;
+    }
+    if (e.channel != null && e.channel.streaming()) {
+      return; // the probe waited behind a stream, which keeps its own deadline
     }
     lastRepair = "restarted stuck worker " + name + ": " + why;
     LOG.warn("pool {}: {}", spec.managerName(), lastRepair);
