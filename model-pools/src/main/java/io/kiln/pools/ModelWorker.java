@@ -63,7 +63,7 @@ public final class ModelWorker implements AutoCloseable {
             spec.version(), "node", spec.node(), "worker", Integer.toString(spec.index())), runner.loadInfo().device(),
             runner.processId(), before, gpus.get().nanoTime())
         : null;
-    if (runner instanceof StreamingModelRunner) {
+    if (spec.model().streaming() && runner instanceof StreamingModelRunner) {
       this.streams = StreamHub.of(ctx.runtime());
       streams.awaitRegistered();
     } else {
