@@ -179,4 +179,31 @@ class PoolStreamingTest {
     assertThat(infer).isInstanceOfSatisfying(InferenceException.class,
         e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.INVALID_INPUT)).hasMessageContaining("streams");
   }
+
+  @Test
+  void aChunkOverTheSizeLimitFailsTheStreamTooLarge() {
+    startPool(1, 1);
+    StreamRecorder rec = new StreamRecorder();
+
+    fromB.stream("chunks", "1", "a", zeros(Map.of("chunks", 3)), T, 16, 15, rec); // a chunk is 16 bytes
+
+    await().atMost(T).until(rec::settled);
+    assertThat(rec.chunks).isEmpty();
+    assertThat(rec.error).isInstanceOfSatisfying(InferenceException.class,
+        e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.TOO_LARGE)).hasMessageContaining("limit of 15");
+  }
+
+  @Test
+  void theWorkersNodeDyingMidStreamIsAnErrorAtTheReceiver() {
+    startPool(1, 1);
+    StreamRecorder rec = new StreamRecorder();
+    open(Map.of("chunks", 100_000, "delay_ms", 5), 16, rec);
+    await().atMost(T).until(() -> rec.chunks.size() >= 2);
+
+    nodes.cluster.crash("a");
+
+    await().atMost(T).until(rec::settled);
+    assertThat(rec.error).isInstanceOfSatisfying(InferenceException.class,
+        e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE));
+  }
 }

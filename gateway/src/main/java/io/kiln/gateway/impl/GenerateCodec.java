@@ -24,7 +24,7 @@ import java.util.Map;
 
 /**
  * The JSON of Triton's generate extension. Request: one object whose fields are the model's inputs by name
- * (a scalar, or an array nested as the input's shape without its batch dimension, or with it), plus optional
+ * (a scalar or an array, nested as the input's shape; missing leading dimensions are 1: one row), plus optional
  * {@code id} and {@code parameters} (an object of scalars, passed through as the request's parameters); one row
  * per request. Response (one per chunk): {@code model_name}, {@code model_version}, {@code id} when given, and
  * each output by name: its only element as a scalar, or its elements as a flat array (BYTES as UTF-8 strings).
@@ -96,7 +96,7 @@ final class GenerateCodec {
     List<Long> dims = new ArrayList<>();
     List<Object> flat = new ArrayList<>();
     flatten(spec.name(), value, 0, dims, flat);
-    if (dims.size() == spec.shape().length - 1) {
+    while (dims.size() < spec.shape().length) { // a scalar or a row without its batch dimension: one row
       dims.add(0, 1L);
     }
     long[] shape = dims.stream().mapToLong(Long::longValue).toArray();
