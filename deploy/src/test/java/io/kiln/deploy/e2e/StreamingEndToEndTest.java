@@ -291,6 +291,37 @@ class StreamingEndToEndTest {
     }
   }
 
+  @Test
+  void aCancelledModelStreamInferCallFreesTheWorker() {
+    Vertx vertx = Vertx.vertx();
+    GrpcClient client = GrpcClient.client(vertx);
+    try {
+      List<ModelStreamInferResponse> got = new CopyOnWriteArrayList<>();
+      AtomicReference<io.vertx.grpc.client.GrpcClientRequest<ModelInferRequest, ModelStreamInferResponse>> call =
+          new AtomicReference<>();
+      SocketAddress at = SocketAddress.inetSocketAddress(cluster.node("a").grpcPort(), ServingCluster.HOST);
+      client.request(at, GRPCInferenceServiceGrpcClient.ModelStreamInfer).onSuccess(req -> {
+        call.set(req);
+        req.response().onSuccess(resp -> resp.handler(got::add));
+        req.write(ModelInferRequest.newBuilder(grpcRequest("long", 100_000, -1))
+            .putParameters("delay_ms", InferParameter.newBuilder().setInt64Param(5).build()).build());
+      });
+      await().atMost(ServingCluster.WAIT).until(() -> got.size() >= 3);
+
+      vertx.runOnContext(v -> call.get().cancel());
+
+      await().atMost(ServingCluster.WAIT).until(() -> {
+        PoolStats s = cluster.stats("chunks", "1", "b");
+        return s.busyWorkers() == 0 && s.outstanding() == 0;
+      });
+      assertThat(http.postJson(port, "/v2/models/chunks/generate", body(2, "")).status()).isEqualTo(200);
+      await().until(() -> active() == 0);
+    } finally {
+      ServingCluster.join(client.close().toCompletionStage());
+      ServingCluster.join(vertx.close().toCompletionStage());
+    }
+  }
+
   private static ModelInferRequest grpcRequest(String id, int chunks, int failAt) {
     ModelInferRequest.Builder b = ModelInferRequest.newBuilder().setModelName("chunks").setId(id)
         .putParameters("chunks", InferParameter.newBuilder().setInt64Param(chunks).build())
