@@ -46,10 +46,12 @@ public final class ModelWorker implements AutoCloseable {
   private final ModelRunner runner;
   private final WorkerGpuMeters gpuMeters; // null where the node samples no GPUs
   private final StreamHub streams; // null for a model that does not stream
+  private final String name;
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
     ActorContext ctx = ActorContext.current();
+    this.name = spec.actorName();
     Optional<MeterRegistry> registry = ctx.runtime().localService(MeterRegistry.class);
     Optional<GpuSampler> gpus = ctx.runtime().localService(GpuSampler.class);
     GpuSnapshot before = gpus.map(GpuSampler::latest).orElse(GpuSnapshot.NONE);
@@ -101,18 +103,19 @@ public final class ModelWorker implements AutoCloseable {
   }
 
   /**
-   * Runs the streams of a streaming model its pool dispatched together, advancing them step by step until each
-   * ended, failed, was cancelled or passed its deadline; each chunk goes straight to its stream's receiver (see
-   * {@link StreamSteps}). Blocks for all of it.
+   * Runs this worker's step loop over the streams its pool offers it (see {@link StreamSteps}): streams join at the
+   * next step and leave when over, each chunk going straight to its stream's receiver; returns once none is open
+   * or waiting. Blocks for all of it. The pool manager calls it (through the worker's channel) when it offers a
+   * stream while no loop runs.
    *
-   * @return one empty list per call
+   * @return how many streams it ran
    * @throws InferenceException INVALID_INPUT when the model does not stream
    */
-  public List<List<Tensor>> stream(List<StreamCall> calls) {
+  public int streamLoop() {
     if (!(runner instanceof StreamingModelRunner streaming) || streams == null) {
       throw InferenceException.invalid("model " + runner.spec().uri() + " does not stream");
     }
-    return StreamSteps.run(streaming, streams, calls, System::nanoTime);
+    return StreamSteps.loop(streaming, streams, name, System::nanoTime);
   }
 
   /** How the model was loaded and warmed. */

@@ -51,8 +51,11 @@ import java.util.concurrent.CompletionStage;
  *
  * <p><b>Streams.</b> A pool of a streaming model ({@link ModelSpec#streaming()}) takes only stream requests
  * ({@link PoolRequest#stream()} set; {@link PoolClient#stream} sends them): up to {@code max_batch_size} of them
- * are dispatched together and their worker steps them together, sending each chunk straight to the stream's
+ * run on one worker at once, which steps them together, sending each chunk straight to the stream's
  * receiver; the request completes, without outputs, when its stream is over. Other pools refuse streams.
+ * Each worker of such a pool is {@code max_batch_size} stream slots to the dispatcher (its counts: workers,
+ * busy, idle, are slots): a stream dispatched to a slot joins the worker's step loop at its next step, so up to
+ * {@code max_batch_size} streams share one worker's steps, joining and leaving as they come and end.
  *
  * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
  *
@@ -88,7 +91,11 @@ public final class PoolManager implements AutoCloseable {
     this.managerId = ctx.actorId();
     this.context = ctx.vertxContext();
     MeterRegistry registry = runtime.localService(MeterRegistry.class).orElseGet(SimpleMeterRegistry::new);
-    this.dispatcher = new PoolDispatcher(spec.config(), System::nanoTime, new VertxTimers(context),
+    // A streaming worker is max_batch_size stream slots (lanes) to the dispatcher, one stream each: its streams
+    // batch by joining its step loop, not by being dispatched together.
+    PoolConfig dispatch = spec.model().streaming()
+        ? spec.config().toBuilder().maxBatchSize(1).maxBatchDelay(Duration.ZERO).build() : spec.config();
+    this.dispatcher = new PoolDispatcher(dispatch, System::nanoTime, new VertxTimers(context),
         r -> context.runOnContext(v -> r.run()), this::workerFailed, registry,
         PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()),
         new RequestValidator(spec.deployment(), spec.model().signature(), 0)::validate);

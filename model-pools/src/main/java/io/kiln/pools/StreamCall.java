@@ -3,7 +3,7 @@ package io.kiln.pools;
 import java.util.Objects;
 
 /**
- * One stream a pool manager hands its worker (see {@link ModelWorker#stream}).
+ * One stream a pool manager hands its worker, which runs it in its step loop (see {@link ModelWorker#streamLoop}).
  *
  * @param request the request, trusted
  * @param target where its chunks go

@@ -6,7 +6,7 @@ package io.kiln.pools;
  * {@link ChunkStream#next()}, only while the client's reader has room for another: a pull contract makes the
  * back-pressure and the cancellation explicit (the worker simply stops pulling and closes the stream), so a
  * model needs no sink or callback of its own. A worker holding several open streams advances them in turn, one
- * chunk each per step (iteration-level batching over the streams its pool dispatched together).
+ * chunk each per step (iteration-level batching: a new stream joins at the next step, a finished one leaves).
  *
  * <p><b>Threading:</b> as {@link ModelRunner}: one worker thread owns the runner and every stream it opened,
  * and calls them serially; {@link #open} and {@link ChunkStream#next()} block that thread for their work.

@@ -2,7 +2,6 @@ package io.kiln.pools.impl;
 
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelWorker;
-import io.kiln.pools.StreamCall;
 import java.time.Duration;
 import io.kiln.pools.Tensor;
 import io.kiln.runtime.ActorHandle;
@@ -20,7 +19,7 @@ import java.util.function.LongSupplier;
  */
 public final class ActorWorkerChannel implements WorkerChannel {
 
-  private static final Duration STREAM_GRACE = Duration.ofSeconds(10);
+  private static final Duration LOOP_TIMEOUT = io.kiln.pools.SpecRules.MAX_DURATION;
 
   private final String id;
   private final ActorHandle<ModelWorker> handle;
@@ -55,23 +54,30 @@ public final class ActorWorkerChannel implements WorkerChannel {
   }
 
   /**
-   * One actor call for the whole batch of streams, with a timeout of its longest deadline plus a grace: a
-   * stream's calls outlast the handle's usual call timeout.
+   * The stream lanes of a streaming worker: {@code n} channels (ids {@code <id>#<j>}) that the dispatcher treats as
+   * workers of one stream each; they offer their streams to the worker's intake ({@code joins}), starting its step
+   * loop when none runs, so up to {@code n} streams share the worker's steps and a new one joins at the next step.
    */
-  @Override
-  public CompletionStage<List<List<Tensor>>> stream(List<StreamCall> calls) {
-    List<InferenceRequest> requests = calls.stream().map(StreamCall::request).toList();
-    DispatchTimes.Stamp stamp = times.dispatched(requests, clock.getAsLong());
-    long longest = calls.stream().mapToLong(StreamCall::timeoutMs).max().orElse(0);
-    streaming = true;
-    CompletableFuture<List<List<Tensor>>> call = handle.withTimeout(Duration.ofMillis(longest).plus(STREAM_GRACE))
-        .call(ModelWorker::stream, calls).toCompletableFuture();
-    CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> {
-      streaming = false;
-      stamp.done(clock.getAsLong());
-    });
-    last = out;
+  public List<WorkerChannel> lanes(int n, StreamHub hub) {
+    StreamJoins joins = hub.joins(id);
+    List<WorkerChannel> out = new java.util.ArrayList<>(n);
+    for (int j = 0; j < n; j++) {
+      out.add(new StreamLane(this, j, joins));
+    }
     return out;
+  }
+
+  /** Starts the worker's step loop: one actor call, as long as streams keep coming (each keeps its own deadline). */
+  void startLoop(StreamJoins joins) {
+    streaming = true;
+    CompletableFuture<Integer> call = handle.withTimeout(LOOP_TIMEOUT).call(ModelWorker::streamLoop).toCompletableFuture();
+    last = call;
+    call.whenComplete((n, e) -> {
+      streaming = joins.looping();
+      if (e != null) {
+        joins.abort(e);
+      }
+    });
   }
 
   /** Whether it runs streams now: health probes wait behind them, so the prober leaves it alone. */

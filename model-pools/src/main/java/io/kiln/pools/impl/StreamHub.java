@@ -37,6 +37,7 @@ public final class StreamHub {
   private final String nodeId;
   private final Map<String, InboundStream> inbound = new ConcurrentHashMap<>();
   private final Map<String, StreamSender> outbound = new ConcurrentHashMap<>();
+  private final Map<String, StreamJoins> joins = new ConcurrentHashMap<>();
   private final Map<String, Boolean> earlyCancels = new LinkedHashMap<>() {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
@@ -93,6 +94,16 @@ public final class StreamHub {
   /** Streams this node's workers produce now. */
   public int outboundCount() {
     return outbound.size();
+  }
+
+  /** The intake of the streaming worker named {@code worker} on this node, created on first use. */
+  StreamJoins joins(String worker) {
+    return joins.computeIfAbsent(worker, w -> new StreamJoins());
+  }
+
+  /** Forgets a worker's intake (the worker is gone for good). */
+  void forgetJoins(String worker) {
+    joins.remove(worker);
   }
 
   void addInbound(InboundStream s) {

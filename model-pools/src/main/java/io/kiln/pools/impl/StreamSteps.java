@@ -6,7 +6,6 @@ import io.kiln.pools.StreamCall;
 import io.kiln.pools.StreamingModelRunner;
 import io.kiln.pools.Tensor;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -14,43 +13,65 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A worker running the streams its pool dispatched together: iteration-level batching over pull streams. Each
- * step gives every open stream that has credit one {@link ChunkStream#next()}; a stream without credit (its
- * reader is slow) is skipped, not waited for, and when no stream can move the worker thread waits until credit,
- * a cancel or a deadline arrives. A cancelled stream is closed before its next chunk, so its slot frees within
- * one chunk; a stream past its deadline ends DEADLINE_EXCEEDED; a model error ends only its own stream. An
- * engine failure (any other exception) ends every open stream UNAVAILABLE and is rethrown: the worker failed.
+ * A streaming worker's step loop: iteration-level batching over pull streams. Each step first takes in the
+ * streams its pool offered since the last one ({@link StreamJoins}: they join at the next step), then gives every
+ * open stream that has credit one {@link ChunkStream#next()}; a stream without credit (its reader is slow) is
+ * skipped, not waited for, and when no stream can move the thread waits until credit, a cancel, a new stream or a
+ * deadline arrives. A stream leaves the step as soon as it ends, fails, is cancelled (closed before its next
+ * chunk, so its slot frees within one chunk) or passes its deadline (DEADLINE_EXCEEDED); a model error ends only
+ * its own stream. An engine failure (any other exception) ends every open and queued stream UNAVAILABLE and is
+ * rethrown: the worker failed. The loop returns once no stream is open or queued.
  *
- * <p>Runs on the worker's thread and blocks it for the streams' whole duration.
+ * <p>Runs on the worker's thread and blocks it for as long as streams keep coming. How many streams run at once is
+ * the pool's to bound: it offers at most {@code max_batch_size} per worker.
  */
 public final class StreamSteps {
 
   private static final Logger LOG = LoggerFactory.getLogger(StreamSteps.class);
+  /** The longest the loop sleeps without a heartbeat: the health check reads it. */
+  static final long BEAT_MILLIS = 500;
 
   private StreamSteps() {
   }
 
-  private record Open(StreamSender sender, ChunkStream stream) {
+  private record Open(StreamSender sender, ChunkStream stream, StreamJoins.Joined joined) {
   }
 
-  /** @return one empty output list per call (the chunks went to their receivers) */
-  public static List<List<Tensor>> run(StreamingModelRunner runner, StreamHub hub, List<StreamCall> calls,
-                                       LongSupplier nanoClock) {
-    Object monitor = new Object();
-    List<Open> open = new ArrayList<>(calls.size());
+  /**
+   * Runs the loop of the worker named {@code worker} over its intake on {@code hub}'s node.
+   *
+   * @return how many streams it ran
+   */
+  public static int loop(StreamingModelRunner runner, StreamHub hub, String worker, LongSupplier nanoClock) {
+    return loop(runner, hub, hub.joins(worker), nanoClock);
+  }
+
+  static int loop(StreamingModelRunner runner, StreamHub hub, StreamJoins joins, LongSupplier nanoClock) {
+    List<Open> open = new ArrayList<>();
+    int ran = 0;
     try {
-      for (StreamCall c : calls) {
-        long deadline = nanoClock.getAsLong() + Math.max(1, c.timeoutMs()) * 1_000_000;
-        StreamSender sender = hub.openOutbound(c.target(), monitor, deadline);
-        try {
-          open.add(new Open(sender, runner.open(c.request())));
-        } catch (InferenceException e) {
-          sender.fail(e);
+      while (true) {
+        joins.beat(nanoClock.getAsLong());
+        for (StreamJoins.Joined j : joins.drain()) {
+          ran++;
+          StreamCall c = j.call();
+          long deadline = nanoClock.getAsLong() + Math.max(1, c.timeoutMs()) * 1_000_000;
+          StreamSender sender = hub.openOutbound(c.target(), joins.monitor, deadline);
+          try {
+            open.add(new Open(sender, runner.open(c.request()), j));
+          } catch (InferenceException e) {
+            sender.fail(e);
+            joins.done(j);
+          }
         }
-      }
-      while (!open.isEmpty()) {
-        if (!step(open, nanoClock) && !open.isEmpty()) {
-          await(open, monitor, nanoClock);
+        if (open.isEmpty()) {
+          if (joins.finishIfIdle()) {
+            return ran;
+          }
+          continue;
+        }
+        if (!step(open, joins, nanoClock)) {
+          await(open, joins, nanoClock);
         }
       }
     } catch (RuntimeException | Error e) {
@@ -60,55 +81,57 @@ public final class StreamSteps {
         closeQuietly(o.stream());
         o.sender().fail(failed);
       }
+      joins.abort(e);
       throw e;
     }
-    return Collections.nCopies(calls.size(), List.of());
   }
 
   /** One step over the open streams; whether any of them moved (produced, ended, or was dropped). */
-  private static boolean step(List<Open> open, LongSupplier nanoClock) {
+  private static boolean step(List<Open> open, StreamJoins joins, LongSupplier nanoClock) {
     boolean moved = false;
     long now = nanoClock.getAsLong();
     for (Iterator<Open> it = open.iterator(); it.hasNext(); ) {
       Open o = it.next();
       StreamSender s = o.sender();
+      boolean over = true;
       if (s.cancelled()) {
         closeQuietly(o.stream());
         s.close();
-        it.remove();
-        moved = true;
       } else if (now - s.deadlineNanos() >= 0) {
         closeQuietly(o.stream());
         s.fail(InferenceException.deadlineExceeded("deadline passed while streaming (after " + s.sent() + " chunks)"));
-        it.remove();
-        moved = true;
       } else if (s.mayProduce()) {
-        moved = true;
-        List<Tensor> chunk;
         try {
-          chunk = o.stream().next();
+          List<Tensor> chunk = o.stream().next();
           if (chunk == null) {
             o.stream().close();
             s.end();
-            it.remove();
           } else {
             s.chunk(chunk);
+            over = false;
           }
         } catch (InferenceException e) {
           closeQuietly(o.stream());
           s.fail(e);
-          it.remove();
         }
+      } else {
+        continue;
+      }
+      moved = true;
+      if (over) {
+        it.remove();
+        joins.done(o.joined());
       }
     }
     return moved;
   }
 
-  private static void await(List<Open> open, Object monitor, LongSupplier nanoClock) {
-    synchronized (monitor) {
-      while (true) {
+  private static void await(List<Open> open, StreamJoins joins, LongSupplier nanoClock) {
+    synchronized (joins.monitor) {
+      while (!joins.hasQueued()) {
         long earliest = Long.MAX_VALUE;
         long now = nanoClock.getAsLong();
+        joins.beat(now);
         for (Open o : open) {
           if (o.sender().actionable() || now - o.sender().deadlineNanos() >= 0) {
             return;
@@ -116,7 +139,7 @@ public final class StreamSteps {
           earliest = Math.min(earliest, o.sender().deadlineNanos() - now);
         }
         try {
-          monitor.wait(Math.max(1, earliest / 1_000_000));
+          joins.monitor.wait(Math.max(1, Math.min(BEAT_MILLIS, earliest / 1_000_000)));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IllegalStateException("interrupted while waiting for stream credit", e);
