@@ -167,6 +167,19 @@ class StreamingEndToEndTest {
   }
 
   @Test
+  void generateHoldsNoMoreThanTheBodyLimitAndStopsTheStream() {
+    long limit = io.kiln.gateway.GatewayOptions.DEFAULT_MAX_BODY_BYTES; // 8 KiB a chunk: over it at 8,193
+    String body = "{\"x\":" + new JsonArray(java.util.Collections.nCopies(2048, 0)) + ",\"parameters\":{\"chunks\":"
+        + (limit / 8192 + 1000) + "}}";
+
+    Http.Response r = http.postJson(port, "/v2/models/wide/generate", body);
+
+    assertThat(r.status()).isEqualTo(413);
+    assertThat(r.json().getString("error")).contains("use generate_stream");
+    await().atMost(ServingCluster.WAIT).until(() -> cluster.stats("wide", "1", "b").busyWorkers() == 0);
+  }
+
+  @Test
   void anErrorMidStreamIsAFinalErrorEvent() {
     Http.Response r = http.postJson(port, "/v2/models/chunks/generate_stream", body(10, ",\"fail_at\":2"));
 

@@ -21,7 +21,8 @@ import java.util.Map;
  * gathered, see {@link GenerateCodec}) and {@code .../generate_stream} (Server-Sent Events: one
  * {@code data: {json}} event per chunk; an error after the first event is a final {@code event: error} with
  * {@code data: {"error": "..."}}, never a silent close). Until the first event is written a failure is an
- * ordinary error answer with its status (400, 404, 503 with Retry-After, 504). A model that does not stream
+ * ordinary error answer with its status (400, 404, 503 with Retry-After, 504); {@code generate} holds at most the
+ * gateway's body limit of chunk tensors (413 past it). A model that does not stream
  * answers {@code generate_stream} with one event.
  *
  * <p>Flow control: when the connection's write queue is full the stream is paused (the worker stops after its
@@ -78,6 +79,7 @@ final class GenerateApi {
     private final String label;
     private final boolean sse;
     private final List<InferenceResponse> gathered = new ArrayList<>();
+    private long gatheredBytes;
     ModelInfo model;
     ResponseStream stream;
     private boolean started;
@@ -96,6 +98,16 @@ final class GenerateApi {
         return;
       }
       if (!sse) {
+        for (io.kiln.pools.Tensor t : chunk.outputs()) {
+          gatheredBytes += t.data().length;
+        }
+        if (gatheredBytes > gw.options().maxBodyBytes()) { // what generate holds is bounded as a body is
+          stream.cancel();
+          error(new io.kiln.pools.InferenceException(io.kiln.pools.InferenceException.Kind.TOO_LARGE,
+              "the gathered answer exceeds " + gw.options().maxBodyBytes() + " bytes after " + gathered.size()
+                  + " chunks; use generate_stream"));
+          return;
+        }
         gathered.add(chunk);
         return;
       }
