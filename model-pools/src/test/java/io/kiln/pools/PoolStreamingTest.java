@@ -215,4 +215,31 @@ class PoolStreamingTest {
     assertThat(rec.error).isInstanceOfSatisfying(InferenceException.class,
         e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE));
   }
+
+  @Test
+  void aPausedStreamKeepsItsWorkerButAHungStepGetsItRestarted() {
+    ModelSpec model = builtin(BuiltinModels.CHUNKS);
+    validator = new RequestValidator("chunks", model.signature(), 0);
+    HealthSpec health = new HealthSpec(Duration.ofMillis(200), Duration.ofMillis(150));
+    io.kiln.runtime.ActorHandle<PoolManager> m = nodes.start(new PoolSpec("chunks", "1", "a", model,
+        PoolConfig.DEFAULTS, 1, io.kiln.runtime.Resources.cpu(1), 3, health), 1);
+    Context ctx = nodes.node("b").vertx().getOrCreateContext();
+    AtomicReference<ResponseStream> stream = new AtomicReference<>();
+    StreamRecorder paused = new StreamRecorder(c -> stream.get().pause());
+    ctx.runOnContext(v -> stream.set(open(Map.of("chunks", 100), 2, paused)));
+
+    // Waiting for credit many health periods long is not being stuck.
+    await().atMost(T).until(() -> paused.chunks.size() == 2);
+    await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10))
+        .until(() -> result(m.call(PoolManager::status)).lastRepair() == null);
+    ctx.runOnContext(v -> stream.get().cancel());
+
+    // One step of 3 s, twenty times the health timeout, is.
+    StreamRecorder hung = new StreamRecorder();
+    open(Map.of("chunks", 2, "delay_ms", 3000), 16, hung);
+    await().atMost(T).until(() -> result(m.call(PoolManager::status)).lastRepair() != null);
+    assertThat(result(m.call(PoolManager::status)).lastRepair()).contains("stuck");
+    await().atMost(T).until(hung::settled);
+    assertThat(hung.error).isInstanceOf(InferenceException.class);
+  }
 }

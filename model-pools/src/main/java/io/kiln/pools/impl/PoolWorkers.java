@@ -273,7 +273,7 @@ public final class PoolWorkers {
   // The loop beats at every step and at least every StreamSteps.BEAT_MILLIS while it waits; a hung model stops it.
   private boolean beating(Entry e) {
     long last = StreamHub.of(runtime).joins(e.name).lastBeatNanos();
-    return clock.getAsLong() - last < spec.health().timeout().toNanos();
+    return clock.getAsLong() - last < spec.health().timeout().toNanos() + StreamSteps.BEAT_MILLIS * 1_000_000;
   }
 
   private void removeFromDispatcher(Entry e) {

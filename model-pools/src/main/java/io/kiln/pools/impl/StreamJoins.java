@@ -29,6 +29,8 @@ final class StreamJoins {
   private final ArrayDeque<Joined> queue = new ArrayDeque<>();
   private final Set<Joined> inFlight = new HashSet<>();
   private boolean looping;
+  /** Bumped by {@link #abort}: a loop of an earlier epoch (a killed incarnation's thread that came back) stops. */
+  private long epoch;
   private volatile long beatNanos;
 
   /** Queues a stream; returns whether the caller must start a loop (none is pending or running). */
@@ -45,9 +47,19 @@ final class StreamJoins {
     }
   }
 
-  /** The streams queued since the last call; the worker takes them in. */
-  List<Joined> drain() {
+  /** The epoch a loop starting now belongs to. */
+  long epoch() {
     synchronized (monitor) {
+      return epoch;
+    }
+  }
+
+  /** The streams queued since the last call, for the loop of {@code loopEpoch}; null once that loop is stale. */
+  List<Joined> drain(long loopEpoch) {
+    synchronized (monitor) {
+      if (loopEpoch != epoch) {
+        return null;
+      }
       List<Joined> out = new ArrayList<>(queue);
       queue.clear();
       return out;
@@ -86,6 +98,7 @@ final class StreamJoins {
       inFlight.clear();
       queue.clear();
       looping = false;
+      epoch++;
     }
     all.forEach(j -> j.done().completeExceptionally(cause));
   }

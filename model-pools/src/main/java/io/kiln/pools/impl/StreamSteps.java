@@ -29,7 +29,7 @@ public final class StreamSteps {
 
   private static final Logger LOG = LoggerFactory.getLogger(StreamSteps.class);
   /** The longest the loop sleeps without a heartbeat: the health check reads it. */
-  static final long BEAT_MILLIS = 500;
+  static final long BEAT_MILLIS = 100;
 
   private StreamSteps() {
   }
@@ -49,10 +49,19 @@ public final class StreamSteps {
   static int loop(StreamingModelRunner runner, StreamHub hub, StreamJoins joins, LongSupplier nanoClock) {
     List<Open> open = new ArrayList<>();
     int ran = 0;
+    long epoch = joins.epoch();
     try {
       while (true) {
         joins.beat(nanoClock.getAsLong());
-        for (StreamJoins.Joined j : joins.drain()) {
+        List<StreamJoins.Joined> joined = joins.drain(epoch);
+        if (joined == null) { // this incarnation was given up on (killed as stuck) and came back: stop quietly
+          open.forEach(o -> {
+            closeQuietly(o.stream());
+            o.sender().close();
+          });
+          return ran;
+        }
+        for (StreamJoins.Joined j : joined) {
           ran++;
           StreamCall c = j.call();
           long deadline = nanoClock.getAsLong() + Math.max(1, c.timeoutMs()) * 1_000_000;
