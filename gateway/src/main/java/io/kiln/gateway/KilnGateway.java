@@ -55,6 +55,12 @@ public final class KilnGateway {
     return this;
   }
 
+  /** The streaming endpoints' limits (default {@link StreamOptions#DEFAULTS}); any time, for streams opened after. */
+  public KilnGateway streamOptions(StreamOptions options) {
+    servers.streamOptions(options);
+    return this;
+  }
+
   /**
    * Holds the gateway not ready until the hold is released (see {@link ReadinessHold}): e.g. while its node
    * warms the serving path. May be called before {@link #start}, so that the gateway is never seen ready

@@ -12,8 +12,10 @@ import java.util.Set;
  * @param inputs the inputs every request must supply, each exactly once, in the order the model takes them;
  *     the first dimension of each is the batch dimension
  * @param outputs the outputs the model produces, in the order it returns them
+ * @param streaming whether the model answers a request with a sequence of chunks (each holding these
+ *     outputs) rather than once: it is served by the generate / ModelStreamInfer endpoints, not by infer
  */
-public record ModelSignature(List<TensorSpec> inputs, List<TensorSpec> outputs) {
+public record ModelSignature(List<TensorSpec> inputs, List<TensorSpec> outputs, boolean streaming) {
 
   /** @throws IllegalArgumentException if an input or output name repeats */
   public ModelSignature {
@@ -21,6 +23,11 @@ public record ModelSignature(List<TensorSpec> inputs, List<TensorSpec> outputs) 
     outputs = List.copyOf(Objects.requireNonNull(outputs, "outputs"));
     requireUniqueNames("input", inputs);
     requireUniqueNames("output", outputs);
+  }
+
+  /** The signature of a model that answers each request once. */
+  public ModelSignature(List<TensorSpec> inputs, List<TensorSpec> outputs) {
+    this(inputs, outputs, false);
   }
 
   public List<String> inputNames() {

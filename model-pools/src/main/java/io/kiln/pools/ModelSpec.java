@@ -49,10 +49,13 @@ import java.util.Set;
  *     for every other engine
  * @param allowCpuFallback whether a worker assigned a GPU that its engine cannot use may run on the CPU
  *     instead (with a warning); false, the default, fails its load naming the cause
+ * @param streaming whether the model answers each request with a sequence of chunks (a
+ *     {@link StreamingModelRunner}): a Python model whose class has {@code predict_stream}, or a streaming
+ *     built-in ({@code builtin:chunks}, which always streams); see {@link SpecRules#streamingFits}
  */
 public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                         List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                        int interOpThreads, PythonOptions python, boolean allowCpuFallback) {
+                        int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming) {
 
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
@@ -97,6 +100,9 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     checkThreads("intraOpThreads", intraOpThreads);
     checkThreads("interOpThreads", interOpThreads);
     SpecRules.require("uri", SpecRules.engineMatchesUri(engine, uri.toString()));
+    // A streaming built-in always streams: the name says it, so the field need not.
+    streaming = streaming || BuiltinModels.STREAMING.contains(uri.toString()) && engine.equals(ENGINE_BUILTIN);
+    SpecRules.require("streaming", SpecRules.streamingFits(engine, uri.toString(), streaming));
     if (python != null && !engine.equals(ENGINE_PYTHON)) {
       throw new IllegalArgumentException("python: only for engine " + ENGINE_PYTHON + ", this model's is " + engine);
     }
@@ -110,6 +116,14 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     } else {
       checkPyTorch(format, architecture, outputs);
     }
+  }
+
+  /** A spec of a model that streams only if it is a streaming built-in. */
+  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
+                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
+                   PythonOptions python, boolean allowCpuFallback) {
+    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
+        allowCpuFallback, false);
   }
 
   /** A spec for an engine other than {@value #ENGINE_PYTHON}, or a Python one with default options. */
@@ -135,7 +149,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public Builder toBuilder() {
     return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
         .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback);
+        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming);
   }
 
   /** Whether this spec names a built-in model rather than files on disk. */
@@ -151,7 +165,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
 
   /** The tensors requests are checked against; a built-in that declares no outputs names them like its inputs. */
   public ModelSignature signature() {
-    return new ModelSignature(inputs, outputs.isEmpty() && isBuiltin() ? inputs : outputs);
+    return new ModelSignature(inputs, outputs.isEmpty() && isBuiltin() ? inputs : outputs, streaming);
   }
 
   private static String canonicalEngine(String engine) {
@@ -284,6 +298,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     private int interOpThreads;
     private PythonOptions python;
     private boolean allowCpuFallback;
+    private boolean streaming;
 
     private Builder() {
     }
@@ -374,13 +389,19 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
+    /** Whether the model streams (see {@link ModelSpec#streaming()}); false by default. */
+    public Builder streaming(boolean streaming) {
+      this.streaming = streaming;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
       if (uri == null) {
         throw new IllegalArgumentException("uri: required");
       }
       return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads, python, allowCpuFallback);
+          interOpThreads, python, allowCpuFallback, streaming);
     }
   }
 }

@@ -4,6 +4,8 @@ import io.kiln.runtime.ActorContext;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.SchedulingStrategy;
+import io.kiln.pools.impl.StreamHub;
+import io.kiln.pools.impl.StreamSteps;
 import io.kiln.pools.impl.WorkerGpuMeters;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.runtime.gpu.GpuSnapshot;
@@ -43,10 +45,13 @@ public final class ModelWorker implements AutoCloseable {
 
   private final ModelRunner runner;
   private final WorkerGpuMeters gpuMeters; // null where the node samples no GPUs
+  private final StreamHub streams; // null for a model that does not stream
+  private final String name;
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
     ActorContext ctx = ActorContext.current();
+    this.name = spec.actorName();
     Optional<MeterRegistry> registry = ctx.runtime().localService(MeterRegistry.class);
     Optional<GpuSampler> gpus = ctx.runtime().localService(GpuSampler.class);
     GpuSnapshot before = gpus.map(GpuSampler::latest).orElse(GpuSnapshot.NONE);
@@ -60,6 +65,12 @@ public final class ModelWorker implements AutoCloseable {
             spec.version(), "node", spec.node(), "worker", Integer.toString(spec.index())), runner.loadInfo().device(),
             runner.processId(), before, gpus.get().nanoTime())
         : null;
+    if (spec.model().streaming() && runner instanceof StreamingModelRunner) {
+      this.streams = StreamHub.of(ctx.runtime());
+      streams.awaitRegistered();
+    } else {
+      this.streams = null;
+    }
     LOG.info("worker {} ready on {} (restart {})", spec.actorName(), runner.loadInfo().device(), ctx.restartCount());
   }
 
@@ -89,6 +100,22 @@ public final class ModelWorker implements AutoCloseable {
    */
   public List<List<Tensor>> infer(List<InferenceRequest> batch) {
     return runner.infer(batch);
+  }
+
+  /**
+   * Runs this worker's step loop over the streams its pool offers it (see {@link StreamSteps}): streams join at the
+   * next step and leave when over, each chunk going straight to its stream's receiver; returns once none is open
+   * or waiting. Blocks for all of it. The pool manager calls it (through the worker's channel) when it offers a
+   * stream while no loop runs.
+   *
+   * @return how many streams it ran
+   * @throws InferenceException INVALID_INPUT when the model does not stream
+   */
+  public int streamLoop() {
+    if (!(runner instanceof StreamingModelRunner streaming) || streams == null) {
+      throw InferenceException.invalid("model " + runner.spec().uri() + " does not stream");
+    }
+    return StreamSteps.loop(streaming, streams, name, System::nanoTime);
   }
 
   /** How the model was loaded and warmed. */

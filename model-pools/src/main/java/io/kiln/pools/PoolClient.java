@@ -1,5 +1,7 @@
 package io.kiln.pools;
 
+import io.kiln.pools.impl.InboundStream;
+import io.kiln.pools.impl.StreamHub;
 import io.kiln.runtime.ActorDiedException;
 import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorNotFoundException;
@@ -37,6 +39,10 @@ public final class PoolClient {
 
   /** The call timeout exceeds the request's by this much, so the pool's own deadline answer arrives first. */
   private static final Duration GRACE = Duration.ofSeconds(5);
+  /** Chunks a worker may send ahead of what the receiver consumed, unless the caller says otherwise. */
+  public static final int DEFAULT_STREAM_WINDOW = 16;
+  /** Tensor bytes one chunk may hold, unless the caller says otherwise. */
+  public static final int DEFAULT_MAX_CHUNK_BYTES = 4 << 20;
 
   private final KilnRuntime runtime;
   private final String clientId;
@@ -44,9 +50,12 @@ public final class PoolClient {
   private final ConcurrentHashMap<String, CompletableFuture<ActorHandle<PoolManager>>> managers =
       new ConcurrentHashMap<>();
 
+  private final StreamHub streams;
+
   public PoolClient(KilnRuntime runtime) {
     this.runtime = runtime;
     this.clientId = runtime.nodeId() + "/" + UUID.randomUUID().toString().substring(0, 8);
+    this.streams = StreamHub.of(runtime);
   }
 
   /**
@@ -78,7 +87,7 @@ public final class PoolClient {
     }
     String name = PoolNames.poolManager(deployment, version, nodeId);
     Call call = new Call(name, request, validated, System.nanoTime() + timeout.toNanos(),
-        clientId + "/" + sequence.incrementAndGet(), result);
+        clientId + "/" + sequence.incrementAndGet(), result, null);
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
         call.cancelRemote();
@@ -86,6 +95,48 @@ public final class PoolClient {
     });
     call.send(true);
     return result;
+  }
+
+  /**
+   * Sends a request to a streaming model's pool on {@code nodeId} and receives its answer chunk by chunk: the
+   * worker sends each chunk straight to this node, at most {@code window} ahead of what {@code listener}
+   * consumed (see {@link ResponseStream}). The listener hears every chunk in order and then exactly one of end
+   * or error, on the calling Vert.x context (a new one when called off Vert.x). A stream is not re-sent when its
+   * pool manager died under it (chunks may have gone out).
+   *
+   * @param timeout how long the whole stream may take, from now
+   * @param window credit window in chunks, at least 1 ({@link #DEFAULT_STREAM_WINDOW})
+   * @param maxChunkBytes the most tensor bytes per chunk ({@link #DEFAULT_MAX_CHUNK_BYTES}); a larger chunk fails
+   *     the stream TOO_LARGE
+   */
+  public ResponseStream stream(String deployment, String version, String nodeId, ValidatedRequest request,
+                               Duration timeout, int window, int maxChunkBytes, ChunkListener listener) {
+    io.vertx.core.Context context = io.vertx.core.Vertx.currentContext() != null ? io.vertx.core.Vertx.currentContext()
+        : runtime.vertx().getOrCreateContext();
+    String id = clientId + "/s" + sequence.incrementAndGet();
+    InboundStream in = new InboundStream(streams, id, nodeId, window, context, listener, request.request().id(),
+        deployment, version);
+    CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
+    if (timeout.isNegative() || timeout.isZero()) {
+      result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
+    } else {
+      Call call = new Call(PoolNames.poolManager(deployment, version, nodeId), request.request(), true,
+          System.nanoTime() + timeout.toNanos(), id, result,
+          new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes));
+      result.whenComplete((r, e) -> {
+        if (result.isCancelled()) {
+          call.cancelRemote();
+        }
+      });
+      call.send(false);
+    }
+    in.watch(result);
+    return in;
+  }
+
+  /** Streams received on this node now (opened by any client of it). */
+  public int openStreams() {
+    return streams.inboundCount();
   }
 
   /** The pool's counts. */
@@ -148,10 +199,12 @@ public final class PoolClient {
     final long deadlineNanos;
     final String ticket;
     final CompletableFuture<InferenceResponse> result;
+    final StreamTarget stream;
     volatile ActorHandle<PoolManager> sentTo;
 
     Call(String name, InferenceRequest request, boolean validated, long deadlineNanos, String ticket,
-         CompletableFuture<InferenceResponse> result) {
+         CompletableFuture<InferenceResponse> result, StreamTarget stream) {
+      this.stream = stream;
       this.name = name;
       this.request = request;
       this.validated = validated;
@@ -179,7 +232,7 @@ public final class PoolClient {
         long timeoutMs = Math.max(1, left / 1_000_000);
         sentTo = h;
         h.withTimeout(Duration.ofMillis(timeoutMs).plus(GRACE))
-            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated))
+            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream))
             .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
         if (result.isCancelled()) {
           cancelRemote(); // cancelled while we were sending: the listener may have seen no target yet

@@ -49,6 +49,14 @@ import java.util.concurrent.CompletionStage;
  * UNAVAILABLE (draining, closed, a worker failed twice under it), DEADLINE_EXCEEDED (it never runs once
  * its deadline passed). See {@link io.kiln.pools.impl.PoolDispatcher}.
  *
+ * <p><b>Streams.</b> A pool of a streaming model ({@link ModelSpec#streaming()}) takes only stream requests
+ * ({@link PoolRequest#stream()} set; {@link PoolClient#stream} sends them): up to {@code max_batch_size} of them
+ * run on one worker at once, which steps them together, sending each chunk straight to the stream's
+ * receiver; the request completes, without outputs, when its stream is over. Other pools refuse streams.
+ * Each worker of such a pool is {@code max_batch_size} stream slots to the dispatcher (its counts: workers,
+ * busy, idle, are slots): a stream dispatched to a slot joins the worker's step loop at its next step, so up to
+ * {@code max_batch_size} streams share one worker's steps, joining and leaving as they come and end.
+ *
  * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
  *
  * <p><b>Health:</b> every {@code health.period} it probes each worker in rotation on its serving thread;
@@ -84,7 +92,11 @@ public final class PoolManager implements AutoCloseable {
     this.managerId = ctx.actorId();
     this.context = ctx.vertxContext();
     MeterRegistry registry = runtime.localService(MeterRegistry.class).orElseGet(SimpleMeterRegistry::new);
-    this.dispatcher = new PoolDispatcher(spec.config(), System::nanoTime, new VertxTimers(context),
+    // A streaming worker is max_batch_size stream slots (lanes) to the dispatcher, one stream each: its streams
+    // batch by joining its step loop, not by being dispatched together.
+    PoolConfig dispatch = spec.model().streaming()
+        ? spec.config().toBuilder().maxBatchSize(1).maxBatchDelay(Duration.ZERO).build() : spec.config();
+    this.dispatcher = new PoolDispatcher(dispatch, System::nanoTime, new VertxTimers(context),
         r -> context.runOnContext(v -> r.run()), this::workerFailed, registry,
         PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()),
         new RequestValidator(spec.deployment(), spec.model().signature(), 0)::validate);
@@ -135,8 +147,14 @@ public final class PoolManager implements AutoCloseable {
     long timeoutMs = call.timeoutMs() > 0 ? Math.min(call.timeoutMs(), PoolConfig.MAX_TIMEOUT.toMillis())
         : spec.config().defaultTimeout().toMillis();
     InferenceRequest request = call.request();
+    boolean streams = spec.model().streaming();
+    if (streams != (call.stream() != null)) {
+      return CompletableFuture.failedFuture(InferenceException.invalid(streams
+          ? "model '" + spec.deployment() + "' streams its answers: call generate_stream, generate or ModelStreamInfer"
+          : "model '" + spec.deployment() + "' does not stream"));
+    }
     CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000,
-        call.validated());
+        call.validated(), call.stream());
     String ticket = call.ticket();
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, outputs);

@@ -13,15 +13,22 @@ import java.util.Objects;
  *     caller will never cancel
  * @param validated whether the sender checked it with a {@link RequestValidator} (it sent a
  *     {@link ValidatedRequest}); the manager checks an unvalidated one itself, with the same validator
+ * @param stream where the chunks of a streaming model's answer go; null for a request answered once
  */
-public record PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated) {
+public record PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated,
+                          StreamTarget stream) {
 
   public PoolRequest {
     Objects.requireNonNull(request, "request");
   }
 
+  /** A request answered once. */
+  public PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated) {
+    this(request, timeoutMs, ticket, validated, null);
+  }
+
   /** An unvalidated request: the manager checks it. */
   public PoolRequest(InferenceRequest request, long timeoutMs, String ticket) {
-    this(request, timeoutMs, ticket, false);
+    this(request, timeoutMs, ticket, false, null);
   }
 }

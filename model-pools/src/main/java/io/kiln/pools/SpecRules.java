@@ -116,6 +116,22 @@ public final class SpecRules {
     return null;
   }
 
+  /**
+   * Whether a model may declare {@code streaming: true}: a Python model (its class then needs
+   * {@code predict_stream}) or a streaming built-in; engines that run one forward pass per batch cannot.
+   */
+  public static String streamingFits(String engine, String uri, boolean streaming) {
+    if (!streaming || ModelSpec.ENGINE_PYTHON.equals(engine)) {
+      return null;
+    }
+    if (ModelSpec.ENGINE_BUILTIN.equals(engine)) {
+      return io.kiln.pools.impl.BuiltinModels.STREAMING.contains(uri) ? null
+          : "'" + uri + "' does not stream; the streaming built-ins are " + io.kiln.pools.impl.BuiltinModels.STREAMING;
+    }
+    return "applies to engines " + ModelSpec.ENGINE_PYTHON + " (a class with predict_stream) and "
+        + ModelSpec.ENGINE_BUILTIN + " (" + io.kiln.pools.impl.BuiltinModels.STREAMING + "), not " + engine;
+  }
+
   /** Milliseconds as plain decimal text without trailing zeros ({@code 2}, {@code 0.5}). */
   public static String millisText(Duration d) {
     BigDecimal ms = new BigDecimal(d.toNanos()).divide(BigDecimal.valueOf(1_000_000)).stripTrailingZeros();

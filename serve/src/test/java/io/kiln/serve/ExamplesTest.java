@@ -45,6 +45,14 @@ class ExamplesTest {
   }
 
   @Test
+  void streamingExampleLoadsBothStreamingModels() {
+    DeploymentFile loaded = Specs.LOADER.load(EXAMPLES.resolve("streaming/streaming.yaml"));
+    assertThat(loaded.deployments()).extracting(DeploymentSpec::name).containsExactly("tokens", "chunks");
+    assertThat(loaded.deployments()).allSatisfy(d -> assertThat(d.model().signature().streaming()).isTrue());
+    assertThat(loaded.deployments().get(0).model().engine()).isEqualTo(ModelSpec.ENGINE_PYTHON);
+  }
+
+  @Test
   void quickstartChecksItsModelFolder(@TempDir Path dir) throws Exception {
     // A copy at the same depth, with and without the model folder it names.
     Path examples = Files.createDirectories(dir.resolve("deploy/examples"));

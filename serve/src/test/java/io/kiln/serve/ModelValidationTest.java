@@ -39,6 +39,20 @@ class ModelValidationTest {
   }
 
   @Test
+  void streamingIsOnlyForModelsThatStream() {
+    onlyProblem(MINIMAL.replace("engine: Builtin", "engine: Builtin\n      streaming: true"), 7, 18,
+        "deployments[0].model.streaming", "'builtin:identity' does not stream; the streaming built-ins are [builtin:chunks]");
+    onlyProblem(MINIMAL.replace("engine: Builtin", "engine: Builtin\n      streaming: yes please"), 7, 18,
+        "deployments[0].model.streaming", "");
+    DeploymentSpec chunks = Specs.single(MINIMAL.replace("builtin:identity", "builtin:chunks")
+        .replace("name: output", "name: input"));
+    assertThat(chunks.model().streaming()).as("a streaming built-in streams unasked").isTrue();
+    assertThat(chunks.model().signature().streaming()).isTrue();
+    assertThat(io.kiln.pools.SpecRules.streamingFits(ModelSpec.ENGINE_PYTORCH, "models/mlp", true))
+        .isEqualTo("applies to engines Python (a class with predict_stream) and Builtin ([builtin:chunks]), not PyTorch");
+  }
+
+  @Test
   void aBuiltinModelThatDoesNotExistIsRefusedWhenLoaded() {
     onlyProblem(MINIMAL.replace("builtin:identity", "builtin:nope"), 5, 7, "deployments[0].model",
         "unknown built-in model 'builtin:nope'");

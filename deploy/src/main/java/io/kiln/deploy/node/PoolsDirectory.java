@@ -2,7 +2,9 @@ package io.kiln.deploy.node;
 
 import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.ChunkListener;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.ResponseStream;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
@@ -42,5 +44,12 @@ public final class PoolsDirectory implements PoolDirectory {
   public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
                                                    ValidatedRequest request, long deadlineNanos) {
     return client.infer(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()));
+  }
+
+  @Override
+  public ResponseStream stream(PoolEndpoint target, String model, String version, ValidatedRequest request,
+                               long deadlineNanos, int window, int maxChunkBytes, ChunkListener listener) {
+    return client.stream(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()),
+        window, maxChunkBytes, listener);
   }
 }

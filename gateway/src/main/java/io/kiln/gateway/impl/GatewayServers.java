@@ -40,6 +40,8 @@ public final class GatewayServers {
   private HttpServer http;
   private HttpServer grpc;
   private volatile ReadDeadlines deadlines;
+  // Replaced whole, read per stream: a change applies to the next stream opened.
+  private volatile io.kiln.gateway.StreamOptions streamOptions = io.kiln.gateway.StreamOptions.DEFAULTS;
 
   public GatewayServers(GatewayOptions options, ModelDirectory models, PoolDirectory pools, DataLocator locator,
                         LongSupplier nanoClock) {
@@ -81,6 +83,9 @@ public final class GatewayServers {
     HttpServerOptions grpcOptions = serverOptions(options.grpcPort());
     deadlines = new ReadDeadlines(vertx, options.requestReadTimeout().toMillis());
     io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw, deadlines).router();
+    StreamDispatcher streams = new StreamDispatcher(pools, router, dispatcher, metrics, new StreamMetrics(registry),
+        options.defaultTimeout().toMillis(), nanoClock, () -> streamOptions, options.retryAfterSeconds());
+    new GenerateApi(gw, streams).register(httpRouter);
     extraRoutes.forEach(r -> r.accept(httpRouter));
     // While the node drains, every answer asks its client to reconnect, so kept-alive clients move to other nodes.
     io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> httpHandler = req -> {
@@ -91,6 +96,7 @@ public final class GatewayServers {
     };
     http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpHandler);
     io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();
+    new GrpcStreamApi(gw, streams).register(grpcApi);
     grpc = vertx.createHttpServer(grpcOptions).connectionHandler(deadlines::opened).requestHandler(req -> {
       deadlines.requestStarted(req, answered -> { });
       grpcApi.handle(req);
@@ -146,6 +152,11 @@ public final class GatewayServers {
         .setMaxHeaderSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)
         .setIdleTimeoutUnit(java.util.concurrent.TimeUnit.MILLISECONDS)
         .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, options.effectiveIdleTimeout().toMillis()));
+  }
+
+  /** See {@link io.kiln.gateway.KilnGateway#streamOptions}; any time, from any thread. */
+  public void streamOptions(io.kiln.gateway.StreamOptions value) {
+    streamOptions = java.util.Objects.requireNonNull(value, "streamOptions");
   }
 
   /** See {@link io.kiln.gateway.KilnGateway#holdReadiness}; any time, from any thread. */

@@ -44,4 +44,20 @@ public interface PoolDirectory {
    */
   CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
                                             ValidatedRequest request, long deadlineNanos);
+
+  /**
+   * Sends one request to one pool of a streaming model and receives its answer chunk by chunk (see
+   * {@link io.kiln.pools.PoolClient#stream}): the listener hears the chunks in order, then exactly one of end or
+   * error, on the calling Vert.x context; the returned stream pauses, resumes and cancels it. Returns at once.
+   * Directories without streaming refuse it (the default).
+   *
+   * @param window chunks the worker may send ahead of what the listener consumed
+   * @param maxChunkBytes the most tensor bytes one chunk may hold
+   */
+  default io.kiln.pools.ResponseStream stream(PoolEndpoint target, String model, String version,
+                                              ValidatedRequest request, long deadlineNanos, int window,
+                                              int maxChunkBytes, io.kiln.pools.ChunkListener listener) {
+    throw new io.kiln.pools.InferenceException(io.kiln.pools.InferenceException.Kind.UNAVAILABLE,
+        "this gateway's pools cannot stream");
+  }
 }

@@ -109,6 +109,35 @@ abstract class AbstractModelRunner implements ModelRunner {
     return results;
   }
 
+  /** A streaming runner's view of one request: its inputs in spec order, checked as a batch of one. */
+  protected final List<Tensor> streamInputs(InferenceRequest request) {
+    if (closed) {
+      throw new IllegalStateException("the model runner is closed");
+    }
+    List<Tensor> inputs = layout.ordered(request);
+    layout.checkStackable(List.of(request), List.of(inputs));
+    return inputs;
+  }
+
+  /**
+   * One chunk of a streaming runner's answer to {@code request}: the model's outputs for the request's rows,
+   * checked against the spec as {@link #infer} checks a batch's, named per spec and picked as the request asked.
+   *
+   * @throws ModelExecutionException when the outputs do not fit the spec
+   */
+  protected final List<Tensor> chunkOutputs(InferenceRequest request, List<Tensor> outputs) {
+    long rows = request.inputs().get(0).shape()[0];
+    checkOutputs(outputs, rows);
+    int[] picked = layout.selectedOutputs(request);
+    List<Tensor> mine = new ArrayList<>(picked.length);
+    for (int o : picked) {
+      Tensor t = outputs.get(o);
+      String name = outputSpecs.get(o).name();
+      mine.add(t.name().equals(name) ? t : t.withName(name));
+    }
+    return List.copyOf(mine);
+  }
+
   private void checkOutputs(List<Tensor> outputs, long totalRows) {
     if (outputs.size() != outputSpecs.size()) {
       throw new ModelExecutionException("the model returned " + outputs.size() + " outputs, the spec declares "

@@ -2,6 +2,7 @@ package io.kiln.pools.impl;
 
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelWorker;
+import java.time.Duration;
 import io.kiln.pools.Tensor;
 import io.kiln.runtime.ActorHandle;
 import java.util.List;
@@ -18,11 +19,14 @@ import java.util.function.LongSupplier;
  */
 public final class ActorWorkerChannel implements WorkerChannel {
 
+  private static final Duration LOOP_TIMEOUT = io.kiln.pools.SpecRules.MAX_DURATION;
+
   private final String id;
   private final ActorHandle<ModelWorker> handle;
   private final DispatchTimes times;
   private final LongSupplier clock;
   private volatile CompletableFuture<?> last = CompletableFuture.completedFuture(null);
+  private volatile boolean streaming;
 
   public ActorWorkerChannel(String id, ActorHandle<ModelWorker> handle, DispatchTimes times, LongSupplier clock) {
     this.id = id;
@@ -47,6 +51,38 @@ public final class ActorWorkerChannel implements WorkerChannel {
     CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> stamp.done(clock.getAsLong()));
     last = out;
     return out;
+  }
+
+  /**
+   * The stream lanes of a streaming worker: {@code n} channels (ids {@code <id>#<j>}) that the dispatcher treats as
+   * workers of one stream each; they offer their streams to the worker's intake ({@code joins}), starting its step
+   * loop when none runs, so up to {@code n} streams share the worker's steps and a new one joins at the next step.
+   */
+  public List<WorkerChannel> lanes(int n, StreamHub hub) {
+    StreamJoins joins = hub.joins(id);
+    List<WorkerChannel> out = new java.util.ArrayList<>(n);
+    for (int j = 0; j < n; j++) {
+      out.add(new StreamLane(this, j, joins));
+    }
+    return out;
+  }
+
+  /** Starts the worker's step loop: one actor call, as long as streams keep coming (each keeps its own deadline). */
+  void startLoop(StreamJoins joins) {
+    streaming = true;
+    CompletableFuture<Integer> call = handle.withTimeout(LOOP_TIMEOUT).call(ModelWorker::streamLoop).toCompletableFuture();
+    last = call;
+    call.whenComplete((n, e) -> {
+      streaming = joins.looping();
+      if (e != null) {
+        joins.abort(e);
+      }
+    });
+  }
+
+  /** Whether it runs streams now: health probes wait behind them, so the prober leaves it alone. */
+  public boolean streaming() {
+    return streaming;
   }
 
   /** Whether a batch is executing. */

@@ -17,12 +17,14 @@ final class BatchKey {
 
   private final Input[] inputs;
   private final List<String> outputs;
+  private final boolean stream;
   private final int hash;
 
-  private BatchKey(Input[] inputs, List<String> outputs) {
+  private BatchKey(Input[] inputs, List<String> outputs, boolean stream) {
     this.inputs = inputs;
     this.outputs = outputs;
-    this.hash = 31 * Arrays.hashCode(inputs) + outputs.hashCode();
+    this.stream = stream;
+    this.hash = 31 * Arrays.hashCode(inputs) + outputs.hashCode() + (stream ? 1 : 0);
   }
 
   /**
@@ -51,7 +53,13 @@ final class BatchKey {
       rows = shape[0];
       inputs[i] = new Input(t.name(), t.datatype(), Arrays.copyOfRange(shape, 1, shape.length));
     }
-    return new BatchKey(inputs, request.outputs());
+    return new BatchKey(inputs, request.outputs(), false);
+  }
+
+  /** {@link #admit}, for a stream: streams batch only with streams (their worker steps them together). */
+  static BatchKey admitStream(InferenceRequest request) {
+    BatchKey k = admit(request);
+    return new BatchKey(k.inputs, k.outputs, true);
   }
 
   /**
@@ -73,7 +81,8 @@ final class BatchKey {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof BatchKey k && k.hash == hash && Arrays.equals(k.inputs, inputs) && k.outputs.equals(outputs);
+    return o instanceof BatchKey k && k.hash == hash && k.stream == stream && Arrays.equals(k.inputs, inputs)
+        && k.outputs.equals(outputs);
   }
 
   @Override

@@ -13,6 +13,9 @@ import java.util.List;
  * <ul>
  *   <li>{@value #IDENTITY}: returns every input unchanged as the output at the same position. Gateway
  *       benchmarks serve it to measure Kiln's own overhead, without a model's cost.
+ *   <li>{@value #CHUNKS}: a streaming model (see {@link ChunksRunner}): answers each request with N chunks,
+ *       chunk {@code i} being the inputs plus {@code i}, with a delay between chunks; streaming tests, demos and
+ *       benchmarks of the streaming path serve it.
  * </ul>
  *
  * The same engine also runs the {@link DiagnosticModels} ({@code builtin:crash-on-nan}, {@code builtin:sleep}),
@@ -25,8 +28,11 @@ import java.util.List;
 public final class BuiltinModels {
 
   public static final String IDENTITY = "builtin:identity";
+  public static final String CHUNKS = "builtin:chunks";
   /** The real built-in models; the diagnostic ones are {@link DiagnosticModels#NAMES}. */
-  public static final List<String> NAMES = List.of(IDENTITY);
+  public static final List<String> NAMES = List.of(IDENTITY, CHUNKS);
+  /** The built-in models that stream (their specs stream whether they say so or not). */
+  public static final List<String> STREAMING = List.of(CHUNKS);
   private static final List<String> KNOWN = known();
 
   private BuiltinModels() {
@@ -56,6 +62,9 @@ public final class BuiltinModels {
     List<TensorSpec> outputs = spec.outputs().isEmpty() ? spec.inputs() : spec.outputs();
     if (DiagnosticModels.NAMES.contains(name)) {
       return DiagnosticModels.create(spec, outputs);
+    }
+    if (name.equals(CHUNKS)) {
+      return new ChunksRunner(spec, outputs);
     }
     return new IdentityRunner(spec, outputs);
   }

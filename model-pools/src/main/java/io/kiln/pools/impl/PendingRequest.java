@@ -1,6 +1,7 @@
 package io.kiln.pools.impl;
 
 import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.StreamTarget;
 import io.kiln.pools.Tensor;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -20,6 +21,8 @@ final class PendingRequest {
   /** When it was first queued: the batch delay counts from here, so a re-queued request goes at once. */
   final long enqueuedNanos;
   final CompletableFuture<List<Tensor>> future = new CompletableFuture<>();
+  /** Where a streamed answer goes; null for a request answered once. */
+  final StreamTarget stream;
 
   State state = State.QUEUED;
   /** When it was last queued, for the queue-time metric. */
@@ -35,6 +38,11 @@ final class PendingRequest {
   boolean linked;
 
   PendingRequest(InferenceRequest request, BatchKey key, long deadlineNanos, long nowNanos) {
+    this(request, key, deadlineNanos, nowNanos, null);
+  }
+
+  PendingRequest(InferenceRequest request, BatchKey key, long deadlineNanos, long nowNanos, StreamTarget stream) {
+    this.stream = stream;
     this.request = request;
     this.key = key;
     this.rows = BatchKey.rows(request);

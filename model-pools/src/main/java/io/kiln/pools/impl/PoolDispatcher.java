@@ -5,6 +5,8 @@ import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolStats;
+import io.kiln.pools.StreamCall;
+import io.kiln.pools.StreamTarget;
 import io.kiln.pools.Tensor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -137,6 +139,17 @@ public final class PoolDispatcher implements AutoCloseable {
    * batch dimension they agree on, at least one row) is checked either way: that protects the workers.
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated) {
+    return submit(request, deadlineNanos, validated, null);
+  }
+
+  /**
+   * {@link #submit(InferenceRequest, long, boolean)} for a stream when {@code stream} is not null: it batches only
+   * with other streams, its worker sends the chunks to {@code stream} itself, and its future completes (with no
+   * outputs) once the stream is over. A stream is never re-queued after its worker failed: chunks may have gone
+   * out, and a second run would repeat them; it fails UNAVAILABLE.
+   */
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated,
+                                                StreamTarget stream) {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
@@ -144,7 +157,7 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     BatchKey key;
     try {
-      key = BatchKey.admit(request);
+      key = stream == null ? BatchKey.admit(request) : BatchKey.admitStream(request);
       if (!validated) {
         validator.accept(request);
       }
@@ -158,7 +171,7 @@ public final class PoolDispatcher implements AutoCloseable {
       return refuse(Outcome.REJECTED, new CapacityExceededException(
           "pool queue is full (" + queue.size() + " requests waiting)", throughput.retryAfter(queue.size(), now)));
     }
-    PendingRequest p = new PendingRequest(request, key, deadlineNanos, now);
+    PendingRequest p = new PendingRequest(request, key, deadlineNanos, now, stream);
     p.future.whenComplete((v, e) -> {
       if (!p.settled) {
         executor.execute(() -> abandoned(p));
@@ -310,7 +323,15 @@ public final class PoolDispatcher implements AutoCloseable {
     metrics.batchStarted(rows);
     CompletionStage<List<List<Tensor>>> stage;
     try {
-      stage = Objects.requireNonNull(worker.channel.infer(Collections.unmodifiableList(requests)), "infer returned null");
+      if (batch.get(0).stream != null) {
+        List<StreamCall> calls = new ArrayList<>(batch.size());
+        for (PendingRequest p : batch) {
+          calls.add(new StreamCall(p.request, p.stream, Math.max(1, (p.deadlineNanos - now) / 1_000_000)));
+        }
+        stage = Objects.requireNonNull(worker.channel.stream(calls), "stream returned null");
+      } else {
+        stage = Objects.requireNonNull(worker.channel.infer(Collections.unmodifiableList(requests)), "infer returned null");
+      }
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
@@ -352,7 +373,7 @@ public final class PoolDispatcher implements AutoCloseable {
       if (p.state == PendingRequest.State.DONE) {
         continue;
       }
-      if (p.requeues < config.maxRequeues() && queue.size() + again.size() < config.maxQueued()) {
+      if (p.stream == null && p.requeues < config.maxRequeues() && queue.size() + again.size() < config.maxQueued()) {
         p.requeues++;
         p.state = PendingRequest.State.QUEUED;
         p.queuedSinceNanos = now;

@@ -65,6 +65,8 @@ public final class PoolWorkers {
     final String name;
     ActorHandle<ModelWorker> handle;
     ActorWorkerChannel channel;
+    /** A streaming worker's stream slots, in the dispatcher instead of {@link #channel}; null otherwise. */
+    List<WorkerChannel> lanes;
     WorkerState state = WorkerState.STARTING;
     int restarts;
     ModelLoadInfo loadInfo;
@@ -149,6 +151,9 @@ public final class PoolWorkers {
     }
     e.handle = h;
     e.channel = new ActorWorkerChannel(e.name, h.withTimeout(callTimeout), times, clock);
+    if (spec.model().streaming()) {
+      e.lanes = e.channel.lanes(spec.config().maxBatchSize(), StreamHub.of(runtime));
+    }
     if (e.gone != null) {
       kill(e);
     } else if (!closed) {
@@ -173,10 +178,12 @@ public final class PoolWorkers {
           }
           e.loadInfo = info;
           e.state = WorkerState.READY;
-          try {
-            dispatcher.addWorker(e.channel);
-          } catch (IllegalStateException alreadyThere) {
-            LOG.warn("pool {}: worker {} was already in rotation", spec.managerName(), e.name);
+          for (WorkerChannel c : e.lanes != null ? e.lanes : List.<WorkerChannel>of(e.channel)) {
+            try {
+              dispatcher.addWorker(c);
+            } catch (IllegalStateException alreadyThere) {
+              LOG.debug("pool {}: {} was already in rotation", spec.managerName(), c.id());
+            }
           }
           e.settled.complete(null);
           onChange.run();
@@ -185,9 +192,10 @@ public final class PoolWorkers {
 
   /** The dispatcher's failure listener: restart the worker (reloading its model) or, with none left, drop it. */
   public void workerFailed(String id, Throwable cause) {
-    Entry e = byName.get(id);
-    if (e == null || closed || e.gone != null) {
-      return;
+    int lane = id.lastIndexOf('#');
+    Entry e = byName.get(lane >= 0 ? id.substring(0, lane) : id);
+    if (e == null || closed || e.gone != null || e.lanes != null && e.state == WorkerState.RESTARTING) {
+      return; // a streaming worker's other lanes report the same failure
     }
     e.state = WorkerState.RESTARTING;
     e.lastError = describe(cause);
@@ -219,7 +227,11 @@ public final class PoolWorkers {
   public List<HealthProber.Target> probeTargets(Duration callTimeout) {
     List<HealthProber.Target> out = new ArrayList<>();
     for (Entry e : entries.values()) {
-      if (e.state == WorkerState.READY && e.gone == null && e.handle != null) {
+      if (e.state == WorkerState.READY && e.gone == null && e.handle != null && streaming(e)) {
+        // Its thread runs the step loop, which a probe would wait behind: the loop's heartbeat answers instead.
+        out.add(new HealthProber.Target(e.name, () -> beating(e) ? CompletableFuture.completedFuture(null)
+            : new CompletableFuture<>()));
+      } else if (e.state == WorkerState.READY && e.gone == null && e.handle != null) {
         ActorHandle<ModelWorker> h = e.handle.withTimeout(callTimeout);
         out.add(new HealthProber.Target(e.name, () -> h.call(ModelWorker::loadInfo)));
       }
@@ -237,6 +249,9 @@ public final class PoolWorkers {
     if (e == null || closed || e.gone != null || e.state != WorkerState.READY) {
       return;
     }
+    if (streaming(e) && beating(e)) {
+      return; // the probe waited behind the step loop, which is alive
+    }
     lastRepair = "restarted stuck worker " + name + ": " + why;
     LOG.warn("pool {}: {}", spec.managerName(), lastRepair);
     runtime.kill(e.handle, true).whenComplete((v, err) -> {
@@ -251,11 +266,28 @@ public final class PoolWorkers {
     return lastRepair;
   }
 
+  private static boolean streaming(Entry e) {
+    return e.lanes != null && e.channel != null && e.channel.streaming();
+  }
+
+  // The loop beats at every step and at least every StreamSteps.BEAT_MILLIS while it waits; a hung model stops it.
+  private boolean beating(Entry e) {
+    long last = StreamHub.of(runtime).joins(e.name).lastBeatNanos();
+    return clock.getAsLong() - last < spec.health().timeout().toNanos() + StreamSteps.BEAT_MILLIS * 1_000_000;
+  }
+
+  private void removeFromDispatcher(Entry e) {
+    dispatcher.removeWorker(e.name);
+    if (e.lanes != null) {
+      e.lanes.forEach(l -> dispatcher.removeWorker(l.id()));
+    }
+  }
+
   private void died(Entry e, String why) {
     LOG.warn("pool {}: worker {} is dead: {}", spec.managerName(), e.name, why);
     e.state = WorkerState.DEAD;
     e.lastError = why;
-    dispatcher.removeWorker(e.name);
+    removeFromDispatcher(e);
     e.settled.complete(null);
     if (e.gone != null) {
       forget(e);
@@ -319,7 +351,7 @@ public final class PoolWorkers {
     }
     e.gone = new CompletableFuture<>();
     e.state = WorkerState.STOPPING;
-    dispatcher.removeWorker(e.name);
+    removeFromDispatcher(e);
     e.settled.complete(null);
     onChange.run();
     if (e.channel != null) {

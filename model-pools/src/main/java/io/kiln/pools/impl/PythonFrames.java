@@ -27,7 +27,8 @@ import java.util.Set;
  * nbytes of each), then each tensor's raw row-major little-endian bytes in order. Ops: {@code load} →
  * {@code loaded}, {@code predict} → {@code result} ({@code final: true}), {@code close} → {@code closed};
  * any request may be answered {@code error} ({@code fatal} says whether the process is going away).
- * {@code predict_stream} (several {@code result} frames, the last marked final) is reserved for later.
+ * Streams: {@code stream_open} → {@code stream_opened}, {@code stream_next} → {@code chunk} or
+ * {@code stream_end}, {@code stream_close} → {@code stream_closed} (one yield of the generator per pull).
  *
  * <p>Not thread-safe; one process's reader and writer are used by one thread at a time.
  */

@@ -2,7 +2,10 @@ package io.kiln.pools.impl;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.pools.ChunkStream;
 import io.kiln.pools.InferenceException;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.StreamingModelRunner;
 import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
@@ -25,8 +28,14 @@ import java.util.OptionalLong;
  * on. The process dying, hanging past {@link PythonOptions#requestTimeout()} or garbling its reply is a
  * {@link ModelExecutionException}, as an engine failure of any other runner: the worker is restarted,
  * which starts a new process. After that every call fails at once.
+ *
+ * <p>Streaming ({@code model.streaming: true}): the class's {@code predict_stream(inputs)} is a generator; each
+ * {@link ChunkStream#next()} is one {@code stream_next} exchange (the process advances the generator by one
+ * yield), so the JVM pulls a chunk only when its reader has room and a cancel closes the generator
+ * ({@code stream_close}, Python's {@code GeneratorExit}) before it computes another. An exception raised in the
+ * generator ends that stream with an INTERNAL error; the process goes on.
  */
-final class PythonModelRunner extends AbstractModelRunner {
+final class PythonModelRunner extends AbstractModelRunner implements StreamingModelRunner {
 
   static final String FORMAT = "python";
 
@@ -75,6 +84,7 @@ final class PythonModelRunner extends AbstractModelRunner {
       load.put("device", pyDevice);
       load.set("inputs", specs(spec.inputs()));
       load.set("outputs", specs(spec.outputs()));
+      load.put("streaming", spec.streaming());
       PythonFrames.Frame ready = process.exchange(load, List.of(), options.startupTimeout(), "loaded");
       String version = "Python " + ready.header().path("python").asText("?") + ", numpy "
           + ready.header().path("numpy").asText("?");
@@ -142,6 +152,63 @@ final class PythonModelRunner extends AbstractModelRunner {
       throw new InferenceException(InferenceException.Kind.INTERNAL, "model " + spec().uri() + ": predict raised "
           + PythonFrames.describeError(reply.header()));
     }
+    return named(reply);
+  }
+
+  @Override
+  public ChunkStream open(InferenceRequest request) {
+    if (!spec().streaming()) {
+      throw InferenceException.invalid("model " + spec().uri() + " does not stream (model.streaming is false)");
+    }
+    List<Tensor> inputs = streamInputs(request);
+    PythonFrames.Frame opened = process.exchange(PythonFrames.header("stream_open", 0), inputs,
+        options.requestTimeout(), "stream_opened");
+    if (opened.op().equals("error")) {
+      throw new InferenceException(InferenceException.Kind.INTERNAL, "model " + spec().uri()
+          + ": predict_stream raised " + PythonFrames.describeError(opened.header()));
+    }
+    long stream = opened.header().path("stream").asLong(-1);
+    return new ChunkStream() {
+      private boolean over;
+
+      @Override
+      public List<Tensor> next() {
+        if (over) {
+          return null;
+        }
+        ObjectNode h = PythonFrames.header("stream_next", 0);
+        h.put("stream", stream);
+        PythonFrames.Frame f = process.exchange(h, List.of(), options.requestTimeout(), NEXT_REPLIES);
+        if (f.op().equals("error")) {
+          over = true;
+          throw new InferenceException(InferenceException.Kind.INTERNAL, "model " + spec().uri()
+              + ": predict_stream raised " + PythonFrames.describeError(f.header()));
+        }
+        if (f.op().equals("stream_end")) {
+          over = true;
+          return null;
+        }
+        return chunkOutputs(request, named(f));
+      }
+
+      @Override
+      public void close() {
+        if (over) {
+          return;
+        }
+        over = true;
+        if (process.alive()) {
+          ObjectNode h = PythonFrames.header("stream_close", 0);
+          h.put("stream", stream);
+          process.exchange(h, List.of(), options.requestTimeout(), "stream_closed");
+        }
+      }
+    };
+  }
+
+  private static final java.util.Set<String> NEXT_REPLIES = java.util.Set.of("chunk", "stream_end");
+
+  private List<Tensor> named(PythonFrames.Frame reply) {
     List<TensorSpec> declared = spec().outputs();
     List<Tensor> outputs = reply.tensors();
     List<Tensor> named = new ArrayList<>(outputs.size());

@@ -174,6 +174,11 @@ final class PythonProcess implements AutoCloseable {
    * @throws ModelExecutionException when the process failed (see the class comment); it is dead afterwards
    */
   PythonFrames.Frame exchange(ObjectNode header, List<Tensor> tensors, Duration timeout, String expectedOp) {
+    return exchange(header, tensors, timeout, java.util.Set.of(expectedOp));
+  }
+
+  /** {@link #exchange(ObjectNode, List, Duration, String)} for a request that has several good answers. */
+  PythonFrames.Frame exchange(ObjectNode header, List<Tensor> tensors, Duration timeout, java.util.Set<String> expectedOps) {
     ModelExecutionException failed = failure;
     if (failed != null) {
       throw new ModelExecutionException(failed.getMessage(), failed);
@@ -203,7 +208,7 @@ final class PythonProcess implements AutoCloseable {
     if (reply.op().equals("error") && reply.header().path("fatal").asBoolean(true)) {
       throw fail("failed and is exiting: " + PythonFrames.describeError(reply.header()), null, true);
     }
-    if (!reply.op().equals(expectedOp) && !reply.op().equals("error") || reply.id() != id) {
+    if (!expectedOps.contains(reply.op()) && !reply.op().equals("error") || reply.id() != id) {
       throw fail("answered '" + op + "' #" + id + " with '" + reply.op() + "' #" + reply.id(), null, false);
     }
     return reply;

@@ -86,7 +86,9 @@ public final class RunnerLoader {
     int iterations;
     try {
       // A Python model warms itself in its process (its warmup()); repeating zeros over the pipe adds nothing.
-      int repeats = spec.engine().equals(ModelSpec.ENGINE_PYTHON) ? 1 : ModelRunners.WARMUP_MAX_ITERATIONS;
+      // A streaming one may have no predict at all: its own warmup() is all.
+      int repeats = !spec.engine().equals(ModelSpec.ENGINE_PYTHON) ? ModelRunners.WARMUP_MAX_ITERATIONS
+          : spec.streaming() ? 0 : 1;
       iterations = warmUp(runner, spec, repeats, loaded, nanoClock);
     } catch (RuntimeException e) {
       runner.close();

@@ -27,4 +27,13 @@ public interface WorkerChannel {
 
   /** Executes one batch; see the interface contract. */
   CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch);
+
+  /**
+   * Runs a batch of streams (a streaming model's requests); completes, as {@link #infer} does, with one (empty)
+   * list per call once every stream is over. Channels of workers that cannot stream refuse.
+   */
+  default CompletionStage<List<List<Tensor>>> stream(List<io.kiln.pools.StreamCall> calls) {
+    return java.util.concurrent.CompletableFuture.failedFuture(
+        io.kiln.pools.InferenceException.invalid("worker " + id() + " does not stream"));
+  }
 }

@@ -21,15 +21,23 @@ Datatypes: the Open Inference Protocol's fixed-size ones numpy has: BOOL, UINT8.
 FP32, FP64 (BF16 and BYTES are refused by the JVM before this script starts).
 
 Ops, JVM -> here:
-    load     {"class", "model_dir", "config", "device", "inputs", "outputs"}: import model.py, instantiate
-             the class, call load(config, device) and warmup() when it has them  -> loaded | error
+    load     {"class", "model_dir", "config", "device", "inputs", "outputs", "streaming"}: import model.py,
+             instantiate the class (with "streaming": true it must have predict_stream), call
+             load(config, device) and warmup() when it has them  -> loaded | error
     predict  {"tensors"} + payload: one batch, first dimension = rows of the whole batch -> result | error
+    stream_open  {"tensors"} + payload: one request; calls predict_stream(inputs), which must return an
+             iterator (a generator), and keeps it  -> stream_opened {"stream": int} | error
+    stream_next  {"stream"}: advances that generator by one yield  -> chunk {"tensors"} + payload (the yielded
+             dict's outputs, as predict's) | stream_end (the generator returned; it is dropped) | error (it
+             raised; it is dropped; non-fatal)
+    stream_close {"stream"}: closes the generator early (GeneratorExit inside it)  -> stream_closed
     close    -> closed, then exit 0
-    (reserved) predict_stream: like predict, answered by several result frames of which only the last has
-             "final": true. Version 1 answers it with a non-fatal error.
+The JVM pulls one chunk at a time (stream_next), only while the client's reader has room: back-pressure and
+cancellation between any two yields, with nothing buffered here.
 Ops, here -> JVM:
     loaded   {"python", "numpy", "pid"}
     result   {"tensors", "final": true} + payload: the outputs named as the spec declares them
+    stream_opened, chunk, stream_end, stream_closed: see stream_open, stream_next, stream_close
     error    {"error": {"type", "message", "traceback"}, "fatal": bool}: non-fatal = this request failed and
              the worker goes on (predict raised); fatal = this process is about to exit (bad frame, failed
              load)
@@ -135,6 +143,8 @@ class Worker:
     def __init__(self):
         self.model = None
         self.outputs = []
+        self.streams = {}
+        self.next_stream = 0
 
     def load(self, h):
         model_dir = h["model_dir"]
@@ -151,7 +161,11 @@ class Worker:
         if cls is None:
             raise AttributeError("%s defines no class %r" % (path, h["class"]))
         self.model = cls()
-        if not callable(getattr(self.model, "predict", None)):
+        if h.get("streaming"):
+            if not callable(getattr(self.model, "predict_stream", None)):
+                raise AttributeError("class %r in %s has no predict_stream(self, inputs) method, and the model sets "
+                                     "streaming: true" % (h["class"], path))
+        elif not callable(getattr(self.model, "predict", None)):
             raise AttributeError("class %r in %s has no predict(self, inputs) method" % (h["class"], path))
         self.outputs = [(o["name"], o["datatype"]) for o in h["outputs"]]
         if hasattr(self.model, "load"):
@@ -161,9 +175,38 @@ class Worker:
         return {"python": sys.version.split()[0], "numpy": np.__version__, "pid": os.getpid()}
 
     def predict(self, arrays):
-        got = self.model.predict({name: a for name, a in arrays})
+        return self.outputs_of(self.model.predict({name: a for name, a in arrays}), "predict must return")
+
+    def stream_open(self, arrays):
+        it = iter(self.model.predict_stream({name: a for name, a in arrays}))
+        self.next_stream += 1
+        self.streams[self.next_stream] = it
+        return self.next_stream
+
+    def stream_next(self, sid):
+        it = self.streams[sid]
+        try:
+            got = next(it)
+        except StopIteration:
+            del self.streams[sid]
+            return None
+        except BaseException:
+            del self.streams[sid]
+            raise
+        try:
+            return self.outputs_of(got, "predict_stream must yield")
+        except BaseException:
+            self.stream_close(sid)
+            raise
+
+    def stream_close(self, sid):
+        it = self.streams.pop(sid, None)
+        if it is not None and hasattr(it, "close"):
+            it.close()
+
+    def outputs_of(self, got, what):
         if not isinstance(got, dict):
-            raise TypeError("predict must return a dict of output name -> numpy array, got %s" % type(got).__name__)
+            raise TypeError("%s a dict of output name -> numpy array, got %s" % (what, type(got).__name__))
         out = []
         for name, datatype in self.outputs:
             if name not in got:
@@ -198,6 +241,29 @@ def main():
                 error_reply(req_id, e, fatal=False)
                 continue
             write_frame({"op": "result", "id": req_id, "final": True}, out)
+        elif op == "stream_open":
+            try:
+                sid = worker.stream_open(arrays)
+            except Exception as e:
+                error_reply(req_id, e, fatal=False)
+                continue
+            write_frame({"op": "stream_opened", "id": req_id, "stream": sid})
+        elif op == "stream_next":
+            try:
+                out = worker.stream_next(header.get("stream"))
+            except Exception as e:
+                error_reply(req_id, e, fatal=False)
+                continue
+            if out is None:
+                write_frame({"op": "stream_end", "id": req_id})
+            else:
+                write_frame({"op": "chunk", "id": req_id}, out)
+        elif op == "stream_close":
+            try:
+                worker.stream_close(header.get("stream"))
+            except Exception as e:  # a generator that raises on close: it is gone all the same
+                print("predict_stream raised while closing: %r" % (e,), file=sys.stderr)
+            write_frame({"op": "stream_closed", "id": req_id})
         elif op == "close":
             write_frame({"op": "closed", "id": req_id})
             return

@@ -18,13 +18,13 @@ class DiagnosticModelsTest {
 
   @Test
   void builtinModelsNoLongerKnowTheDiagnosticOnes() {
-    assertThat(BuiltinModels.NAMES).containsExactly(BuiltinModels.IDENTITY)
+    assertThat(BuiltinModels.NAMES).containsExactly(BuiltinModels.IDENTITY, BuiltinModels.CHUNKS)
         .doesNotContainAnyElementsOf(DiagnosticModels.NAMES);
     assertThat(DiagnosticModels.NAMES).containsExactly("builtin:crash-on-nan", "builtin:sleep");
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"builtin:identity", "builtin:crash-on-nan", "builtin:sleep"})
+  @ValueSource(strings = {"builtin:identity", "builtin:chunks", "builtin:crash-on-nan", "builtin:sleep"})
   void everyBuiltinAndDiagnosticUriStaysValid(String uri) {
     BuiltinModels.checkName(uri);
 
@@ -35,7 +35,7 @@ class DiagnosticModelsTest {
   void anUnknownBuiltinNamesEveryKnownOne() {
     assertThatThrownBy(() -> spec("builtin:nope")).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("unknown built-in model 'builtin:nope', expected one of "
-            + "[builtin:identity, builtin:crash-on-nan, builtin:sleep]");
+            + "[builtin:identity, builtin:chunks, builtin:crash-on-nan, builtin:sleep]");
   }
 
   @Test

@@ -42,13 +42,23 @@ final class ActorThreads {
         try {
           result = work.call();
         } catch (Exception e) {
-          context.runOnContext(v -> rejected.accept(e));
+          handBack(context, () -> rejected.accept(e));
           return;
         }
-        context.runOnContext(v -> then.accept(result));
+        handBack(context, () -> then.accept(result));
       });
     } catch (RejectedExecutionException e) {
       context.runOnContext(v -> rejected.accept(e));
+    }
+  }
+
+  // A call that outlives its node's Vert.x (closed under it, e.g. a test's cluster closed as a long call returns)
+  // has no one left to answer: drop the answer rather than throw from a pool thread.
+  private static void handBack(Context context, Runnable r) {
+    try {
+      context.runOnContext(v -> r.run());
+    } catch (RejectedExecutionException closed) {
+      // the event loop is gone with its Vert.x
     }
   }
 

@@ -68,6 +68,10 @@ final class ModelReader {
     List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
     int[] threads = threads(m.section("threads"));
     Boolean allowCpuFallback = m.bool("allow_cpu_fallback", false);
+    Boolean streaming = m.bool("streaming", false);
+    if (Boolean.TRUE.equals(streaming) && engine != null && uri != null) {
+      check(m.at("streaming"), m.path("streaming"), io.kiln.pools.SpecRules.streamingFits(engine, uri, true));
+    }
     PythonReader pythonReader = new PythonReader(reading);
     io.kiln.pools.PythonOptions python = pythonReader.read(m, engine);
     if (python != null && uri != null && options.checkModelPaths()) {
@@ -81,7 +85,8 @@ final class ModelReader {
       return ModelSpec.builder().uri(uri).engine(engine).format(format.orElse(ModelSpec.FORMAT_AUTO))
           .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
           .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python)
-          .allowCpuFallback(Boolean.TRUE.equals(allowCpuFallback)).build();
+          .allowCpuFallback(Boolean.TRUE.equals(allowCpuFallback))
+          .streaming(Boolean.TRUE.equals(streaming)).build();
     } catch (IllegalArgumentException e) {
       // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model).
       problems.at(m.node(), m.path(), e.getMessage());

@@ -89,6 +89,9 @@ public final class SpecJsonWriter {
     if (m.allowCpuFallback()) {
       o.put("allow_cpu_fallback", true);
     }
+    if (m.streaming()) {
+      o.put("streaming", true);
+    }
     if (m.python() != null) {
       ObjectNode py = o.putObject("python");
       py.put("class", m.python().className());

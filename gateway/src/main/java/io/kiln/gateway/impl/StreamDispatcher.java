@@ -1,0 +1,182 @@
+package io.kiln.gateway.impl;
+
+import io.kiln.gateway.ModelInfo;
+import io.kiln.gateway.StreamOptions;
+import io.kiln.gateway.spi.PoolDirectory;
+import io.kiln.gateway.spi.PoolEndpoint;
+import io.kiln.pools.CapacityExceededException;
+import io.kiln.pools.ChunkListener;
+import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.ResponseStream;
+import io.kiln.pools.ValidatedRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The protocol-neutral half of streaming: admits a stream against the node's limit, routes it like any request
+ * and opens it at the chosen pool; a model that does not stream is answered through the {@link Dispatcher} as a
+ * stream of one chunk. Every listener call comes on the calling context. Call {@link #open} on an event loop;
+ * it never blocks.
+ */
+final class StreamDispatcher {
+
+  private final PoolDirectory pools;
+  private final Router router;
+  private final Dispatcher dispatcher;
+  private final GatewayMetrics metrics;
+  private final StreamMetrics streamMetrics;
+  private final long defaultTimeoutMillis;
+  private final LongSupplier nanoClock;
+  private final Supplier<StreamOptions> options;
+  private final int retryAfterSeconds;
+
+  StreamDispatcher(PoolDirectory pools, Router router, Dispatcher dispatcher, GatewayMetrics metrics,
+                   StreamMetrics streamMetrics, long defaultTimeoutMillis, LongSupplier nanoClock,
+                   Supplier<StreamOptions> options, int retryAfterSeconds) {
+    this.pools = pools;
+    this.router = router;
+    this.dispatcher = dispatcher;
+    this.metrics = metrics;
+    this.streamMetrics = streamMetrics;
+    this.defaultTimeoutMillis = defaultTimeoutMillis;
+    this.nanoClock = nanoClock;
+    this.options = options;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  /**
+   * Opens a stream of {@code request}'s answer.
+   *
+   * @throws CapacityExceededException when the node holds its limit of streams (503 + Retry-After)
+   * @throws RuntimeException an {@link io.kiln.pools.InferenceException} when routing fails (no ready pool)
+   */
+  ResponseStream open(ModelInfo model, ValidatedRequest request, Hints hints, ChunkListener listener) {
+    StreamOptions limits = options.get();
+    int now = streamMetrics.active.incrementAndGet();
+    if (now > limits.maxStreams()) {
+      streamMetrics.active.decrementAndGet();
+      throw new CapacityExceededException("too many streams: this gateway holds " + limits.maxStreams()
+          + " open (its limit)", Duration.ofSeconds(Math.max(1, retryAfterSeconds)));
+    }
+    Metered metered = new Metered(model.name(), listener);
+    try {
+      if (!model.signature().streaming()) {
+        return releasing(oneChunk(model, request, hints, metered), metered::settle);
+      }
+      long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
+          : defaultTimeoutMillis;
+      long deadline = nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+      List<PoolEndpoint> candidates = pools.pools(model.name(), model.version());
+      Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
+      metrics.routed(route.reason(), false);
+      return releasing(pools.stream(route.target(), model.name(), model.version(), request, deadline,
+          limits.window(), limits.maxChunkBytes(), metered), metered::settle);
+    } catch (RuntimeException e) {
+      metered.settle();
+      throw e;
+    }
+  }
+
+  private ResponseStream oneChunk(ModelInfo model, ValidatedRequest request, Hints hints, ChunkListener listener) {
+    Dispatcher.Call call = dispatcher.dispatch(model, request, hints);
+    call.result().onComplete(ar -> {
+      if (ar.failed()) {
+        listener.error(ar.cause());
+      } else {
+        InferenceResponse r = ar.result();
+        listener.chunk(r);
+        listener.end(Map.of("kiln_node", r.parameters().getOrDefault(Fields.KILN_NODE, ""), "kiln_chunks", 1L));
+      }
+    });
+    return new ResponseStream() {
+      @Override
+      public String id() {
+        return "single";
+      }
+
+      @Override
+      public void pause() {
+      }
+
+      @Override
+      public void resume() {
+      }
+
+      @Override
+      public void cancel() {
+        call.cancel();
+      }
+    };
+  }
+
+  /** Counts the stream as active until it settles or is cancelled, and times its chunks. */
+  private final class Metered implements ChunkListener {
+    private final String model;
+    private final ChunkListener inner;
+    private final long opened = nanoClock.getAsLong();
+    private long last;
+    private boolean settled;
+
+    Metered(String model, ChunkListener inner) {
+      this.model = model;
+      this.inner = inner;
+    }
+
+    @Override
+    public void chunk(InferenceResponse chunk) {
+      long t = nanoClock.getAsLong();
+      streamMetrics.chunk(model, t - (last == 0 ? opened : last), last == 0);
+      last = t;
+      inner.chunk(chunk);
+    }
+
+    @Override
+    public void end(Map<String, Object> parameters) {
+      settle();
+      inner.end(parameters);
+    }
+
+    @Override
+    public void error(Throwable error) {
+      settle();
+      inner.error(error);
+    }
+
+    synchronized void settle() {
+      if (!settled) {
+        settled = true;
+        streamMetrics.active.decrementAndGet();
+      }
+    }
+  }
+
+  /** A cancelled stream's listener hears nothing more, so the cancel itself releases its admission. */
+  private static ResponseStream releasing(ResponseStream s, Runnable onCancel) {
+    return new ResponseStream() {
+      @Override
+      public String id() {
+        return s.id();
+      }
+
+      @Override
+      public void pause() {
+        s.pause();
+      }
+
+      @Override
+      public void resume() {
+        s.resume();
+      }
+
+      @Override
+      public void cancel() {
+        s.cancel();
+        onCancel.run();
+      }
+    };
+  }
+}

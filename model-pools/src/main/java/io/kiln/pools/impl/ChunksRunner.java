@@ -1,0 +1,137 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.ChunkStream;
+import io.kiln.pools.InferenceException;
+import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.ModelExecutionException;
+import io.kiln.pools.ModelSpec;
+import io.kiln.pools.StreamingModelRunner;
+import io.kiln.pools.Tensor;
+import io.kiln.pools.TensorSpec;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@value BuiltinModels#CHUNKS}: a streaming model for tests, demos and benchmarks of the streaming path. It
+ * answers a request with {@code chunks} chunks (request parameter, default {@value #DEFAULT_CHUNKS}, at most
+ * {@value #MAX_CHUNKS}); chunk {@code i} holds every input plus {@code i} element by element (FP32, FP64,
+ * INT32, INT64; other datatypes unchanged), so a client sending zeros reads the chunk's index from it and sees
+ * the order. Before each chunk after the first it spends {@code delay_ms} (parameter, default 0, at most
+ * {@value #MAX_DELAY_MILLIS}) as a model's step would. {@code fail_at} (parameter) makes chunk {@code k} fail
+ * with an INTERNAL model error, as a generator that raised mid-stream; {@code crash_at} makes it fail the worker
+ * ({@link ModelExecutionException}). Its outputs are declared as the identity's (one per input, same datatypes).
+ * {@link #infer} answers the first chunk (warm-up).
+ */
+final class ChunksRunner extends BuiltinModels.IdentityRunner implements StreamingModelRunner {
+
+  static final int DEFAULT_CHUNKS = 4;
+  static final int MAX_CHUNKS = 100_000;
+  static final long MAX_DELAY_MILLIS = 10_000;
+
+  ChunksRunner(ModelSpec spec, List<TensorSpec> outputs) {
+    super(spec, outputs);
+  }
+
+  @Override
+  public ChunkStream open(InferenceRequest request) {
+    List<Tensor> inputs = streamInputs(request);
+    Map<String, Object> p = request.parameters();
+    long chunks = longParameter(p, "chunks", DEFAULT_CHUNKS, 0, MAX_CHUNKS);
+    long delay = longParameter(p, "delay_ms", 0, 0, MAX_DELAY_MILLIS);
+    long failAt = longParameter(p, "fail_at", -1, -1, MAX_CHUNKS);
+    long crashAt = longParameter(p, "crash_at", -1, -1, MAX_CHUNKS);
+    return new ChunkStream() {
+      private long next;
+      private boolean closed;
+
+      @Override
+      public List<Tensor> next() {
+        if (closed || next >= chunks) {
+          return null;
+        }
+        long i = next++;
+        if (i > 0 && delay > 0) {
+          try {
+            Thread.sleep(delay); // the model's own cost per step, as builtin:sleep's
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ModelExecutionException("interrupted", e);
+          }
+        }
+        if (i == crashAt) {
+          throw new ModelExecutionException("builtin:chunks crashed at chunk " + i + " (crash_at)");
+        }
+        if (i == failAt) {
+          throw new InferenceException(InferenceException.Kind.INTERNAL, "builtin:chunks failed at chunk " + i
+              + " (fail_at)");
+        }
+        List<Tensor> out = new ArrayList<>(inputs.size());
+        for (Tensor t : inputs) {
+          out.add(plus(t, i));
+        }
+        return chunkOutputs(request, out);
+      }
+
+      @Override
+      public void close() {
+        closed = true;
+      }
+    };
+  }
+
+  private static long longParameter(Map<String, Object> p, String name, long fallback, long min, long max) {
+    Object v = p.get(name);
+    if (v == null) {
+      return fallback;
+    }
+    long n;
+    if (v instanceof Number num && num.doubleValue() == Math.rint(num.doubleValue())) {
+      n = num.longValue();
+    } else if (v instanceof String s && s.matches("-?\\d{1,18}")) {
+      n = Long.parseLong(s);
+    } else {
+      throw InferenceException.invalid("parameters." + name + ": must be a whole number, got " + v);
+    }
+    if (n < min || n > max) {
+      throw InferenceException.invalid("parameters." + name + ": must be in " + min + ".." + max + ", got " + n);
+    }
+    return n;
+  }
+
+  private static Tensor plus(Tensor t, long add) {
+    if (add == 0) {
+      return t;
+    }
+    ByteBuffer in = ByteBuffer.wrap(t.data()).order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer out = ByteBuffer.allocate(t.data().length).order(ByteOrder.LITTLE_ENDIAN);
+    switch (t.datatype()) {
+      case FP32 -> {
+        while (in.hasRemaining()) {
+          out.putFloat(in.getFloat() + add);
+        }
+      }
+      case FP64 -> {
+        while (in.hasRemaining()) {
+          out.putDouble(in.getDouble() + add);
+        }
+      }
+      case INT32 -> {
+        while (in.hasRemaining()) {
+          out.putInt((int) (in.getInt() + add));
+        }
+      }
+      case INT64 -> {
+        while (in.hasRemaining()) {
+          out.putLong(in.getLong() + add);
+        }
+      }
+      default -> {
+        return t;
+      }
+    }
+    return new Tensor(t.name(), t.datatype(), t.shape(), out.array());
+  }
+}
