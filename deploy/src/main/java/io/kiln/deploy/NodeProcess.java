@@ -40,9 +40,9 @@ final class NodeProcess {
       throws InterruptedException {
     NodeProcess p = new NodeProcess(node, entry, drain, err);
     Runtime.getRuntime().addShutdownHook(new Thread(p::exiting, "kiln-shutdown"));
+    LocalNodes.write(entry); // first: `kiln status` and the tests look for it as soon as the node said it is ready
     p.handle("TERM");
     p.handle("INT");
-    LocalNodes.write(entry);
     while (!p.stopped.await(1, TimeUnit.HOURS)) {
       // still running
     }

@@ -88,6 +88,8 @@ class InstalledLibTorchIT {
       return cli.output("up").contains("is ready");
     });
     assertThat(cli.output("up")).contains("kiln: PyTorch engine on libtorch " + torch + " (cpu) from " + libtorch.toRealPath());
+    // The node's record in .kiln/nodes is written just after the ready line is printed.
+    await().atMost(Duration.ofSeconds(30)).until(() -> cli.entry("byo").isPresent());
     int port = cli.entry("byo").orElseThrow().path("httpPort").asInt();
     KilnCliIT.inferQuickstart(port, "byo");
 
