@@ -110,7 +110,8 @@ public final class JobLoader {
     String deployment = m.text("deployment", "");
     String pipeline = m.text("pipeline", "");
     if (deployment.isEmpty() == pipeline.isEmpty()) {
-      problems.at(m.node(), "deployment", deployment.isEmpty()
+      problems.at(deployment.isEmpty() ? m.node() : m.at("pipeline"), deployment.isEmpty() ? "deployment" : "pipeline",
+          deployment.isEmpty()
           ? "name the deployment (or the pipeline) every input goes through"
           : "a job runs either a deployment or a pipeline, not both");
     }
