@@ -130,6 +130,28 @@ class JobsClusterTest {
   }
 
   @Test
+  void whenTheCoordinatorDiesTheLeaderResumesTheJob() throws Exception {
+    try (JobCluster c = new JobCluster(tmp, HEAD, "w1", "w2")) {
+      int n = 40;
+      List<String> urls = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        urls.add(c.mediaUrl(i));
+      }
+      String id = result(c.jobs("w1").submit(c.load(urlJob("orphan", urls, "out", "per_node: 2\nmax_in_flight: 4"))));
+      await().atMost(PipelineCluster.WAIT).until(() -> result(c.jobs(HEAD).status(id)).map(s -> s.done() >= 4)
+          .orElse(false));
+      c.crash("w1");
+      await().atMost(PipelineCluster.WAIT).until(() -> result(c.jobs(HEAD).status(id))
+          .map(s -> s.coordinator().equals(HEAD) && s.state() == JobState.SUCCEEDED).orElse(false));
+      JobStatus s = result(c.jobs(HEAD).status(id)).orElseThrow();
+      assertThat(s.skipped()).as("results the first coordinator wrote are kept").isGreaterThanOrEqualTo(4);
+      Map<String, JsonNode> results = JobCluster.results(tmp.resolve("out"));
+      assertThat(results.keySet()).containsExactlyInAnyOrderElementsOf(urls.stream().map(NodeCache::keyOf).toList());
+      assertThat(JobCluster.strays(tmp.resolve("out"))).isEmpty();
+    }
+  }
+
+  @Test
   void aResumedJobRedoesOnlyWhatWasMissing() throws Exception {
     try (JobCluster c = new JobCluster(tmp, HEAD, "w1", "w2")) {
       c.mediaFolder("media", 20);

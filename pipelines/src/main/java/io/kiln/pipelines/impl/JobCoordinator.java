@@ -46,6 +46,9 @@ final class JobCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(JobCoordinator.class);
   private static final int MAX_FREE_REDISPATCHES = 1000;
   private static final long REFILL_MS = 100;
+  /** How long a low-priority job stays polite on a node after it last saw online requests there. */
+  static final long POLITE_MS = 2_000;
+  static final long PEAK_WINDOW_MS = 300;
 
   private final JobEnv env;
   private final String id;
@@ -56,6 +59,13 @@ final class JobCoordinator {
   private final ArrayDeque<Integer> pending = new ArrayDeque<>();
   private final Map<String, ArrayDeque<Integer>> waiting = new HashMap<>();
   private final Map<String, Integer> inFlightOn = new HashMap<>();
+  /** Inputs in flight: their node, and whether they reached the pool (told by the task). */
+  private final Map<Integer, String> inFlightNode = new HashMap<>();
+  private final Set<Integer> inPool = new java.util.HashSet<>();
+  private final Map<String, Integer> inPoolOn = new HashMap<>();
+  private final Map<String, Long> onlineSeenAt = new HashMap<>();
+  private final Map<String, long[]> inPoolPeak = new HashMap<>();
+  private io.vertx.core.eventbus.MessageConsumer<Object> phases;
   private final byte[] attempts;
   private int freeRedispatches;
   private int inFlight;
@@ -97,6 +107,11 @@ final class JobCoordinator {
 
   /** Prepares the output folder, skips inputs with a result, records the job and starts dispatching. */
   CompletionStage<Void> start() {
+    phases = env.runtime().vertx().eventBus().consumer(JobItem.PHASE_ADDRESS + id, m -> {
+      if (m.body() instanceof Number n) {
+        reachedPool(n.intValue());
+      }
+    });
     return env.runtime().vertx().executeBlocking(() -> outputs.prepare(WireCodec.toJson(spec).getBytes(
         java.nio.charset.StandardCharsets.UTF_8)), false).toCompletionStage().thenCompose(have -> {
           synchronized (this) {
@@ -180,6 +195,7 @@ final class JobCoordinator {
       for (Dispatch d : out) {
         inFlight++;
         inFlightOn.merge(d.node(), 1, Integer::sum);
+        inFlightNode.put(d.index(), d.node());
       }
       dirty |= !out.isEmpty();
       if ((!pending.isEmpty() || !waiting.isEmpty()) && refillTimer < 0) {
@@ -208,8 +224,20 @@ final class JobCoordinator {
       int mine = inFlightOn.getOrDefault(p.nodeId(), 0);
       int allowed = spec.perNode();
       if (spec.priority() == JobSpec.Priority.LOW) {
-        long online = Math.max(0, p.load() - mine);
-        allowed = (int) Math.max(1, spec.perNode() - online);
+        // Online requests outstanding there: the pool's reported load less this job's inputs in the pool. While
+        // there are any, the job keeps one input per worker at most, so an online request waits behind at most
+        // one job request per worker (the pool's queue is FIFO).
+        // The board samples the pool every ~100 ms, and online traffic has gaps: the job stays polite for
+        // POLITE_MS after it last saw any, or it would burst into every gap.
+        long t = now();
+        long online = Math.max(0, p.load() - recentInPool(p.nodeId(), t));
+        if (online > 0) {
+          onlineSeenAt.put(p.nodeId(), t);
+        }
+        Long seen = onlineSeenAt.get(p.nodeId());
+        if (seen != null && t - seen < POLITE_MS) {
+          allowed = Math.min(spec.perNode(), Math.max(1, p.totalWorkers()));
+        }
       }
       room.put(p.nodeId(), Math.max(0, allowed - mine));
     }
@@ -227,7 +255,7 @@ final class JobCoordinator {
   }
 
   private void dispatch(int i, String node) {
-    JobItem item = new JobItem(id, spec.inputs().get(i), target.deployment(), target.version(), target.inputs(),
+    JobItem item = new JobItem(id, i, spec.inputs().get(i), target.deployment(), target.version(), target.inputs(),
         spec.format(), spec.tensor(), spec.maxBytes(), spec.timeoutMs());
     TaskOptions options = TaskOptions.builder().strategy(SchedulingStrategy.onNode(node)).maxRetries(0)
         .retryExceptions(false).placementTimeout(Duration.ofMillis(spec.timeoutMs()))
@@ -268,7 +296,7 @@ final class JobCoordinator {
       return null;
     }, false).onComplete(ar -> {
       synchronized (this) {
-        release(node);
+        release(i, node);
         if (ar.failed()) {
           // The folder cannot take results: nothing more can finish; stop rather than spin.
           count("output");
@@ -296,7 +324,7 @@ final class JobCoordinator {
     String uri = spec.inputs().get(i);
     long retryInMs = 0;
     synchronized (this) {
-      release(node);
+      release(i, node);
       if (state.terminal()) {
         return;
       }
@@ -410,15 +438,47 @@ final class JobCoordinator {
     if (refillTimer >= 0) {
       env.runtime().vertx().cancelTimer(refillTimer);
     }
+    if (phases != null) {
+      phases.unregister();
+    }
     JobStatus last = snapshot();
     persist().whenComplete((v, e) -> ended.complete(last));
     env.finished().accept(id);
   }
 
-  private void release(String node) {
+  private void release(int i, String node) {
     inFlight--;
     inFlightOn.computeIfPresent(node, (k, n) -> n <= 1 ? null : n - 1);
+    inFlightNode.remove(i);
+    if (inPool.remove(i)) {
+      inPoolOn.computeIfPresent(node, (k, n) -> n <= 1 ? null : n - 1);
+    }
     dirty = true;
+  }
+
+  private void reachedPool(int i) {
+    synchronized (this) {
+      String node = inFlightNode.get(i);
+      if (node != null && inPool.add(i)) {
+        int n = inPoolOn.merge(node, 1, Integer::sum);
+        long[] peak = inPoolPeak.computeIfAbsent(node, k -> new long[2]);
+        long t = now();
+        if (n >= peak[0] || t - peak[1] > PEAK_WINDOW_MS) {
+          peak[0] = n;
+          peak[1] = t;
+        }
+      }
+    }
+  }
+
+  /**
+   * This job's inputs in {@code node}'s pool as a load report may still show them: the most there were in the
+   * last {@value #PEAK_WINDOW_MS} ms (reports are up to ~100 ms old, and lag completions). Holds the monitor.
+   */
+  private long recentInPool(String node, long t) {
+    long now = inPoolOn.getOrDefault(node, 0);
+    long[] peak = inPoolPeak.get(node);
+    return peak != null && t - peak[1] <= PEAK_WINDOW_MS ? Math.max(now, peak[0]) : now;
   }
 
   private void count(String cause) {

@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 /**
  * A job's output folder, which is the truth about what finished: one {@code <key>.json} per input with a
  * result, {@code key} the SHA-256 of the input's URI (as the node cache keys it). A result is written to a
- * temporary file in the same folder, forced to disk and renamed over its name atomically, so a reader (or a
+ * temporary file in the same folder and renamed over its name atomically, so a reader (or a
  * resumed job) sees either no result or a whole one, and a retried or re-run input replaces its result with
  * an equal one instead of adding a second. Inputs that failed after their retries get
  * {@code _failed/<key>.json} (the cause), removed when a later attempt succeeds; {@code _job.json} holds the
@@ -58,7 +58,7 @@ public final class JobOutputs {
         if (name.startsWith(TEMP_PREFIX)) {
           Files.deleteIfExists(p);
         } else if (name.endsWith(SUFFIX) && io.kiln.pipelines.NodeCache.isKey(name.substring(0,
-            name.length() - SUFFIX.length()))) {
+            name.length() - SUFFIX.length())) && Files.size(p) > 0) {
           done.add(name.substring(0, name.length() - SUFFIX.length()));
         }
       }
@@ -84,7 +84,8 @@ public final class JobOutputs {
       while (b.hasRemaining()) {
         ch.write(b);
       }
-      ch.force(true);
+      // Not forced to disk: the rename is atomic against a crashed process (what a resume recovers from); after
+      // a power loss a result may be missing or empty, and an empty one counts as missing (see prepare).
     }
     try {
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -71,6 +71,9 @@ public final class JobTasks {
       throw new StepFailedException("decode: " + item.uri() + ": " + e.getMessage());
     }
     data = null; // the tensors hold the values now
+    // Tell the coordinator this input now waits in (or runs on) the pool: how it tells its own requests there
+    // from online ones. Fire-and-forget; a lost report only makes a low-priority job less polite.
+    task.runtime().vertx().eventBus().send(JobItem.PHASE_ADDRESS + item.jobId(), item.index());
     InferenceRequest request = new InferenceRequest(item.jobId() + "/" + key.substring(0, 16), inputs, List.of(),
         Map.of());
     CompletableFuture<InferenceResponse> call = services.pools().infer(item.deployment(), item.version(),
