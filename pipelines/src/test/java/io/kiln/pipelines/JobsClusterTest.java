@@ -98,6 +98,37 @@ class JobsClusterTest {
   }
 
   @Test
+  void aPipelineJobRunsThePipelineOncePerInput() throws Exception {
+    try (JobCluster c = new JobCluster(tmp, HEAD, "w1", "w2")) {
+      c.pc.apply("""
+          pipelines:
+            - name: media
+              steps:
+                - name: fetch
+                  fetch: {uri: "${input.media_uri}", max_bytes: 1048576}
+                  resources: {fetch_slot: 1}
+                  strategy: spread
+                - name: analyse
+                  infer: {deployment: ident}
+          """);
+      c.mediaFolder("media", 9);
+      String yaml = folderJob("viapipe", "media", "out", "pipeline: media\ninput_field: media_uri")
+          .replace("deployment: ident\n", "");
+      String id = result(c.jobs(HEAD).submit(c.load(yaml)));
+      JobStatus s = c.awaitEnd(HEAD, id);
+      assertThat(s.state()).as(s.toString()).isEqualTo(JobState.SUCCEEDED);
+      Map<String, JsonNode> results = JobCluster.results(tmp.resolve("out"));
+      assertThat(results).hasSize(9);
+      for (JsonNode r : results.values()) {
+        JsonNode steps = r.path("steps");
+        assertThat(steps.get(1).path("node").asText()).as("analysed where fetched")
+            .isEqualTo(steps.get(0).path("node").asText());
+        assertThat(r.path("run_id").asText()).isNotEmpty();
+      }
+    }
+  }
+
+  @Test
   void killingANodeMidJobLosesNoResultAndDuplicatesNone() throws Exception {
     try (JobCluster c = new JobCluster(tmp, HEAD, "w1", "w2")) {
       int n = 60;

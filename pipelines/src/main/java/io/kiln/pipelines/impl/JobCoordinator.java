@@ -26,7 +26,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Drives one job of a deployment on the node that accepted it. Inputs wait as indices (their URIs are in
+ * Drives one job on the node that accepted it. A pipeline job starts one run per input (at most
+ * {@code per_node} per member, {@code max_in_flight} in all) and lets the pipeline place its steps; what
+ * follows is about a deployment job. Inputs wait as indices (their URIs are in
  * the spec; no input's data is ever held here); at most {@code max_in_flight} are dispatched at once, at most
  * {@code per_node} on one node, each as a runtime task pinned to the node that fetches <em>and</em> analyses
  * it ({@link JobTasks}). An input some node already caches (the {@link io.kiln.pipelines.CacheIndex}) waits
@@ -46,6 +48,9 @@ final class JobCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(JobCoordinator.class);
   private static final int MAX_FREE_REDISPATCHES = 1000;
   private static final long REFILL_MS = 100;
+  private static final long RUN_POLL_MS = 250;
+  /** The one "node" of a pipeline job's bookkeeping: runs place themselves. */
+  static final String PIPELINE_RUNS = "";
   /** How long a low-priority job stays polite on a node after it last saw online requests there. */
   static final long POLITE_MS = 2_000;
   static final long PEAK_WINDOW_MS = 300;
@@ -126,7 +131,7 @@ final class JobCoordinator {
             }
             done = skipped;
             log("started on node " + env.runtime().nodeId() + ": " + inputs.size() + " inputs through "
-                + spec.target() + "@" + target.version() + ", " + skipped + " already done, output " + spec.output());
+ + spec.target() + (target == null ? "" : "@" + target.version()) + ", " + skipped + " already done, output " + spec.output());
             statusTimer = env.runtime().vertx().setPeriodic(env.statusPeriodMs(), t -> persistIfDirty());
           }
           return persist();
@@ -151,7 +156,7 @@ final class JobCoordinator {
       if (room.isEmpty()) {
         if (!noPoolLogged && !pending.isEmpty()) {
           noPoolLogged = true;
-          log("no node serves " + target.deployment() + "@" + target.version() + " now; waiting for one");
+          log("no node serves " + spec.target() + " now; waiting for one");
         }
       } else {
         noPoolLogged = false;
@@ -216,6 +221,13 @@ final class JobCoordinator {
   /** Free places per node serving the deployment; holds the monitor. */
   private Map<String, Integer> room() {
     Map<String, Integer> room = new TreeMap<>();
+    if (target == null) {
+      // A pipeline job: each input is one run, placed by the pipeline's own steps (its fetch step's strategy
+      // and slots, its infer step pinned to the fetch's node); the job bounds only how many run at once.
+      room.put(PIPELINE_RUNS, Math.min(spec.perNode() * Math.max(1, env.runtime().members().size()),
+          spec.maxInFlight()) - inFlightOn.getOrDefault(PIPELINE_RUNS, 0));
+      return room;
+    }
     Set<String> members = Set.copyOf(env.runtime().members());
     for (PoolLoad p : env.board().pools(target.deployment(), target.version())) {
       if (!p.ready() || p.draining() || !members.contains(p.nodeId())) {
@@ -246,6 +258,9 @@ final class JobCoordinator {
 
   /** A node serving the deployment that caches {@code uri}, or null. */
   private String cachedNode(String uri, Set<String> serving) {
+    if (target == null) {
+      return null;
+    }
     for (String n : env.index().nodesFor(NodeCache.keyOf(uri))) {
       if (serving.contains(n)) {
         return n;
@@ -255,6 +270,10 @@ final class JobCoordinator {
   }
 
   private void dispatch(int i, String node) {
+    if (target == null) {
+      runPipeline(i);
+      return;
+    }
     JobItem item = new JobItem(id, i, spec.inputs().get(i), target.deployment(), target.version(), target.inputs(),
         spec.format(), spec.tensor(), spec.maxBytes(), spec.timeoutMs());
     TaskOptions options = TaskOptions.builder().strategy(SchedulingStrategy.onNode(node)).maxRetries(0)
@@ -275,6 +294,62 @@ final class JobCoordinator {
     });
   }
 
+  private void runPipeline(int i) {
+    String uri = spec.inputs().get(i);
+    env.pipelines().startRun(spec.pipeline(), new io.kiln.pipelines.RunRequest(Map.of(spec.inputField(), uri), ""))
+        .whenComplete((runId, err) -> {
+          if (err != null) {
+            Throwable t = Futures.unwrapCompletion(err);
+            boolean full = t instanceof io.kiln.pipelines.PipelineException p
+                && p.kind() == io.kiln.pipelines.PipelineException.Kind.OVERLOADED;
+            failedAttempt(i, PIPELINE_RUNS, new RuntimeException((full ? "overloaded: " : "pipeline: ") + t.getMessage()));
+          } else {
+            pollRun(i, runId);
+          }
+        });
+  }
+
+  private void pollRun(int i, String runId) {
+    env.runtime().vertx().setTimer(RUN_POLL_MS, t -> env.pipelines().run(runId).whenComplete((st, err) -> {
+      if (err != null || st.isEmpty() || !st.get().state().terminal()) {
+        if (st != null && st.isEmpty()) {
+          failedAttempt(i, PIPELINE_RUNS, new RuntimeException("pipeline: run " + runId + " was forgotten"));
+        } else {
+          pollRun(i, runId);
+        }
+        return;
+      }
+      io.kiln.pipelines.RunStatus run = st.get();
+      if (run.state() != io.kiln.pipelines.RunState.SUCCEEDED) {
+        failedAttempt(i, PIPELINE_RUNS, new RuntimeException("pipeline: run " + runId + " " + run.state() + ": "
+            + run.error()));
+        return;
+      }
+      String uri = spec.inputs().get(i);
+      Map<String, Object> result = new LinkedHashMap<>();
+      result.put("uri", uri);
+      result.put("key", NodeCache.keyOf(uri));
+      result.put("job", id);
+      result.put("pipeline", spec.pipeline());
+      result.put("run_id", runId);
+      List<Map<String, Object>> steps = new java.util.ArrayList<>();
+      String fetchNode = "";
+      for (io.kiln.pipelines.StepStatus step : run.steps()) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("name", step.name());
+        one.put("node", step.nodeId());
+        one.put("output", step.output());
+        steps.add(one);
+        if (fetchNode.isEmpty() && step.kind() == io.kiln.pipelines.StepKind.FETCH) {
+          fetchNode = step.nodeId();
+        }
+      }
+      result.put("fetch_node", fetchNode);
+      result.put("steps", steps);
+      write(i, PIPELINE_RUNS, NodeCache.keyOf(uri), uri, fetchNode.isEmpty() ? run.coordinator() : fetchNode, result);
+    }));
+  }
+
   private void writeResult(int i, String node, JobOutcome out) {
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("uri", out.uri());
@@ -290,9 +365,14 @@ final class JobCoordinator {
     result.put("fetch_ms", out.fetchMs());
     result.put("infer_ms", out.inferMs());
     result.put("outputs", out.outputs());
+    write(i, node, out.key(), out.uri(), out.fetchNode(), result);
+  }
+
+  /** Writes one input's result, then counts it (so a counted result is always on disk). */
+  private void write(int i, String node, String key, String uri, String resultNode, Map<String, Object> result) {
     byte[] json = WireCodec.toJson(result).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     env.runtime().vertx().executeBlocking(() -> {
-      outputs.writeResult(out.key(), json);
+      outputs.writeResult(key, json);
       return null;
     }, false).onComplete(ar -> {
       synchronized (this) {
@@ -301,13 +381,13 @@ final class JobCoordinator {
           // The folder cannot take results: nothing more can finish; stop rather than spin.
           count("output");
           failed++;
-          log("writing the result of " + out.uri() + " failed: " + ar.cause());
+          log("writing the result of " + uri + " failed: " + ar.cause());
           end(JobState.FAILED, "the output folder " + spec.output() + " cannot be written: " + ar.cause().getMessage());
           return;
         }
         done++;
         doneHere++;
-        byNode.merge(out.fetchNode(), 1L, Long::sum);
+        byNode.merge(resultNode, 1L, Long::sum);
         dirty = true;
         if (state.terminal()) {
           persist(); // a cancelled job's last inputs still land; its status says so
@@ -320,7 +400,8 @@ final class JobCoordinator {
 
   private void failedAttempt(int i, String node, Throwable cause) {
     String message = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
-    boolean nodeGone = cause instanceof NodeDiedException || !env.runtime().members().contains(node);
+    boolean nodeGone = !node.equals(PIPELINE_RUNS)
+        && (cause instanceof NodeDiedException || !env.runtime().members().contains(node));
     String uri = spec.inputs().get(i);
     long retryInMs = 0;
     synchronized (this) {
@@ -385,7 +466,7 @@ final class JobCoordinator {
     int colon = message.indexOf(':');
     String head = colon > 0 ? message.substring(0, colon) : "";
     return switch (head) {
-      case "fetch", "decode", "infer", "overloaded" -> head;
+      case "fetch", "decode", "infer", "overloaded", "pipeline" -> head;
       default -> message.contains("timed out") || message.contains("did not answer") ? "timeout" : "other";
     };
   }

@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Threading:</b> thread-safe and non-blocking. <b>Errors</b> of {@link #submit} and {@link #resume}:
  * {@link PipelineException} NOT_FOUND (no such job, or the deployment has no ready version), INVALID_INPUT
  * (another running job writes to the same output folder; the job still runs), OVERLOADED (this node
- * coordinates {@value #MAX_ACTIVE_JOBS} jobs), UNAVAILABLE (pipeline jobs are not supported by this node).
+ * coordinates {@value #MAX_ACTIVE_JOBS} jobs), UNAVAILABLE (this node's jobs are shut down).
  */
 public final class Jobs implements AutoCloseable {
 
@@ -50,6 +50,7 @@ public final class Jobs implements AutoCloseable {
 
   private final KilnRuntime runtime;
   private final DeploymentResolver resolver;
+  private final Pipelines pipelines;
   private final JobStore store;
   private final JobRunner runner;
   private final LongSupplier clock;
@@ -64,6 +65,7 @@ public final class Jobs implements AutoCloseable {
               LongSupplier clockMillis, long statusPeriodMs) {
     this.runtime = runtime;
     this.resolver = resolver;
+    this.pipelines = pipelines;
     this.store = new JobStore(runtime);
     this.clock = clockMillis;
     CacheIndex index = pipelines.cacheIndex();
@@ -125,20 +127,27 @@ public final class Jobs implements AutoCloseable {
       return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.UNAVAILABLE,
           "jobs on node " + runtime.nodeId() + " are shut down"));
     }
-    if (!spec.pipeline().isEmpty()) {
-      return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.UNAVAILABLE,
-          "pipeline jobs are not supported yet; run a deployment"));
-    }
     if (runner.active() >= MAX_ACTIVE_JOBS) {
       return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.OVERLOADED,
           "node " + runtime.nodeId() + " coordinates " + MAX_ACTIVE_JOBS + " jobs already"));
     }
-    Optional<InferTarget> target = resolver.resolve(spec.deployment());
-    if (target.isEmpty()) {
-      return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.NOT_FOUND,
-          "deployment '" + spec.deployment() + "' has no version ready to serve"));
+    CompletionStage<InferTarget> resolved;
+    if (!spec.pipeline().isEmpty()) {
+      resolved = pipelines.pipeline(spec.pipeline()).thenApply(p -> {
+        if (p.isEmpty()) {
+          throw new PipelineException(PipelineException.Kind.NOT_FOUND, "no pipeline named '" + spec.pipeline() + "'");
+        }
+        return null; // a pipeline job has no target of its own
+      });
+    } else {
+      Optional<InferTarget> target = resolver.resolve(spec.deployment());
+      if (target.isEmpty()) {
+        return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.NOT_FOUND,
+            "deployment '" + spec.deployment() + "' has no version ready to serve"));
+      }
+      resolved = CompletableFuture.completedFuture(target.get());
     }
-    return store.list().thenCompose(all -> {
+    return resolved.thenCompose(target -> store.list().thenCompose(all -> {
       for (JobStatus s : all) {
         if (!s.id().equals(id) && s.state() == JobState.RUNNING && s.output().equals(spec.output())
             && runtime.members().contains(s.coordinator())) {
@@ -146,8 +155,8 @@ public final class Jobs implements AutoCloseable {
               + " is writing to " + spec.output() + "; one job per output folder at a time");
         }
       }
-      return runner.start(id, spec, target.get(), createdAtMs);
-    });
+      return runner.start(id, spec, target, createdAtMs);
+    }));
   }
 
   private void adoptJobsOf(String node) {
