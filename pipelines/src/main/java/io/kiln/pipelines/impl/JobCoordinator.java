@@ -160,6 +160,14 @@ final class JobCoordinator {
         }
       } else {
         noPoolLogged = false;
+        // Inputs waiting for a node that no longer serves (it left, or its pool went) wait no more.
+        for (var it = waiting.entrySet().iterator(); it.hasNext(); ) {
+          var e = it.next();
+          if (!room.containsKey(e.getKey())) {
+            e.getValue().descendingIterator().forEachRemaining(pending::addFirst);
+            it.remove();
+          }
+        }
         // Inputs waiting for the node that caches them go first, where that node has room.
         for (var e : waiting.entrySet()) {
           int free = room.getOrDefault(e.getKey(), 0);

@@ -162,7 +162,7 @@ public final class Jobs implements AutoCloseable {
   private void adoptJobsOf(String node) {
     store.list().thenAccept(all -> {
       for (JobStatus s : all) {
-        if (s.state() == JobState.RUNNING && s.coordinator().equals(node)) {
+        if ((s.state() == JobState.RUNNING || s.state() == JobState.INTERRUPTED) && s.coordinator().equals(node)) {
           LOG.info("job {} lost its coordinator {}; resuming it on {}", s.id(), node, runtime.nodeId());
           resume(s.id()).whenComplete((id, e) -> {
             if (e != null) {
@@ -213,7 +213,10 @@ public final class Jobs implements AutoCloseable {
     return runner.active();
   }
 
-  /** Stops coordinating: jobs running here are left INTERRUPTED, to be resumed (by the leader if it lives). */
+  /**
+   * Stops coordinating: jobs running here are left INTERRUPTED; the leader resumes them when this node has
+   * left the cluster (or {@link #resume} does).
+   */
   @Override
   public void close() {
     closed = true;
