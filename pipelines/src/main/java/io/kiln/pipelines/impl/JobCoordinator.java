@@ -415,6 +415,7 @@ final class JobCoordinator {
     synchronized (this) {
       release(i, node);
       if (state.terminal()) {
+        persist(); // the ended job's in-flight count drains to zero in its status too
         return;
       }
       String why = nodeGone ? "node_lost" : causeOf(message);
