@@ -5,7 +5,6 @@ import io.kiln.pipelines.NodeCache;
 import io.kiln.pipelines.jobs.JobSpec;
 import io.kiln.pipelines.jobs.JobState;
 import io.kiln.pipelines.jobs.JobStatus;
-import io.kiln.pools.PoolLoad;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
 import io.kiln.runtime.SchedulingStrategy;
@@ -15,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -48,12 +46,8 @@ final class JobCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(JobCoordinator.class);
   private static final int MAX_FREE_REDISPATCHES = 1000;
   private static final long REFILL_MS = 100;
-  private static final long RUN_POLL_MS = 250;
   /** The one "node" of a pipeline job's bookkeeping: runs place themselves. */
   static final String PIPELINE_RUNS = "";
-  /** How long a low-priority job stays polite on a node after it last saw online requests there. */
-  static final long POLITE_MS = 2_000;
-  static final long PEAK_WINDOW_MS = 300;
 
   private final JobEnv env;
   private final String id;
@@ -63,13 +57,7 @@ final class JobCoordinator {
   private final long createdAtMs;
   private final ArrayDeque<Integer> pending = new ArrayDeque<>();
   private final Map<String, ArrayDeque<Integer>> waiting = new HashMap<>();
-  private final Map<String, Integer> inFlightOn = new HashMap<>();
-  /** Inputs in flight: their node, and whether they reached the pool (told by the task). */
-  private final Map<Integer, String> inFlightNode = new HashMap<>();
-  private final Set<Integer> inPool = new java.util.HashSet<>();
-  private final Map<String, Integer> inPoolOn = new HashMap<>();
-  private final Map<String, Long> onlineSeenAt = new HashMap<>();
-  private final Map<String, long[]> inPoolPeak = new HashMap<>();
+  private final JobRoom rooms;
   private io.vertx.core.eventbus.MessageConsumer<Object> phases;
   private final byte[] attempts;
   private int freeRedispatches;
@@ -100,6 +88,7 @@ final class JobCoordinator {
     this.outputs = new JobOutputs(Path.of(spec.output()));
     this.createdAtMs = createdAtMs;
     this.attempts = new byte[spec.inputs().size()];
+    this.rooms = new JobRoom(spec);
   }
 
   String id() {
@@ -207,8 +196,7 @@ final class JobCoordinator {
       }
       for (Dispatch d : out) {
         inFlight++;
-        inFlightOn.merge(d.node(), 1, Integer::sum);
-        inFlightNode.put(d.index(), d.node());
+        rooms.dispatched(d.index(), d.node());
       }
       dirty |= !out.isEmpty();
       if ((!pending.isEmpty() || !waiting.isEmpty()) && refillTimer < 0) {
@@ -226,42 +214,18 @@ final class JobCoordinator {
     }
   }
 
-  /** Free places per node serving the deployment; holds the monitor. */
+  /** Free places per node serving the deployment (one pseudo-node for a pipeline job); holds the monitor. */
   private Map<String, Integer> room() {
-    Map<String, Integer> room = new TreeMap<>();
     if (target == null) {
       // A pipeline job: each input is one run, placed by the pipeline's own steps (its fetch step's strategy
       // and slots, its infer step pinned to the fetch's node); the job bounds only how many run at once.
-      room.put(PIPELINE_RUNS, Math.min(spec.perNode() * Math.max(1, env.runtime().members().size()),
-          spec.maxInFlight()) - inFlightOn.getOrDefault(PIPELINE_RUNS, 0));
+      int cap = Math.min(spec.perNode() * Math.max(1, env.runtime().members().size()), spec.maxInFlight());
+      Map<String, Integer> room = new TreeMap<>();
+      room.put(PIPELINE_RUNS, cap - rooms.inFlightOn(PIPELINE_RUNS));
       return room;
     }
-    Set<String> members = Set.copyOf(env.runtime().members());
-    for (PoolLoad p : env.board().pools(target.deployment(), target.version())) {
-      if (!p.ready() || p.draining() || !members.contains(p.nodeId())) {
-        continue;
-      }
-      int mine = inFlightOn.getOrDefault(p.nodeId(), 0);
-      int allowed = spec.perNode();
-      if (spec.priority() == JobSpec.Priority.LOW) {
-        // Online requests outstanding there: the pool's reported load less this job's inputs in the pool. While
-        // there are any, the job keeps one input per worker at most, so an online request waits behind at most
-        // one job request per worker (the pool's queue is FIFO).
-        // The board samples the pool every ~100 ms, and online traffic has gaps: the job stays polite for
-        // POLITE_MS after it last saw any, or it would burst into every gap.
-        long t = now();
-        long online = Math.max(0, p.load() - recentInPool(p.nodeId(), t));
-        if (online > 0) {
-          onlineSeenAt.put(p.nodeId(), t);
-        }
-        Long seen = onlineSeenAt.get(p.nodeId());
-        if (seen != null && t - seen < POLITE_MS) {
-          allowed = Math.min(spec.perNode(), Math.max(1, p.totalWorkers()));
-        }
-      }
-      room.put(p.nodeId(), Math.max(0, allowed - mine));
-    }
-    return room;
+    return rooms.room(target, env.board().pools(target.deployment(), target.version()),
+        Set.copyOf(env.runtime().members()), now());
   }
 
   /** A node serving the deployment that caches {@code uri}, or null. */
@@ -304,76 +268,17 @@ final class JobCoordinator {
 
   private void runPipeline(int i) {
     String uri = spec.inputs().get(i);
-    env.pipelines().startRun(spec.pipeline(), new io.kiln.pipelines.RunRequest(Map.of(spec.inputField(), uri), ""))
-        .whenComplete((runId, err) -> {
-          if (err != null) {
-            Throwable t = Futures.unwrapCompletion(err);
-            boolean full = t instanceof io.kiln.pipelines.PipelineException p
-                && p.kind() == io.kiln.pipelines.PipelineException.Kind.OVERLOADED;
-            failedAttempt(i, PIPELINE_RUNS, new RuntimeException((full ? "overloaded: " : "pipeline: ") + t.getMessage()));
-          } else {
-            pollRun(i, runId);
-          }
-        });
-  }
-
-  private void pollRun(int i, String runId) {
-    env.runtime().vertx().setTimer(RUN_POLL_MS, t -> env.pipelines().run(runId).whenComplete((st, err) -> {
-      if (err != null || st.isEmpty() || !st.get().state().terminal()) {
-        if (st != null && st.isEmpty()) {
-          failedAttempt(i, PIPELINE_RUNS, new RuntimeException("pipeline: run " + runId + " was forgotten"));
-        } else {
-          pollRun(i, runId);
-        }
-        return;
+    PipelineJobRuns.run(env, spec, id, uri).whenComplete((result, err) -> {
+      if (err != null) {
+        failedAttempt(i, PIPELINE_RUNS, Futures.unwrapCompletion(err));
+      } else {
+        write(i, PIPELINE_RUNS, NodeCache.keyOf(uri), uri, (String) result.get("fetch_node"), result);
       }
-      io.kiln.pipelines.RunStatus run = st.get();
-      if (run.state() != io.kiln.pipelines.RunState.SUCCEEDED) {
-        failedAttempt(i, PIPELINE_RUNS, new RuntimeException("pipeline: run " + runId + " " + run.state() + ": "
-            + run.error()));
-        return;
-      }
-      String uri = spec.inputs().get(i);
-      Map<String, Object> result = new LinkedHashMap<>();
-      result.put("uri", uri);
-      result.put("key", NodeCache.keyOf(uri));
-      result.put("job", id);
-      result.put("pipeline", spec.pipeline());
-      result.put("run_id", runId);
-      List<Map<String, Object>> steps = new java.util.ArrayList<>();
-      String fetchNode = "";
-      for (io.kiln.pipelines.StepStatus step : run.steps()) {
-        Map<String, Object> one = new LinkedHashMap<>();
-        one.put("name", step.name());
-        one.put("node", step.nodeId());
-        one.put("output", step.output());
-        steps.add(one);
-        if (fetchNode.isEmpty() && step.kind() == io.kiln.pipelines.StepKind.FETCH) {
-          fetchNode = step.nodeId();
-        }
-      }
-      result.put("fetch_node", fetchNode);
-      result.put("steps", steps);
-      write(i, PIPELINE_RUNS, NodeCache.keyOf(uri), uri, fetchNode.isEmpty() ? run.coordinator() : fetchNode, result);
-    }));
+    });
   }
 
   private void writeResult(int i, String node, JobOutcome out) {
-    Map<String, Object> result = new LinkedHashMap<>();
-    result.put("uri", out.uri());
-    result.put("key", out.key());
-    result.put("job", id);
-    result.put("deployment", target.deployment());
-    result.put("version", target.version());
-    result.put("fetch_node", out.fetchNode());
-    result.put("infer_node", out.inferNode());
-    result.put("cached", out.cached());
-    result.put("sha256", out.sha256());
-    result.put("bytes", out.bytes());
-    result.put("fetch_ms", out.fetchMs());
-    result.put("infer_ms", out.inferMs());
-    result.put("outputs", out.outputs());
-    write(i, node, out.key(), out.uri(), out.fetchNode(), result);
+    write(i, node, out.key(), out.uri(), out.fetchNode(), JobResults.result(id, target, out));
   }
 
   /** Writes one input's result, then counts it (so a counted result is always on disk). */
@@ -418,7 +323,7 @@ final class JobCoordinator {
         persist(); // the ended job's in-flight count drains to zero in its status too
         return;
       }
-      String why = nodeGone ? "node_lost" : causeOf(message);
+      String why = nodeGone ? "node_lost" : JobResults.causeOf(message);
       count(why);
       if ((nodeGone || why.equals("overloaded")) && freeRedispatches < MAX_FREE_REDISPATCHES) {
         freeRedispatches++;
@@ -457,27 +362,12 @@ final class JobCoordinator {
   }
 
   private void recordFailure(String uri, String node, String why, String message) {
-    Map<String, Object> f = new LinkedHashMap<>();
-    f.put("uri", uri);
-    f.put("key", NodeCache.keyOf(uri));
-    f.put("job", id);
-    f.put("node", node);
-    f.put("cause", why);
-    f.put("error", message);
-    byte[] json = WireCodec.toJson(f).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] json = WireCodec.toJson(JobResults.failure(id, uri, node, why, message))
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
     env.runtime().vertx().executeBlocking(() -> {
       outputs.writeFailure(NodeCache.keyOf(uri), json);
       return null;
     }, false).onFailure(e -> LOG.warn("job {}: recording the failure of {} failed", id, uri, e));
-  }
-
-  static String causeOf(String message) {
-    int colon = message.indexOf(':');
-    String head = colon > 0 ? message.substring(0, colon) : "";
-    return switch (head) {
-      case "fetch", "decode", "infer", "overloaded", "pipeline" -> head;
-      default -> message.contains("timed out") || message.contains("did not answer") ? "timeout" : "other";
-    };
   }
 
   // ---- control ---------------------------------------------------------------------------------------
@@ -538,37 +428,14 @@ final class JobCoordinator {
 
   private void release(int i, String node) {
     inFlight--;
-    inFlightOn.computeIfPresent(node, (k, n) -> n <= 1 ? null : n - 1);
-    inFlightNode.remove(i);
-    if (inPool.remove(i)) {
-      inPoolOn.computeIfPresent(node, (k, n) -> n <= 1 ? null : n - 1);
-    }
+    rooms.released(i, node);
     dirty = true;
   }
 
   private void reachedPool(int i) {
     synchronized (this) {
-      String node = inFlightNode.get(i);
-      if (node != null && inPool.add(i)) {
-        int n = inPoolOn.merge(node, 1, Integer::sum);
-        long[] peak = inPoolPeak.computeIfAbsent(node, k -> new long[2]);
-        long t = now();
-        if (n >= peak[0] || t - peak[1] > PEAK_WINDOW_MS) {
-          peak[0] = n;
-          peak[1] = t;
-        }
-      }
+      rooms.reachedPool(i, now());
     }
-  }
-
-  /**
-   * This job's inputs in {@code node}'s pool as a load report may still show them: the most there were in the
-   * last {@value #PEAK_WINDOW_MS} ms (reports are up to ~100 ms old, and lag completions). Holds the monitor.
-   */
-  private long recentInPool(String node, long t) {
-    long now = inPoolOn.getOrDefault(node, 0);
-    long[] peak = inPoolPeak.get(node);
-    return peak != null && t - peak[1] <= PEAK_WINDOW_MS ? Math.max(now, peak[0]) : now;
   }
 
   private void count(String cause) {
