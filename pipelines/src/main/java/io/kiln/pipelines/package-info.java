@@ -7,6 +7,8 @@
  * <p>Entry points: {@link Applications} (apply a deployment file: its deployments and pipelines validated
  * together, stored together or not at all), {@link PipelineLoader} (YAML with line/column problems), {@link Pipelines} (start and
  * read runs from any node), {@link Step} (user steps), {@link NodeCache} and {@link CacheIndex} (the
- * node-local cache and the cluster-wide index behind {@code data_key} routing).
+ * node-local cache and the cluster-wide index behind {@code data_key} routing), and in
+ * {@link io.kiln.pipelines.jobs} batch jobs: a deployment or a pipeline over a whole dataset, each input fetched
+ * and analysed on one node, one atomically written result per input, resumable from its output folder.
  */
 package io.kiln.pipelines;

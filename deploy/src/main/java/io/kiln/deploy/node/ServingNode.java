@@ -14,6 +14,8 @@ import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;
 import io.kiln.pipelines.PipelineOptions;
 import io.kiln.pipelines.Pipelines;
+import io.kiln.pipelines.jobs.Jobs;
+import io.kiln.gateway.job.JobApi;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -71,6 +73,7 @@ public final class ServingNode implements AutoCloseable {
   private final CompletableFuture<WarmupReport> warmedUp = new CompletableFuture<>();
   private volatile NodeWarmup warming; // from the warm-up's start until close
   private volatile NodeDrain draining; // from the drain's start on
+  private volatile Jobs jobs; // set once by start, before anything else sees the node
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -154,13 +157,17 @@ public final class ServingNode implements AutoCloseable {
     // Taken before the gateway binds, so no probe ever sees the node ready before it is warm.
     ReadinessHold hold = warmup.enabled() ? gateway.holdReadiness("warming up the serving path") : null;
     gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
+    Jobs jobs = new Jobs(runtime, pipelines, DeploymentResolver.of(serve), board);
+    gateway.addRoutes(new JobApi(runtime, jobs, managementToken)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,
         models);
+    node.jobs = jobs;
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
+        .thenCompose(v -> jobs.start())
         .thenCompose(v -> gateway.start(runtime.vertx()))
         .thenApply(v -> {
           runtime.advertise("http", Integer.toString(gateway.httpPort()));
@@ -257,6 +264,11 @@ public final class ServingNode implements AutoCloseable {
     return pipelines;
   }
 
+  /** Batch jobs: coordinated by the node they are submitted to, readable from any node. */
+  public Jobs jobs() {
+    return jobs;
+  }
+
   /** The bound HTTP port. */
   public int httpPort() {
     return gateway.httpPort();
@@ -331,6 +343,9 @@ public final class ServingNode implements AutoCloseable {
         .handle((v, e) -> null)
         .thenRun(() -> {
           serve.close();
+          if (jobs != null) {
+            jobs.close();
+          }
           pipelines.close();
           board.close();
           if (gpuSampler != null) {
