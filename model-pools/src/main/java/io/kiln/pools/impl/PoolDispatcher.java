@@ -67,6 +67,8 @@ public final class PoolDispatcher implements AutoCloseable {
   private final WorkerFailureListener listener;
   private final Consumer<InferenceRequest> validator;
   private final PoolMetrics metrics;
+  private final ModelAffinity affinity; // null in a pool of one model
+  private final java.util.Map<String, CompletableFuture<Boolean>> explicitLoads = new java.util.HashMap<>();
   private final BatchFormer former;
   private final Throughput throughput;
   private final RequestQueue queue = new RequestQueue();
@@ -100,6 +102,18 @@ public final class PoolDispatcher implements AutoCloseable {
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
                         Consumer<InferenceRequest> validator) {
+    this(config, nanoClock, timers, executor, listener, registry, tags, validator, null);
+  }
+
+  /**
+   * @param repository the models of a multiplexed pool (a batch is one model, sent preferably to a worker that
+   *     holds it, see {@link ModelAffinity}); null for a pool of one model
+   */
+  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
+                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
+                        Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository) {
+    this.affinity = repository == null ? null
+        : new ModelAffinity(repository, MultiplexMeters.forPool(registry, Tags.of(tags)));
     this.validator = Objects.requireNonNull(validator, "validator");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
@@ -158,6 +172,9 @@ public final class PoolDispatcher implements AutoCloseable {
     BatchKey key;
     try {
       key = stream == null ? BatchKey.admit(request) : BatchKey.admitStream(request);
+      if (affinity != null) {
+        key = key.withModel(affinity.repository().modelOf(request));
+      }
       if (!validated) {
         validator.accept(request);
       }
@@ -192,6 +209,9 @@ public final class PoolDispatcher implements AutoCloseable {
     Objects.requireNonNull(worker.id(), "worker id");
     if (!closed) {
       workers.add(worker);
+      if (affinity != null) {
+        affinity.forget(worker.id());
+      }
       run();
     }
   }
@@ -199,7 +219,122 @@ public final class PoolDispatcher implements AutoCloseable {
   /** Takes a worker out; a busy one finishes its batch first. Unknown ids are ignored. */
   public void removeWorker(String id) {
     workers.remove(id);
+    if (affinity != null) {
+      affinity.forget(id);
+    }
     run();
+  }
+
+  /**
+   * Loads {@code model} of a multiplexed pool onto a worker unless one holds it: an idle worker with the fewest
+   * models, else the live one with the fewest (the load waits behind its batch). Requests for the model wait for
+   * this load. Completes with whether a load ran; a load already running is joined.
+   *
+   * @throws nothing: fails the stage with NOT_FOUND (not in the repository), INVALID_INPUT (not multiplexed),
+   *     UNAVAILABLE (no worker, closed) or {@link CapacityExceededException} (as many loads as allowed run)
+   */
+  public CompletionStage<Boolean> loadModel(String model) {
+    if (affinity == null) {
+      return CompletableFuture.failedFuture(InferenceException.invalid("the pool has no model repository"));
+    }
+    if (affinity.repository().model(model).isEmpty()) {
+      return CompletableFuture.failedFuture(InferenceException.notFound("model '" + model + "' is not in the repository"));
+    }
+    CompletableFuture<Boolean> running = explicitLoads.get(model);
+    if (running != null) {
+      return running.minimalCompletionStage();
+    }
+    if (affinity.isLoading(model)) { // a request's miss loads it: wait for that load
+      CompletableFuture<Boolean> f = new CompletableFuture<>();
+      explicitLoads.put(model, f);
+      return f.minimalCompletionStage();
+    }
+    if (affinity.holderOf(model) != null) {
+      return CompletableFuture.completedFuture(false);
+    }
+    if (closed) {
+      return CompletableFuture.failedFuture(InferenceException.unavailable("pool is closed"));
+    }
+    List<String> idle = new ArrayList<>();
+    workers.idle().forEach(w -> idle.add(w.id()));
+    String target = affinity.leastLoaded(idle.isEmpty() ? workers.liveIds() : idle);
+    if (target == null) {
+      return CompletableFuture.failedFuture(InferenceException.unavailable("the pool has no live worker"));
+    }
+    if (affinity.loadingCount() >= affinity.repository().maxConcurrentLoads()) {
+      return CompletableFuture.failedFuture(new CapacityExceededException(
+          affinity.loadingCount() + " models are loading (max_concurrent_loads)", Duration.ofSeconds(1)));
+    }
+    WorkerSlot slot = workers.byId(target);
+    affinity.loadSent(target, model);
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    explicitLoads.put(model, done);
+    CompletionStage<Boolean> call;
+    try {
+      call = slot.channel.load(model);
+    } catch (RuntimeException e) {
+      call = CompletableFuture.failedFuture(e);
+    }
+    call.whenComplete((loaded, err) -> executor.execute(() -> {
+      affinity.done(target, model, err == null);
+      loadEnded(model, err == null ? null : io.kiln.runtime.Futures.unwrapCompletion(err));
+      run();
+    }));
+    return done.minimalCompletionStage();
+  }
+
+  private void loadEnded(String model, Throwable failure) {
+    CompletableFuture<Boolean> waiting = explicitLoads.remove(model);
+    if (waiting != null) {
+      completions.add(() -> {
+        if (failure == null) {
+          waiting.complete(true);
+        } else {
+          waiting.completeExceptionally(failure);
+        }
+      });
+    }
+  }
+
+  /**
+   * Closes {@code model} on every worker of a multiplexed pool that holds it (after the batch each runs now);
+   * completes with how many did. Requests for it that arrive later load it again.
+   */
+  public CompletionStage<Integer> unloadModel(String model) {
+    if (affinity == null) {
+      return CompletableFuture.failedFuture(InferenceException.invalid("the pool has no model repository"));
+    }
+    if (affinity.repository().model(model).isEmpty()) {
+      return CompletableFuture.failedFuture(InferenceException.notFound("model '" + model + "' is not in the repository"));
+    }
+    List<CompletableFuture<Boolean>> calls = new ArrayList<>();
+    for (String id : affinity.unload(model)) {
+      WorkerSlot slot = workers.byId(id);
+      if (slot != null) {
+        calls.add(slot.channel.unload(model).toCompletableFuture().exceptionally(e -> false));
+      }
+    }
+    return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
+        .thenApply(v -> (int) calls.stream().filter(CompletableFuture::join).count());
+  }
+
+  /**
+   * The state of each model of a multiplexed pool: {@code READY} (a worker holds it), {@code LOADING} or
+   * {@code UNAVAILABLE} (not loaded); empty for a pool of one model.
+   */
+  public java.util.Map<String, String> modelStates() {
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    if (affinity != null) {
+      for (String name : affinity.repository().names()) {
+        out.put(name, affinity.isLoading(name) ? "LOADING" : affinity.isLoaded(name) ? "READY" : "UNAVAILABLE");
+      }
+    }
+    return out;
+  }
+
+  /** The models a multiplexed pool holds loaded now, in repository order; empty for a pool of one model. */
+  public List<String> loadedModels() {
+    return affinity == null ? List.of() : affinity.loadedModels();
   }
 
   /** A snapshot of the pool; see {@link PoolStats}. Callable from any thread. */
@@ -248,6 +383,9 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     run();
     metrics.close();
+    if (affinity != null) {
+      affinity.close();
+    }
   }
 
   // Brings the dispatcher to rest. Re-entrant calls (from a completion's callback, or an inline worker
@@ -283,13 +421,26 @@ public final class PoolDispatcher implements AutoCloseable {
       if (head == null || !workers.hasIdle()) {
         break;
       }
+      ModelAffinity.Choice choice = null;
+      if (affinity != null) {
+        choice = affinity.choose(queue, head, workers.idle(), now);
+        if (choice == null) {
+          break; // every queued model waits for a load, a busy holder or a load slot: a batch's end re-runs this
+        }
+        head = choice.request();
+      }
       if (!former.isReady(queue, head, now, drained != null)) {
         batchTimer.arm(former.dueAt(head), now);
         armed = true;
         break;
       }
       List<PendingRequest> batch = former.take(queue, head, now, dead);
-      dispatch(workers.takeIdle(batch, now), batch, now);
+      if (choice == null) {
+        dispatch(workers.takeIdle(batch, now), batch, now);
+      } else {
+        affinity.dispatched(choice.worker().id(), head.key.model(), choice.miss());
+        dispatch(workers.takeIdle(choice.worker(), batch, now), batch, now);
+      }
     }
     if (!armed) {
       batchTimer.disarm();
@@ -346,6 +497,14 @@ public final class PoolDispatcher implements AutoCloseable {
     inFlightRequests -= batch.size();
     metrics.batchDone(now - worker.dispatchedNanos);
     Throwable failure = BatchResults.failureOf(results, error, batch.size());
+    if (affinity != null) {
+      String model = batch.get(0).key.model();
+      boolean loaded = failure == null || BatchResults.isInvalidInput(failure);
+      if (affinity.isLoadingOn(worker.id(), model)) {
+        affinity.done(worker.id(), model, loaded);
+        loadEnded(model, loaded ? null : failure);
+      }
+    }
     if (failure == null || BatchResults.isInvalidInput(failure) || BatchResults.isModelError(failure)) {
       workers.makeIdle(worker);
       throughput.record(batch.size(), now);
@@ -384,6 +543,9 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     queue.addFirst(again);
     metrics.requeued(again.size());
+    if (affinity != null) {
+      affinity.forget(id); // it restarts empty
+    }
     if (workers.makeFailed(worker)) {
       completions.add(() -> listener.workerFailed(id, cause));
     }
