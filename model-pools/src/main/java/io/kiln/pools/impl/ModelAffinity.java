@@ -19,13 +19,13 @@ import java.util.Set;
  * worker). A worker that failed, restarted or left is forgotten: it comes back empty.
  *
  * <p><b>Choice</b> ({@link #choose}): requests are scanned in FIFO order (at most {@value #SCAN_LIMIT}); the first
- * one whose model an idle worker holds goes there (a hit). A request whose model is being loaded waits for that
+ * one whose model an idle worker holds goes there (a hit), before any request that needs a load. A request whose model is being loaded waits for that
  * load rather than starting a second one. A request whose model only busy workers hold waits for one of them,
  * unless it is the oldest request and has waited {@link #REPLICATE_AFTER_NANOS} (then an idle worker loads the model
  * too: a model too hot for one worker spreads over several). Nothing is lost by waiting: a holder's batch ending
- * runs the choice again. A
- * request whose model no worker holds goes to the idle worker holding the fewest models (most recently idle among
- * equals; when it is full its least recently used model is evicted) when fewer than {@code maxConcurrentLoads} loads run (a miss).
+ * runs the choice again. Only when no hit is queued, the first request whose model no worker holds goes to the idle
+ * worker holding the fewest models (most recently idle among equals; when it is full its least recently used model
+ * is evicted), when fewer than {@code maxConcurrentLoads} loads run (a miss).
  * Not thread-safe: the dispatcher's thread owns it.
  */
 final class ModelAffinity {
@@ -54,51 +54,48 @@ final class ModelAffinity {
   }
 
   Choice choose(RequestQueue queue, PendingRequest oldest, Iterable<WorkerSlot> idle, long nowNanos) {
+    // Hits first, anywhere in the scan: a load evicts a model other requests may want, so it is taken only when no
+    // idle worker can serve a queued request from what it holds.
+    PendingRequest firstMiss = null;
     int scanned = 0;
     for (PendingRequest p = oldest; p != null && scanned < SCAN_LIMIT; p = p.next, scanned++) {
       if (p.isDead(nowNanos)) {
         continue;
       }
       String model = p.key.model();
-      if (loading.containsKey(model)) {
-        WorkerSlot loader = find(idle, loading.get(model));
-        if (loader != null) {
-          return new Choice(p, loader, false); // an explicit load: the batch waits behind it in the worker's mailbox
+      String loader = loading.get(model);
+      if (loader != null) {
+        WorkerSlot s = find(idle, loader);
+        if (s != null) {
+          return new Choice(p, s, false); // an explicit load: the batch waits behind it in the worker's mailbox
         }
-        continue;
+        continue; // wait for that load, never a second one
       }
-      WorkerSlot holder = null;
       boolean heldElsewhere = false;
       for (Map.Entry<String, LinkedHashSet<String>> e : held.entrySet()) {
         if (e.getValue().contains(model)) {
           WorkerSlot s = find(idle, e.getKey());
           if (s != null) {
-            holder = s;
-            break;
+            return new Choice(p, s, false);
           }
           heldElsewhere = true;
         }
       }
-      if (holder != null) {
-        return new Choice(p, holder, false);
-      }
-      if (heldElsewhere && (p != oldest || nowNanos - p.enqueuedNanos < REPLICATE_AFTER_NANOS)) {
-        continue;
-      }
-      if (loading.size() >= repository.maxConcurrentLoads()) {
-        continue;
-      }
-      WorkerSlot target = null; // the idle worker holding fewest models (spreads models, evicts least)
-      for (WorkerSlot s : idle) {
-        if (target == null || models(s.id()).size() < models(target.id()).size()) {
-          target = s;
-        }
-      }
-      if (target != null) {
-        return new Choice(p, target, true);
+      if (firstMiss == null && (!heldElsewhere
+          || p == oldest && nowNanos - p.enqueuedNanos >= REPLICATE_AFTER_NANOS)) {
+        firstMiss = p;
       }
     }
-    return null;
+    if (firstMiss == null || loading.size() >= repository.maxConcurrentLoads()) {
+      return null;
+    }
+    WorkerSlot target = null; // the idle worker holding fewest models (spreads models, evicts least)
+    for (WorkerSlot s : idle) {
+      if (target == null || models(s.id()).size() < models(target.id()).size()) {
+        target = s;
+      }
+    }
+    return target == null ? null : new Choice(firstMiss, target, true);
   }
 
   /** A batch of {@code model} went to {@code worker}: the worker touches it, or loads it evicting its LRU model. */
