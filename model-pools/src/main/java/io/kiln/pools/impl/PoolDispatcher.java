@@ -68,7 +68,7 @@ public final class PoolDispatcher implements AutoCloseable {
   private final Consumer<InferenceRequest> validator;
   private final PoolMetrics metrics;
   private final ModelAffinity affinity; // null in a pool of one model
-  private final java.util.Map<String, CompletableFuture<Boolean>> explicitLoads = new java.util.HashMap<>();
+  private final RepositoryControl control; // null in a pool of one model
   private final BatchFormer former;
   private final Throughput throughput;
   private final RequestQueue queue = new RequestQueue();
@@ -114,6 +114,7 @@ public final class PoolDispatcher implements AutoCloseable {
                         Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository) {
     this.affinity = repository == null ? null
         : new ModelAffinity(repository, MultiplexMeters.forPool(registry, Tags.of(tags)));
+    this.control = affinity == null ? null : new RepositoryControl(affinity, workers, executor, completions, this::run);
     this.validator = Objects.requireNonNull(validator, "validator");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
@@ -225,116 +226,28 @@ public final class PoolDispatcher implements AutoCloseable {
     run();
   }
 
-  /**
-   * Loads {@code model} of a multiplexed pool onto a worker unless one holds it: an idle worker with the fewest
-   * models, else the live one with the fewest (the load waits behind its batch). Requests for the model wait for
-   * this load. Completes with whether a load ran; a load already running is joined.
-   *
-   * @throws nothing: fails the stage with NOT_FOUND (not in the repository), INVALID_INPUT (not multiplexed),
-   *     UNAVAILABLE (no worker, closed) or {@link CapacityExceededException} (as many loads as allowed run)
-   */
+  /** See {@link RepositoryControl#loadModel}. */
   public CompletionStage<Boolean> loadModel(String model) {
-    if (affinity == null) {
-      return CompletableFuture.failedFuture(InferenceException.invalid("the pool has no model repository"));
-    }
-    if (affinity.repository().model(model).isEmpty()) {
-      return CompletableFuture.failedFuture(InferenceException.notFound("model '" + model + "' is not in the repository"));
-    }
-    CompletableFuture<Boolean> running = explicitLoads.get(model);
-    if (running != null) {
-      return running.minimalCompletionStage();
-    }
-    if (affinity.isLoading(model)) { // a request's miss loads it: wait for that load
-      CompletableFuture<Boolean> f = new CompletableFuture<>();
-      explicitLoads.put(model, f);
-      return f.minimalCompletionStage();
-    }
-    if (affinity.holderOf(model) != null) {
-      return CompletableFuture.completedFuture(false);
-    }
-    if (closed) {
-      return CompletableFuture.failedFuture(InferenceException.unavailable("pool is closed"));
-    }
-    List<String> idle = new ArrayList<>();
-    workers.idle().forEach(w -> idle.add(w.id()));
-    String target = affinity.leastLoaded(idle.isEmpty() ? workers.liveIds() : idle);
-    if (target == null) {
-      return CompletableFuture.failedFuture(InferenceException.unavailable("the pool has no live worker"));
-    }
-    if (affinity.loadingCount() >= affinity.repository().maxConcurrentLoads()) {
-      return CompletableFuture.failedFuture(new CapacityExceededException(
-          affinity.loadingCount() + " models are loading (max_concurrent_loads)", Duration.ofSeconds(1)));
-    }
-    WorkerSlot slot = workers.byId(target);
-    affinity.loadSent(target, model);
-    CompletableFuture<Boolean> done = new CompletableFuture<>();
-    explicitLoads.put(model, done);
-    CompletionStage<Boolean> call;
-    try {
-      call = slot.channel.load(model);
-    } catch (RuntimeException e) {
-      call = CompletableFuture.failedFuture(e);
-    }
-    call.whenComplete((loaded, err) -> executor.execute(() -> {
-      affinity.done(target, model, err == null);
-      loadEnded(model, err == null ? null : io.kiln.runtime.Futures.unwrapCompletion(err));
-      run();
-    }));
-    return done.minimalCompletionStage();
+    return control == null ? notMultiplexed() : control.loadModel(model, closed);
   }
 
-  private void loadEnded(String model, Throwable failure) {
-    CompletableFuture<Boolean> waiting = explicitLoads.remove(model);
-    if (waiting != null) {
-      completions.add(() -> {
-        if (failure == null) {
-          waiting.complete(true);
-        } else {
-          waiting.completeExceptionally(failure);
-        }
-      });
-    }
-  }
-
-  /**
-   * Closes {@code model} on every worker of a multiplexed pool that holds it (after the batch each runs now);
-   * completes with how many did. Requests for it that arrive later load it again.
-   */
+  /** See {@link RepositoryControl#unloadModel}. */
   public CompletionStage<Integer> unloadModel(String model) {
-    if (affinity == null) {
-      return CompletableFuture.failedFuture(InferenceException.invalid("the pool has no model repository"));
-    }
-    if (affinity.repository().model(model).isEmpty()) {
-      return CompletableFuture.failedFuture(InferenceException.notFound("model '" + model + "' is not in the repository"));
-    }
-    List<CompletableFuture<Boolean>> calls = new ArrayList<>();
-    for (String id : affinity.unload(model)) {
-      WorkerSlot slot = workers.byId(id);
-      if (slot != null) {
-        calls.add(slot.channel.unload(model).toCompletableFuture().exceptionally(e -> false));
-      }
-    }
-    return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
-        .thenApply(v -> (int) calls.stream().filter(CompletableFuture::join).count());
+    return control == null ? notMultiplexed() : control.unloadModel(model);
   }
 
-  /**
-   * The state of each model of a multiplexed pool: {@code READY} (a worker holds it), {@code LOADING} or
-   * {@code UNAVAILABLE} (not loaded); empty for a pool of one model.
-   */
+  /** See {@link RepositoryControl#modelStates}; empty for a pool of one model. */
   public java.util.Map<String, String> modelStates() {
-    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
-    if (affinity != null) {
-      for (String name : affinity.repository().names()) {
-        out.put(name, affinity.isLoading(name) ? "LOADING" : affinity.isLoaded(name) ? "READY" : "UNAVAILABLE");
-      }
-    }
-    return out;
+    return control == null ? java.util.Map.of() : control.modelStates();
   }
 
   /** The models a multiplexed pool holds loaded now, in repository order; empty for a pool of one model. */
   public List<String> loadedModels() {
     return affinity == null ? List.of() : affinity.loadedModels();
+  }
+
+  private static <T> CompletionStage<T> notMultiplexed() {
+    return CompletableFuture.failedFuture(InferenceException.invalid("the pool has no model repository"));
   }
 
   /** A snapshot of the pool; see {@link PoolStats}. Callable from any thread. */
@@ -502,7 +415,7 @@ public final class PoolDispatcher implements AutoCloseable {
       boolean loaded = failure == null || BatchResults.isInvalidInput(failure);
       if (affinity.isLoadingOn(worker.id(), model)) {
         affinity.done(worker.id(), model, loaded);
-        loadEnded(model, loaded ? null : failure);
+        control.loadEnded(model, loaded ? null : failure);
       }
     }
     if (failure == null || BatchResults.isInvalidInput(failure) || BatchResults.isModelError(failure)) {
