@@ -18,9 +18,29 @@ import java.util.Objects;
  * @param ready whether at least one pool can serve this version now
  * @param maxBatchSize the largest first dimension a request may carry; 0 means the model does not batch
  *     and the first dimension is not limited
+ * @param multiplexed set for a model of a multiplexed deployment's repository, null otherwise
  */
 public record ModelInfo(String name, String version, List<String> versions, String platform,
-                        ModelSignature signature, boolean ready, int maxBatchSize) {
+                        ModelSignature signature, boolean ready, int maxBatchSize, Multiplexed multiplexed) {
+
+  /**
+   * A model of a multiplexed deployment's repository: requests for it go to the deployment's pools, which load it
+   * on demand; its own readiness ({@code /v2/models/{m}/ready}) says whether a pool holds it loaded.
+   *
+   * @param deployment the deployment whose pools serve it
+   * @param loaded whether some pool of the deployment holds it loaded now
+   */
+  public record Multiplexed(String deployment, boolean loaded) {
+    public Multiplexed {
+      Objects.requireNonNull(deployment, "deployment");
+    }
+  }
+
+  /** A model that is a deployment of its own. */
+  public ModelInfo(String name, String version, List<String> versions, String platform, ModelSignature signature,
+                   boolean ready, int maxBatchSize) {
+    this(name, version, versions, platform, signature, ready, maxBatchSize, null);
+  }
 
   /**
    * @throws IllegalArgumentException if {@code versions} lacks {@code version} or {@code maxBatchSize} is
@@ -52,6 +72,16 @@ public record ModelInfo(String name, String version, List<String> versions, Stri
 
   /** A copy with another readiness. */
   public ModelInfo withReady(boolean nowReady) {
-    return new ModelInfo(name, version, versions, platform, signature, nowReady, maxBatchSize);
+    return new ModelInfo(name, version, versions, platform, signature, nowReady, maxBatchSize, multiplexed);
+  }
+
+  /** The deployment whose pools serve requests for this model: its own name, or a multiplexed deployment's. */
+  public String deployment() {
+    return multiplexed == null ? name : multiplexed.deployment();
+  }
+
+  /** The model's readiness as OIP reports it: a repository model is ready once loaded (and its pools are). */
+  public boolean loadedAndReady() {
+    return ready && (multiplexed == null || multiplexed.loaded());
   }
 }

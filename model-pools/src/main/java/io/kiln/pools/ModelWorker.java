@@ -7,6 +7,9 @@ import io.kiln.runtime.SchedulingStrategy;
 import io.kiln.pools.impl.StreamHub;
 import io.kiln.pools.impl.StreamSteps;
 import io.kiln.pools.impl.WorkerGpuMeters;
+import io.kiln.pools.impl.WorkerModels;
+import java.time.Duration;
+import java.util.OptionalLong;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.runtime.gpu.GpuSnapshot;
 import io.micrometer.core.instrument.Counter;
@@ -43,7 +46,9 @@ public final class ModelWorker implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ModelWorker.class);
 
-  private final ModelRunner runner;
+  private final ModelRunner runner; // null for a multiplexed worker
+  private final WorkerModels models; // null for a worker of one model
+  private final ModelLoadInfo multiplexInfo;
   private final WorkerGpuMeters gpuMeters; // null where the node samples no GPUs
   private final StreamHub streams; // null for a model that does not stream
   private final String name;
@@ -55,6 +60,20 @@ public final class ModelWorker implements AutoCloseable {
     Optional<MeterRegistry> registry = ctx.runtime().localService(MeterRegistry.class);
     Optional<GpuSampler> gpus = ctx.runtime().localService(GpuSampler.class);
     GpuSnapshot before = gpus.map(GpuSampler::latest).orElse(GpuSnapshot.NONE);
+    if (spec.repository() != null) {
+      this.runner = null;
+      this.streams = null;
+      this.gpuMeters = null;
+      this.models = new WorkerModels(spec.repository(), ctx.gpuIndices(), registry.orElse(null),
+          Tags.of("deployment", spec.deployment(), "version", spec.version(), "node", spec.node()));
+      this.multiplexInfo = new ModelLoadInfo(ctx.gpuIndices().isEmpty() ? "cpu" : "gpu(" + ctx.gpuIndices().get(0) + ")",
+          Duration.ZERO, Duration.ZERO, List.of(), spec.model().engine(), "", "multiplexed", OptionalLong.empty(), 0);
+      LOG.info("multiplexed worker {} ready: {} models, at most {} loaded", name, spec.repository().models().size(),
+          spec.repository().maxModelsPerWorker());
+      return;
+    }
+    this.models = null;
+    this.multiplexInfo = null;
     this.runner = ModelRunners.load(spec.model(), ctx.gpuIndices());
     registry.ifPresent(r -> Counter.builder("kiln.pool.worker.loads")
         .description("Models loaded by pool workers (first loads and restarts)")
@@ -99,7 +118,35 @@ public final class ModelWorker implements AutoCloseable {
    * @return one output list per request, in request order
    */
   public List<List<Tensor>> infer(List<InferenceRequest> batch) {
-    return runner.infer(batch);
+    return models != null ? models.infer(batch) : runner.infer(batch);
+  }
+
+  /**
+   * A multiplexed worker loads {@code model} of its repository unless it holds it (see {@link WorkerModels}).
+   *
+   * @return whether it loaded it now
+   * @throws InferenceException NOT_FOUND for a model not in the repository, INTERNAL when it failed to load,
+   *     INVALID_INPUT on a worker of one model
+   */
+  public boolean loadModel(String model) {
+    return multiplexed().load(model);
+  }
+
+  /** A multiplexed worker closes {@code model} if it holds it; returns whether it did. */
+  public boolean unloadModel(String model) {
+    return multiplexed().unload(model);
+  }
+
+  /** The models a multiplexed worker holds, least recently used first (empty for a worker of one model). */
+  public List<String> loadedModels() {
+    return models == null ? List.of() : models.loaded();
+  }
+
+  private WorkerModels multiplexed() {
+    if (models == null) {
+      throw InferenceException.invalid("worker " + name + " serves one model: it has no repository");
+    }
+    return models;
   }
 
   /**
@@ -113,14 +160,14 @@ public final class ModelWorker implements AutoCloseable {
    */
   public int streamLoop() {
     if (!(runner instanceof StreamingModelRunner streaming) || streams == null) {
-      throw InferenceException.invalid("model " + runner.spec().uri() + " does not stream");
+      throw InferenceException.invalid("model " + (runner == null ? name : runner.spec().uri()) + " does not stream");
     }
     return StreamSteps.loop(streaming, streams, name, System::nanoTime);
   }
 
   /** How the model was loaded and warmed. */
   public ModelLoadInfo loadInfo() {
-    return runner.loadInfo();
+    return runner == null ? multiplexInfo : runner.loadInfo();
   }
 
   /** Releases the model (the runtime calls it when the worker dies or restarts). */
@@ -129,6 +176,10 @@ public final class ModelWorker implements AutoCloseable {
     if (gpuMeters != null) {
       gpuMeters.close();
     }
-    runner.close();
+    if (models != null) {
+      models.close();
+    } else {
+      runner.close();
+    }
   }
 }

@@ -161,6 +161,22 @@ public final class PoolClient {
         h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::drain));
   }
 
+  /** Loads a model of a multiplexed pool; see {@link PoolManager#loadModel}. */
+  public CompletionStage<Boolean> loadModel(String deployment, String version, String nodeId, String model) {
+    return callManager(deployment, version, nodeId,
+        h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::loadModel, model));
+  }
+
+  /** Unloads a model of a multiplexed pool; see {@link PoolManager#unloadModel}. */
+  public CompletionStage<Integer> unloadModel(String deployment, String version, String nodeId, String model) {
+    return callManager(deployment, version, nodeId, h -> h.callAsync(PoolManager::unloadModel, model));
+  }
+
+  /** The states of a multiplexed pool's models; see {@link PoolManager#models}. */
+  public CompletionStage<java.util.Map<String, String>> models(String deployment, String version, String nodeId) {
+    return callManager(deployment, version, nodeId, h -> h.call(PoolManager::models));
+  }
+
   /** Tells the pool its node is leaving; see {@link PoolManager#leave}. */
   public CompletionStage<Void> leave(String deployment, String version, String nodeId) {
     return callManager(deployment, version, nodeId, h -> h.run(PoolManager::leave));

@@ -21,10 +21,32 @@ import java.time.Duration;
  * @param busyWorkers workers executing a batch
  * @param totalWorkers workers in the pool, failed ones included
  * @param age how long ago this report arrived, on the board's clock
+ * @param models the models a multiplexed pool holds loaded (at most {@value #MAX_MODELS} of them); empty otherwise
  */
 public record PoolLoad(String deployment, String version, String nodeId, String managerId, boolean ready,
                        boolean draining, int queueDepth, int inFlight, int capacity, int idleWorkers, int busyWorkers,
-                       int totalWorkers, Duration age) {
+                       int totalWorkers, Duration age, java.util.List<String> models) {
+
+  /** The most model names one report carries: a router's preference needs no more, and reports stay small. */
+  public static final int MAX_MODELS = 64;
+
+  public PoolLoad {
+    models = models == null ? java.util.List.of()
+        : java.util.List.copyOf(models.size() > MAX_MODELS ? models.subList(0, MAX_MODELS) : models);
+  }
+
+  /** A report of a pool of one model. */
+  public PoolLoad(String deployment, String version, String nodeId, String managerId, boolean ready, boolean draining,
+                  int queueDepth, int inFlight, int capacity, int idleWorkers, int busyWorkers, int totalWorkers,
+                  Duration age) {
+    this(deployment, version, nodeId, managerId, ready, draining, queueDepth, inFlight, capacity, idleWorkers,
+        busyWorkers, totalWorkers, age, java.util.List.of());
+  }
+
+  /** Whether the pool holds {@code model} loaded (a multiplexed pool's report). */
+  public boolean holds(String model) {
+    return models.contains(model);
+  }
 
   /** Whether the queue has room for another request. */
   public boolean hasRoom() {

@@ -108,7 +108,7 @@ public final class PoolLoadBoard implements AutoCloseable {
         PoolLoad l = e.load();
         out.add(new PoolLoad(l.deployment(), l.version(), l.nodeId(), l.managerId(), l.ready(), l.draining(),
             l.queueDepth(), l.inFlight(), l.capacity(), l.idleWorkers(), l.busyWorkers(), l.totalWorkers(),
-            Duration.ofNanos(Math.max(0, age))));
+            Duration.ofNanos(Math.max(0, age)), l.models()));
       }
     });
     out.sort(Comparator.comparing(PoolLoad::nodeId));

@@ -98,13 +98,13 @@ public final class PoolManager implements AutoCloseable {
         ? spec.config().toBuilder().maxBatchSize(1).maxBatchDelay(Duration.ZERO).build() : spec.config();
     this.dispatcher = new PoolDispatcher(dispatch, System::nanoTime, new VertxTimers(context),
         r -> context.runOnContext(v -> r.run()), this::workerFailed, registry,
-        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()),
-        new RequestValidator(spec.deployment(), spec.model().signature(), 0)::validate);
+        PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), validator(spec),
+        spec.repository());
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
     this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready,
-        () -> draining || leaving);
+        () -> draining || leaving, dispatcher::loadedModels);
     // A probe call outlives the health timeout, so the prober's own timer always decides.
     Duration probeTimeout = spec.health().timeout().multipliedBy(2).plusSeconds(1);
     this.health = new HealthProber(spec.health(), new VertxTimers(context), r -> context.runOnContext(v -> r.run()),
@@ -112,6 +112,16 @@ public final class PoolManager implements AutoCloseable {
     reporter.start();
     workers.start();
     health.start();
+  }
+
+  // A multiplexed pool checks each request against its own model's signature.
+  private static java.util.function.Consumer<InferenceRequest> validator(PoolSpec spec) {
+    if (spec.repository() == null) {
+      return new RequestValidator(spec.deployment(), spec.model().signature(), 0)::validate;
+    }
+    Map<String, RequestValidator> byModel = new HashMap<>();
+    spec.repository().byName().forEach((name, model) -> byModel.put(name, new RequestValidator(name, model.signature(), 0)));
+    return request -> byModel.get(spec.repository().modelOf(request)).validate(request);
   }
 
   /**
@@ -198,6 +208,33 @@ public final class PoolManager implements AutoCloseable {
   public boolean cancel(String ticket) {
     CompletableFuture<List<Tensor>> f = tickets.remove(ticket);
     return f != null && f.cancel(false);
+  }
+
+  /**
+   * Loads {@code model} of a multiplexed pool onto one of its workers unless one holds it (or joins the load
+   * running); completes with whether a load ran. Errors: NOT_FOUND (not in the repository), INVALID_INPUT (the pool
+   * is not multiplexed), INTERNAL (the model failed to load), {@link CapacityExceededException} (as many loads run
+   * as {@code max_concurrent_loads} allows), UNAVAILABLE.
+   */
+  public CompletionStage<Boolean> loadModel(String model) {
+    CompletionStage<Boolean> out = dispatcher.loadModel(model);
+    out.whenComplete((v, e) -> reporter.publish());
+    return out;
+  }
+
+  /** Closes {@code model} on every worker of a multiplexed pool that holds it; completes with how many did. */
+  public CompletionStage<Integer> unloadModel(String model) {
+    CompletionStage<Integer> out = dispatcher.unloadModel(model);
+    reporter.publish();
+    return out;
+  }
+
+  /**
+   * Each model of a multiplexed pool with its state: {@code READY} (a worker holds it), {@code LOADING}, or
+   * {@code UNAVAILABLE} (not loaded; a request loads it); empty for a pool of one model.
+   */
+  public Map<String, String> models() {
+    return dispatcher.modelStates();
   }
 
   /** The dispatcher's counts now. */

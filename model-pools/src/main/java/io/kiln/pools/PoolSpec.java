@@ -18,11 +18,14 @@ import java.util.Objects;
  *     this count are adopted too, so a scaled-up pool survives a manager restart)
  * @param workerResources what each worker reserves on the node ({@code {CPU: 1}}, {@code {GPU: 1}})
  * @param workerMaxRestarts times a worker is restarted (its model reloaded) after failures; -1 = unlimited
+ * @param repository the models of a multiplexed pool, or null for a pool of one model ({@code model}); a
+ *     multiplexed pool's {@code model} is its first model (see {@link ModelRepository})
  * @param health how often the manager probes each worker in rotation, and how long a probe may take before
  *     the worker counts as stuck and is restarted
  */
 public record PoolSpec(String deployment, String version, String nodeId, ModelSpec model, PoolConfig config,
-                       int workers, Resources workerResources, int workerMaxRestarts, HealthSpec health) {
+                       int workers, Resources workerResources, int workerMaxRestarts, HealthSpec health,
+                       ModelRepository repository) {
 
   /** Most workers one pool may have on one node. */
   public static final int MAX_WORKERS = 1024;
@@ -44,10 +47,21 @@ public record PoolSpec(String deployment, String version, String nodeId, ModelSp
         .name(PoolNames.worker(deployment, version, nodeId, MAX_WORKERS - 1)).build();
   }
 
+  /** A pool of one model ({@code repository} null). */
+  public PoolSpec(String deployment, String version, String nodeId, ModelSpec model, PoolConfig config, int workers,
+                  Resources workerResources, int workerMaxRestarts, HealthSpec health) {
+    this(deployment, version, nodeId, model, config, workers, workerResources, workerMaxRestarts, health, null);
+  }
+
   /** A pool probing its workers by {@link HealthSpec#DEFAULT}. */
   public PoolSpec(String deployment, String version, String nodeId, ModelSpec model, PoolConfig config, int workers,
                   Resources workerResources, int workerMaxRestarts) {
     this(deployment, version, nodeId, model, config, workers, workerResources, workerMaxRestarts, HealthSpec.DEFAULT);
+  }
+
+  /** Whether the pool serves a {@link ModelRepository} (many models, loaded on demand). */
+  public boolean multiplexed() {
+    return repository != null;
   }
 
   /** The manager's actor name, {@code kiln/pool/<deployment>@<version>/<nodeId>}. */
@@ -57,10 +71,11 @@ public record PoolSpec(String deployment, String version, String nodeId, ModelSp
 
   /** The spec of worker {@code index}. */
   public WorkerSpec worker(int index) {
-    return new WorkerSpec(deployment, version, nodeId, index, model);
+    return new WorkerSpec(deployment, version, nodeId, index, model, repository);
   }
 
   public PoolSpec withWorkers(int n) {
-    return new PoolSpec(deployment, version, nodeId, model, config, n, workerResources, workerMaxRestarts, health);
+    return new PoolSpec(deployment, version, nodeId, model, config, n, workerResources, workerMaxRestarts, health,
+        repository);
   }
 }

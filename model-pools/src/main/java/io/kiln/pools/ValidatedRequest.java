@@ -24,6 +24,16 @@ public final class ValidatedRequest {
     return request;
   }
 
+  /**
+   * This request with one more protocol parameter (e.g. {@link ModelRepository#MODEL_ID}, set by the router of a
+   * multiplexed deployment): parameters are not part of what a validator checks, so it stays validated.
+   */
+  public ValidatedRequest withParameter(String key, Object value) {
+    java.util.Map<String, Object> p = new java.util.HashMap<>(request.parameters());
+    p.put(key, value);
+    return new ValidatedRequest(new InferenceRequest(request.id(), request.inputs(), request.outputs(), p), signature);
+  }
+
   /** What it was checked against. */
   public ModelSignature signature() {
     return signature;

@@ -11,8 +11,16 @@ import java.util.Objects;
  * @param node the node the worker is pinned to
  * @param index the worker's index in its pool (0-based)
  * @param model the model it loads and warms in its constructor
+ * @param repository the models of a multiplexed worker (loaded on demand; {@code model} is then not loaded), or null
  */
-public record WorkerSpec(String deployment, String version, String node, int index, ModelSpec model) {
+public record WorkerSpec(String deployment, String version, String node, int index, ModelSpec model,
+                         ModelRepository repository) {
+
+  /** The spec of a worker of one model. */
+  public WorkerSpec(String deployment, String version, String node, int index, ModelSpec model) {
+    this(deployment, version, node, index, model, null);
+  }
+
 
   /** @throws IllegalArgumentException or NullPointerException naming the bad field */
   public WorkerSpec {

@@ -2,6 +2,7 @@ package io.kiln.serve;
 
 import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.HealthSpec;
+import io.kiln.pools.ModelRepository;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolNames;
@@ -28,9 +29,26 @@ import java.util.Optional;
  * @param queue the bounded queue of each node's pool manager
  * @param autoscaling per-node autoscaling; empty: each node runs exactly the pool's worker count
  * @param health how each pool probes its workers
+ * @param repository a multiplexed deployment's models (each request names one; {@code model} is then the first of
+ *     them), or null for a deployment of one model
  */
 public record DeploymentSpec(String name, String version, ModelSpec model, PoolPlacement pool, BatchingSpec batching,
-                             QueueSpec queue, Optional<AutoscalingSpec> autoscaling, HealthSpec health) {
+                             QueueSpec queue, Optional<AutoscalingSpec> autoscaling, HealthSpec health,
+                             ModelRepository repository) {
+
+  /** A deployment of one model. */
+  public DeploymentSpec(String name, String version, ModelSpec model, PoolPlacement pool, BatchingSpec batching,
+                        QueueSpec queue, Optional<AutoscalingSpec> autoscaling, HealthSpec health) {
+    this(name, version, model, pool, batching, queue, autoscaling, health, null);
+  }
+
+  /** A multiplexed deployment: its {@code model} is the repository's first (see {@link ModelRepository}). */
+  public static DeploymentSpec multiplexed(String name, String version, ModelRepository repository, PoolPlacement pool,
+                                           BatchingSpec batching, QueueSpec queue,
+                                           Optional<AutoscalingSpec> autoscaling, HealthSpec health) {
+    return new DeploymentSpec(name, version, repository.models().get(0).model(), pool, batching, queue, autoscaling,
+        health, repository);
+  }
 
   public DeploymentSpec {
     Objects.requireNonNull(name, "name");
@@ -44,6 +62,9 @@ public record DeploymentSpec(String name, String version, ModelSpec model, PoolP
     Rules.require("name", Rules.name(name));
     Rules.require("version", Rules.version(version));
     Rules.require("batching.max_batch_size", Rules.batchWithinQueue(batching.maxBatchSize(), queue.maxQueued()));
+    if (repository != null && !repository.models().get(0).model().equals(model)) {
+      throw new IllegalArgumentException("model: a multiplexed deployment's model is its repository's first");
+    }
     var sizes = model.warmupBatchSizes();
     for (int i = 0; i < sizes.size(); i++) {
       Rules.require("model.warmup.batch_sizes[" + i + "]",
@@ -62,6 +83,11 @@ public record DeploymentSpec(String name, String version, ModelSpec model, PoolP
   /** The definition of this deployment's pool on {@code nodeId}, starting with {@code workers} workers. */
   public PoolSpec poolOn(String nodeId, int workers) {
     return new PoolSpec(name, version, nodeId, model, PoolConfig.of(batching, queue), workers,
-        pool.workerResources(), pool.maxRestarts(), health);
+        pool.workerResources(), pool.maxRestarts(), health, repository);
+  }
+
+  /** Whether requests name one of several models ({@link #repository()}). */
+  public boolean multiplexed() {
+    return repository != null;
   }
 }

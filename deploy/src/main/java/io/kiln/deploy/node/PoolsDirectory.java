@@ -35,7 +35,7 @@ public final class PoolsDirectory implements PoolDirectory {
     List<PoolEndpoint> out = new ArrayList<>();
     for (PoolLoad l : board.pools(model, version)) {
       out.add(new PoolEndpoint(l.nodeId(), l.nodeId().equals(localNode), l.ready() && !l.draining(), l.queueDepth(),
-          l.inFlight(), l.capacity(), l.leaving()));
+          l.inFlight(), l.capacity(), l.leaving(), l.models()));
     }
     return out;
   }

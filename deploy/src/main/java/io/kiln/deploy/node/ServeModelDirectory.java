@@ -19,15 +19,27 @@ import java.util.TreeSet;
 public final class ServeModelDirectory implements ModelDirectory {
 
   private final ServeController serve;
+  private final io.kiln.pools.PoolLoadBoard board; // null: repository models never read as loaded
 
   public ServeModelDirectory(ServeController serve) {
+    this(serve, null);
+  }
+
+  /** @param board where a multiplexed deployment's pools report the models they hold loaded */
+  public ServeModelDirectory(ServeController serve, io.kiln.pools.PoolLoadBoard board) {
     this.serve = serve;
+    this.board = board;
   }
 
   @Override
   public List<ModelInfo> models() {
     List<ModelInfo> out = new ArrayList<>();
-    serve.desired().forEach((name, spec) -> model(name, null).ifPresent(out::add));
+    serve.desired().forEach((name, spec) -> {
+      model(name, null).ifPresent(out::add);
+      if (spec.multiplexed()) {
+        spec.repository().names().forEach(m -> model(m, null).ifPresent(out::add));
+      }
+    });
     return out;
   }
 
@@ -35,7 +47,7 @@ public final class ServeModelDirectory implements ModelDirectory {
   public Optional<ModelInfo> model(String name, String versionOrNull) {
     DeploymentSpec spec = serve.desired().get(name);
     if (spec == null) {
-      return Optional.empty();
+      return repositoryModel(name, versionOrNull);
     }
     DeploymentStatus status = serve.statuses().get(name);
     if (status != null && status.phase() == DeploymentStatus.Phase.DELETING) {
@@ -58,12 +70,37 @@ public final class ServeModelDirectory implements ModelDirectory {
   }
 
   /** The platform strings Triton and KServe use for the same kinds of model, where they have one. */
+  // A model of a multiplexed deployment's repository (a deployment of that name wins): the deployment's versions and
+  // readiness, the model's own signature, loaded when a pool of the version reports it held.
+  private Optional<ModelInfo> repositoryModel(String name, String versionOrNull) {
+    for (DeploymentSpec spec : serve.desired().values()) {
+      if (!spec.multiplexed() || spec.repository().model(name).isEmpty()) {
+        continue;
+      }
+      Optional<ModelInfo> deployment = model(spec.name(), versionOrNull);
+      if (deployment.isEmpty()) {
+        return Optional.empty();
+      }
+      ModelInfo d = deployment.get();
+      ModelSpec model = spec.repository().model(name).get();
+      boolean loaded = board != null && board.pools(spec.name(), d.version()).stream()
+          .anyMatch(p -> p.ready() && p.holds(name));
+      return Optional.of(new ModelInfo(name, d.version(), d.versions(), platform(model), model.signature(), d.ready(),
+          0, new ModelInfo.Multiplexed(spec.name(), loaded)));
+    }
+    return Optional.empty();
+  }
+
   private static String platform(DeploymentSpec spec) {
-    return switch (spec.model().engine()) {
+    return platform(spec.model());
+  }
+
+  private static String platform(ModelSpec model) {
+    return switch (model.engine()) {
       case ModelSpec.ENGINE_BUILTIN -> "kiln_builtin";
       case ModelSpec.ENGINE_ONNX -> "onnxruntime_onnx";
       case ModelSpec.ENGINE_PYTHON -> "python";
-      default -> spec.model().format().equals(ModelSpec.FORMAT_DJL_PARAMS) ? "djl_pytorch" : "pytorch_torchscript";
+      default -> model.format().equals(ModelSpec.FORMAT_DJL_PARAMS) ? "djl_pytorch" : "pytorch_torchscript";
     };
   }
 }

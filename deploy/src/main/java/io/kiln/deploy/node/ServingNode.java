@@ -151,7 +151,7 @@ public final class ServingNode implements AutoCloseable {
     ServeController serve = new ServeController(runtime, pools, board);
     Pipelines pipelines = new Pipelines(runtime, PipelineOptions.defaults(kilnHome, runtime.nodeId()),
         DeploymentResolver.of(serve), pools);
-    NodeModelDirectory models = new NodeModelDirectory(new ServeModelDirectory(serve));
+    NodeModelDirectory models = new NodeModelDirectory(new ServeModelDirectory(serve, board));
     KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), models,
         new PoolsDirectory(runtime.nodeId(), board, pools), pipelines.cacheIndex()::nodeFor);
     // Taken before the gateway binds, so no probe ever sees the node ready before it is warm.
@@ -159,6 +159,7 @@ public final class ServingNode implements AutoCloseable {
     gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
     Jobs jobs = new Jobs(runtime, pipelines, DeploymentResolver.of(serve), board);
     gateway.addRoutes(new JobApi(runtime, jobs, managementToken)::mount);
+    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, pools, managementToken)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,

@@ -60,7 +60,7 @@ final class ManagedNode implements AutoCloseable {
     serve = new ServeController(runtime, client, board, ServeController.Options.DEFAULT
         .withPeriod(Duration.ofMillis(100)).withDrainGrace(Duration.ofMillis(100)));
     gateway = new KilnGateway(GatewayOptions.builder().host("127.0.0.1").httpPort(0).grpcPort(0)
-        .bindJvmMetrics(false).build(), new ServeModelDirectory(serve),
+        .bindJvmMetrics(false).build(), new ServeModelDirectory(serve, board),
         new PoolsDirectory(runtime.nodeId(), board, client), DataLocator.NONE);
     try {
       home = Files.createTempDirectory("kiln-managed-node");
@@ -71,6 +71,7 @@ final class ManagedNode implements AutoCloseable {
         client);
     gateway.addRoutes(new PipelineApi(runtime, pipelines, token)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines), token)::mount);
+    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, client, token)::mount);
     join(board.ready());
     join(serve.start());
     join(pipelines.start());

@@ -82,6 +82,9 @@ final class Dispatcher {
     long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
         : defaultTimeoutMillis;
     long deadline = nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    if (model.multiplexed() != null) { // a repository model: its deployment's pools serve it, told which model
+      request = request.withParameter(io.kiln.pools.ModelRepository.MODEL_ID, model.name());
+    }
     if (!send(call, context, model, request, hints, deadline, java.util.Set.of())) {
       return call;
     }
@@ -103,12 +106,13 @@ final class Dispatcher {
                        long deadline, java.util.Set<String> refused) {
     PoolEndpoint target;
     try {
-      List<PoolEndpoint> candidates = pools.pools(model.name(), model.version()).stream()
+      String deployment = model.deployment();
+      List<PoolEndpoint> candidates = pools.pools(deployment, model.version()).stream()
           .filter(p -> !refused.contains(p.nodeId())).toList();
-      Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
+      Router.Route route = router.route(deployment, candidates, hints.pinnedNode(), multiplexedModel(model, request));
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
-      call.sent = pools.send(target, model.name(), model.version(), request, deadline);
+      call.sent = pools.send(target, deployment, model.version(), request, deadline);
     } catch (RuntimeException e) {
       call.promise.tryFail(e);
       return false;
@@ -137,6 +141,13 @@ final class Dispatcher {
   }
 
   /** Where it ran is the pool's to say; if it did not, it ran where it was sent. */
+  // The model a multiplexed deployment's request names: a repository model's own name (set as model_id by
+  // dispatch), or the model_id parameter a client sent to the deployment itself.
+  private static String multiplexedModel(ModelInfo model, ValidatedRequest request) {
+    Object id = request.request().parameters().get(io.kiln.pools.ModelRepository.MODEL_ID);
+    return id instanceof String s ? s : null;
+  }
+
   private static InferenceResponse withNode(InferenceResponse r, String node) {
     if (r.parameters().containsKey(Fields.KILN_NODE)) {
       return r;

@@ -49,7 +49,7 @@ final class GrpcApi {
             .setName("kiln").setVersion(gw.options().serverVersion()).addExtensions("binary_tensor_data").build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ModelReady,
         req -> unary(req, m -> ModelReadyResponse.newBuilder()
-            .setReady(gw.models().find(m.getName(), m.getVersion()).ready()).build()));
+            .setReady(gw.models().find(m.getName(), m.getVersion()).loadedAndReady()).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ModelMetadata,
         req -> unary(req, m -> GrpcCodec.metadata(gw.models().find(m.getName(), m.getVersion()))));
     server.callHandler(GRPCInferenceServiceGrpcService.ModelInfer, this::infer);

@@ -90,7 +90,7 @@ final class HttpApi {
   private void modelReady(RoutingContext ctx) {
     try {
       ModelInfo m = gw.models().find(ctx.pathParam("model"), ctx.pathParam("version"));
-      if (m.ready()) {
+      if (m.loadedAndReady()) {
         json(ctx, 200, ordered("name", m.name(), "version", m.version(), "ready", true));
       } else {
         ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(gw.options().retryAfterSeconds()));

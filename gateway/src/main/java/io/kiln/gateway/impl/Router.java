@@ -30,7 +30,7 @@ import java.util.random.RandomGenerator;
 public final class Router {
 
   /** Why a pool was chosen. */
-  public enum Reason { PINNED, LOCAL, SPILL, BALANCED }
+  public enum Reason { PINNED, LOCAL, SPILL, BALANCED, HOLDER }
 
   /** The chosen pool and why. */
   public record Route(PoolEndpoint target, Reason reason) {
@@ -52,8 +52,31 @@ public final class Router {
    *     take the request
    */
   public Route route(String model, List<PoolEndpoint> pools, String pinnedNode) {
+    return route(model, pools, pinnedNode, null);
+  }
+
+  /**
+   * {@link #route(String, List, String)} for a request of a multiplexed deployment naming {@code repositoryModel}
+   * (null for none): unless pinned, a ready pool with room that reports the model loaded wins ({@link Reason#HOLDER}:
+   * the local one, else the less loaded of two such), so the request skips a load; without one it is routed as any.
+   */
+  public Route route(String model, List<PoolEndpoint> pools, String pinnedNode, String repositoryModel) {
     if (pinnedNode != null) {
       return pinned(model, pools, pinnedNode);
+    }
+    if (repositoryModel != null) {
+      List<PoolEndpoint> holders = new ArrayList<>(2);
+      for (PoolEndpoint p : pools) {
+        if (p.ready() && p.hasRoom() && p.holds(repositoryModel)) {
+          if (p.local()) {
+            return new Route(p, Reason.HOLDER);
+          }
+          holders.add(p);
+        }
+      }
+      if (!holders.isEmpty()) {
+        return new Route(twoChoices(holders), Reason.HOLDER);
+      }
     }
     PoolEndpoint local = null;
     List<PoolEndpoint> withRoom = new ArrayList<>(pools.size());

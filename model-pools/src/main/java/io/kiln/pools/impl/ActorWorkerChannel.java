@@ -53,6 +53,20 @@ public final class ActorWorkerChannel implements WorkerChannel {
     return out;
   }
 
+  @Override
+  public CompletionStage<Boolean> load(String model) {
+    // A load may take as long as a worker's first load; the batches behind it wait in the worker's mailbox.
+    CompletableFuture<Boolean> call = handle.withTimeout(LOOP_TIMEOUT).call(ModelWorker::loadModel, model)
+        .toCompletableFuture();
+    last = call;
+    return call;
+  }
+
+  @Override
+  public CompletionStage<Boolean> unload(String model) {
+    return handle.call(ModelWorker::unloadModel, model);
+  }
+
   /**
    * The stream lanes of a streaming worker: {@code n} channels (ids {@code <id>#<j>}) that the dispatcher treats as
    * workers of one stream each; they offer their streams to the worker's intake ({@code joins}), starting its step

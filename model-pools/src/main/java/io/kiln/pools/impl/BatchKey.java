@@ -6,6 +6,7 @@ import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.Tensor;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * What requests must share to be stacked into one batch: the inputs (in order) with their names, element
@@ -18,13 +19,29 @@ final class BatchKey {
   private final Input[] inputs;
   private final List<String> outputs;
   private final boolean stream;
+  private final String model; // a multiplexed pool's model: a batch is one model; null otherwise
   private final int hash;
 
   private BatchKey(Input[] inputs, List<String> outputs, boolean stream) {
+    this(inputs, outputs, stream, null);
+  }
+
+  private BatchKey(Input[] inputs, List<String> outputs, boolean stream, String model) {
     this.inputs = inputs;
     this.outputs = outputs;
     this.stream = stream;
-    this.hash = 31 * Arrays.hashCode(inputs) + outputs.hashCode() + (stream ? 1 : 0);
+    this.model = model;
+    this.hash = 31 * (31 * Arrays.hashCode(inputs) + outputs.hashCode() + (stream ? 1 : 0)) + Objects.hashCode(model);
+  }
+
+  /** This key for the requests of one model of a multiplexed pool: they batch only with that model's. */
+  BatchKey withModel(String name) {
+    return new BatchKey(inputs, outputs, stream, Objects.requireNonNull(name, "model"));
+  }
+
+  /** The model of a multiplexed pool's request; null in a pool of one model. */
+  String model() {
+    return model;
   }
 
   /**
@@ -82,7 +99,7 @@ final class BatchKey {
   @Override
   public boolean equals(Object o) {
     return o instanceof BatchKey k && k.hash == hash && k.stream == stream && Arrays.equals(k.inputs, inputs)
-        && k.outputs.equals(outputs);
+        && k.outputs.equals(outputs) && Objects.equals(k.model, model);
   }
 
   @Override
@@ -92,7 +109,7 @@ final class BatchKey {
 
   @Override
   public String toString() {
-    return Arrays.toString(inputs) + "->" + outputs;
+    return (model == null ? "" : model + ":") + Arrays.toString(inputs) + "->" + outputs;
   }
 
   private record Input(String name, DataType datatype, long[] innerShape) {

@@ -27,6 +27,7 @@ public final class LoadReporter {
   private final Supplier<PoolStats> stats;
   private final BooleanSupplier ready;
   private final BooleanSupplier draining;
+  private final Supplier<java.util.List<String>> models;
   private final int step;
   private long timer = -1;
   private long seq;
@@ -36,6 +37,13 @@ public final class LoadReporter {
 
   public LoadReporter(Context context, PoolSpec spec, String managerId, Supplier<PoolStats> stats,
                       BooleanSupplier ready, BooleanSupplier draining) {
+    this(context, spec, managerId, stats, ready, draining, java.util.List::of);
+  }
+
+  /** @param models the models a multiplexed pool holds loaded (the first {@value PoolLoad#MAX_MODELS} are reported) */
+  public LoadReporter(Context context, PoolSpec spec, String managerId, Supplier<PoolStats> stats,
+                      BooleanSupplier ready, BooleanSupplier draining, Supplier<java.util.List<String>> models) {
+    this.models = models;
     this.context = context;
     this.spec = spec;
     this.managerId = managerId;
@@ -88,7 +96,13 @@ public final class LoadReporter {
   }
 
   private JsonObject encode(PoolStats s, boolean isReady, boolean isDraining, boolean gone) {
-    return new JsonObject()
+    JsonObject o = new JsonObject();
+    java.util.List<String> held = models.get();
+    if (!held.isEmpty()) {
+      o.put("models", new io.vertx.core.json.JsonArray(new java.util.ArrayList<Object>(
+          held.size() > PoolLoad.MAX_MODELS ? held.subList(0, PoolLoad.MAX_MODELS) : held)));
+    }
+    return o
         .put("deployment", spec.deployment()).put("version", spec.version()).put("node", spec.nodeId())
         .put("manager", managerId).put("seq", ++seq).put("gone", gone)
         .put("ready", isReady).put("draining", isDraining)
@@ -110,10 +124,24 @@ public final class LoadReporter {
       return new PoolLoad(m.getString("deployment"), m.getString("version"), m.getString("node"),
           m.getString("manager"), m.getBoolean("ready", false), m.getBoolean("draining", false),
           m.getInteger("queueDepth", 0), m.getInteger("inFlight", 0), m.getInteger("capacity", 0),
-          m.getInteger("idle", 0), m.getInteger("busy", 0), m.getInteger("workers", 0), age);
+          m.getInteger("idle", 0), m.getInteger("busy", 0), m.getInteger("workers", 0), age, models(m));
     } catch (ClassCastException e) {
       return null;
     }
+  }
+
+  private static java.util.List<String> models(JsonObject m) {
+    io.vertx.core.json.JsonArray a = m.getJsonArray("models");
+    if (a == null) {
+      return java.util.List.of();
+    }
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (int i = 0; i < a.size() && out.size() < PoolLoad.MAX_MODELS; i++) {
+      if (a.getValue(i) instanceof String name) {
+        out.add(name);
+      }
+    }
+    return out;
   }
 
   /** Whether a report says its manager closed. */

@@ -67,6 +67,8 @@ public final class PoolDispatcher implements AutoCloseable {
   private final WorkerFailureListener listener;
   private final Consumer<InferenceRequest> validator;
   private final PoolMetrics metrics;
+  private final ModelAffinity affinity; // null in a pool of one model
+  private final RepositoryControl control; // null in a pool of one model
   private final BatchFormer former;
   private final Throughput throughput;
   private final RequestQueue queue = new RequestQueue();
@@ -100,6 +102,19 @@ public final class PoolDispatcher implements AutoCloseable {
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
                         Consumer<InferenceRequest> validator) {
+    this(config, nanoClock, timers, executor, listener, registry, tags, validator, null);
+  }
+
+  /**
+   * @param repository the models of a multiplexed pool (a batch is one model, sent preferably to a worker that
+   *     holds it, see {@link ModelAffinity}); null for a pool of one model
+   */
+  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
+                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
+                        Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository) {
+    this.affinity = repository == null ? null
+        : new ModelAffinity(repository, MultiplexMeters.forPool(registry, Tags.of(tags)));
+    this.control = affinity == null ? null : new RepositoryControl(affinity, workers, executor, completions, this::run);
     this.validator = Objects.requireNonNull(validator, "validator");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
@@ -158,6 +173,9 @@ public final class PoolDispatcher implements AutoCloseable {
     BatchKey key;
     try {
       key = stream == null ? BatchKey.admit(request) : BatchKey.admitStream(request);
+      if (affinity != null) {
+        key = key.withModel(affinity.repository().modelOf(request));
+      }
       if (!validated) {
         validator.accept(request);
       }
@@ -192,6 +210,9 @@ public final class PoolDispatcher implements AutoCloseable {
     Objects.requireNonNull(worker.id(), "worker id");
     if (!closed) {
       workers.add(worker);
+      if (affinity != null) {
+        affinity.forget(worker.id());
+      }
       run();
     }
   }
@@ -199,7 +220,34 @@ public final class PoolDispatcher implements AutoCloseable {
   /** Takes a worker out; a busy one finishes its batch first. Unknown ids are ignored. */
   public void removeWorker(String id) {
     workers.remove(id);
+    if (affinity != null) {
+      affinity.forget(id);
+    }
     run();
+  }
+
+  /** See {@link RepositoryControl#loadModel}. */
+  public CompletionStage<Boolean> loadModel(String model) {
+    return control == null ? notMultiplexed() : control.loadModel(model, closed);
+  }
+
+  /** See {@link RepositoryControl#unloadModel}. */
+  public CompletionStage<Integer> unloadModel(String model) {
+    return control == null ? notMultiplexed() : control.unloadModel(model);
+  }
+
+  /** See {@link RepositoryControl#modelStates}; empty for a pool of one model. */
+  public java.util.Map<String, String> modelStates() {
+    return control == null ? java.util.Map.of() : control.modelStates();
+  }
+
+  /** The models a multiplexed pool holds loaded now, in repository order; empty for a pool of one model. */
+  public List<String> loadedModels() {
+    return affinity == null ? List.of() : affinity.loadedModels();
+  }
+
+  private static <T> CompletionStage<T> notMultiplexed() {
+    return CompletableFuture.failedFuture(InferenceException.invalid("the pool has no model repository"));
   }
 
   /** A snapshot of the pool; see {@link PoolStats}. Callable from any thread. */
@@ -248,6 +296,9 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     run();
     metrics.close();
+    if (affinity != null) {
+      affinity.close();
+    }
   }
 
   // Brings the dispatcher to rest. Re-entrant calls (from a completion's callback, or an inline worker
@@ -283,13 +334,26 @@ public final class PoolDispatcher implements AutoCloseable {
       if (head == null || !workers.hasIdle()) {
         break;
       }
+      ModelAffinity.Choice choice = null;
+      if (affinity != null) {
+        choice = affinity.choose(queue, head, workers.idle(), now);
+        if (choice == null) {
+          break; // every queued model waits for a load, a busy holder or a load slot: a batch's end re-runs this
+        }
+        head = choice.request();
+      }
       if (!former.isReady(queue, head, now, drained != null)) {
         batchTimer.arm(former.dueAt(head), now);
         armed = true;
         break;
       }
       List<PendingRequest> batch = former.take(queue, head, now, dead);
-      dispatch(workers.takeIdle(batch, now), batch, now);
+      if (choice == null) {
+        dispatch(workers.takeIdle(batch, now), batch, now);
+      } else {
+        affinity.dispatched(choice.worker().id(), head.key.model(), choice.miss());
+        dispatch(workers.takeIdle(choice.worker(), batch, now), batch, now);
+      }
     }
     if (!armed) {
       batchTimer.disarm();
@@ -346,6 +410,14 @@ public final class PoolDispatcher implements AutoCloseable {
     inFlightRequests -= batch.size();
     metrics.batchDone(now - worker.dispatchedNanos);
     Throwable failure = BatchResults.failureOf(results, error, batch.size());
+    if (affinity != null) {
+      String model = batch.get(0).key.model();
+      boolean loaded = failure == null || BatchResults.isInvalidInput(failure);
+      if (affinity.isLoadingOn(worker.id(), model)) {
+        affinity.done(worker.id(), model, loaded);
+        control.loadEnded(model, loaded ? null : failure);
+      }
+    }
     if (failure == null || BatchResults.isInvalidInput(failure) || BatchResults.isModelError(failure)) {
       workers.makeIdle(worker);
       throughput.record(batch.size(), now);
@@ -384,6 +456,9 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     queue.addFirst(again);
     metrics.requeued(again.size());
+    if (affinity != null) {
+      affinity.forget(id); // it restarts empty
+    }
     if (workers.makeFailed(worker)) {
       completions.add(() -> listener.workerFailed(id, cause));
     }

@@ -36,4 +36,16 @@ public interface WorkerChannel {
     return java.util.concurrent.CompletableFuture.failedFuture(
         io.kiln.pools.InferenceException.invalid("worker " + id() + " does not stream"));
   }
+
+  /** A multiplexed worker loads {@code model} (see {@code ModelWorker#loadModel}); others refuse. */
+  default CompletionStage<Boolean> load(String model) {
+    return java.util.concurrent.CompletableFuture.failedFuture(
+        io.kiln.pools.InferenceException.invalid("worker " + id() + " has no model repository"));
+  }
+
+  /** A multiplexed worker closes {@code model} if it holds it; others refuse. */
+  default CompletionStage<Boolean> unload(String model) {
+    return java.util.concurrent.CompletableFuture.failedFuture(
+        io.kiln.pools.InferenceException.invalid("worker " + id() + " has no model repository"));
+  }
 }

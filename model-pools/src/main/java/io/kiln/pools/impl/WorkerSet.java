@@ -59,6 +59,44 @@ final class WorkerSet {
     return slot;
   }
 
+  /** Marks the idle {@code slot} busy with {@code batch} (a multiplexed pool picks the worker by its models). */
+  WorkerSlot takeIdle(WorkerSlot slot, List<PendingRequest> batch, long nowNanos) {
+    if (!idle.remove(slot)) {
+      throw new IllegalStateException("worker '" + slot.id() + "' is not idle");
+    }
+    slot.state = WorkerSlot.State.BUSY;
+    slot.batch = batch;
+    slot.dispatchedNanos = nowNanos;
+    busy.add(slot);
+    return slot;
+  }
+
+  /** The idle workers, most recently used first. */
+  Iterable<WorkerSlot> idle() {
+    return idle;
+  }
+
+  /** The idle worker of id {@code id}, or null. */
+  WorkerSlot idleById(String id) {
+    WorkerSlot s = byId.get(id);
+    return s != null && s.state == WorkerSlot.State.IDLE ? s : null;
+  }
+
+  /** The ids of workers in rotation (idle or busy, not failed). */
+  java.util.List<String> liveIds() {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    byId.forEach((id, s) -> {
+      if (s.state != WorkerSlot.State.FAILED) {
+        out.add(id);
+      }
+    });
+    return out;
+  }
+
+  WorkerSlot byId(String id) {
+    return byId.get(id);
+  }
+
   /** Ends {@code slot}'s batch; false if it was not executing {@code batch} (the set was cleared since). */
   boolean finishBatch(WorkerSlot slot, List<PendingRequest> batch) {
     if (slot.batch != batch || !busy.remove(slot)) {

@@ -40,7 +40,19 @@ public final class SpecJsonWriter {
     ObjectNode o = JSON.objectNode();
     o.put("name", s.name());
     o.put("version", s.version());
-    o.set("model", model(s.model()));
+    if (s.repository() != null) {
+      ObjectNode repo = o.putObject("repository");
+      ArrayNode models = repo.putArray("models");
+      s.repository().models().forEach(e -> {
+        ObjectNode one = models.addObject();
+        one.put("name", e.name());
+        one.setAll(model(e.model()));
+      });
+      repo.put("max_models_per_worker", s.repository().maxModelsPerWorker());
+      repo.put("max_concurrent_loads", s.repository().maxConcurrentLoads());
+    } else {
+      o.set("model", model(s.model()));
+    }
     o.set("pool", pool(s.pool()));
     BatchingSpec b = s.batching();
     ObjectNode batching = o.putObject("batching");

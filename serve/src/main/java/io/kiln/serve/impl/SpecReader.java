@@ -118,7 +118,18 @@ public final class SpecReader {
     MappingReader auto = m.section("autoscaling");
     Optional<AutoscalingSpec> autoscaling = autoscaling(auto);
     HealthSpec health = health(m.section("health"));
-    Node modelNode = m.required("model");
+    Node repositoryNode = m.value("repository");
+    io.kiln.pools.ModelRepository repository = null;
+    Node modelNode = repositoryNode == null ? m.required("model") : m.value("model");
+    if (repositoryNode != null) {
+      if (modelNode != null) {
+        problems.at(m.keyAt("model"), m.path("model"), "a deployment has either 'model' (one model) or 'repository'"
+            + " (many, loaded on demand), not both");
+        modelNode = null;
+      }
+      repository = new RepositoryReader(reading, options).read(reading.mapping(repositoryNode, m.path("repository")),
+          batching == null ? null : batching.maxBatchSize());
+    }
     ModelSpec model = null;
     if (modelNode != null) {
       model = new ModelReader(reading, options).read(reading.mapping(modelNode, m.path("model")),
@@ -136,7 +147,9 @@ public final class SpecReader {
       return null;
     }
     try {
-      return new DeploymentSpec(name, version, model, pool, batching, queue, autoscaling, health);
+      return repository != null
+          ? DeploymentSpec.multiplexed(name, version, repository, pool, batching, queue, autoscaling, health)
+          : new DeploymentSpec(name, version, model, pool, batching, queue, autoscaling, health);
     } catch (IllegalArgumentException e) {
       // The reader checks every rule the records do; reaching this is a bug in one of them.
       problems.at(node, path, "invalid deployment: " + e.getMessage());

@@ -1,0 +1,152 @@
+package io.kiln.deploy.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * A multiplexed deployment on two assembled nodes: a repository of six built-in identity models, one worker per node
+ * keeping at most two. Requests name their model by path ({@code /v2/models/m3/infer}) or by the {@code model_id}
+ * parameter; routers prefer the node whose pool holds the model; the OIP repository endpoints list, load and unload.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class MultiplexEndToEndTest {
+
+  private static final String YAML = """
+      deployments:
+        - name: zoo
+          version: "1"
+          repository:
+            models:
+              - {name: m0, uri: "builtin:identity"}
+              - {name: m1, uri: "builtin:identity"}
+              - {name: m2, uri: "builtin:identity"}
+              - {name: m3, uri: "builtin:identity"}
+              - {name: m4, uri: "builtin:identity"}
+              - {name: m5, uri: "builtin:identity"}
+            defaults:
+              engine: Builtin
+              inputs:  [{name: x, datatype: FP32, shape: [-1, 4]}]
+              outputs: [{name: y, datatype: FP32, shape: [-1, 4]}]
+            max_models_per_worker: 2
+          pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}
+          batching: {max_batch_size: 8, max_batch_delay_ms: 0}
+      """;
+
+  private final Http http = new Http();
+  private ServingCluster cluster;
+
+  @BeforeAll
+  void deploy() {
+    cluster = ServingCluster.start("node-1", "node-2");
+    cluster.deploy(YAML);
+    cluster.awaitReady("zoo", 2);
+  }
+
+  @AfterAll
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private int port(String node) {
+    return cluster.node(node).httpPort();
+  }
+
+  private static String request(float v, String modelId) {
+    JsonObject r = new JsonObject().put("inputs", new JsonArray().add(new JsonObject().put("name", "x")
+        .put("datatype", "FP32").put("shape", new JsonArray().add(1).add(4))
+        .put("data", new JsonArray().add(v).add(v).add(v).add(v))));
+    if (modelId != null) {
+      r.put("parameters", new JsonObject().put("model_id", modelId));
+    }
+    return r.encode();
+  }
+
+  private Http.Response index(String node) {
+    return http.postJson(port(node), "/v2/repository/index", "{}");
+  }
+
+  private String state(String node, String model) {
+    JsonArray all = new JsonArray(index(node).text());
+    for (Object o : all) {
+      JsonObject m = (JsonObject) o;
+      if (m.getString("name").equals(model)) {
+        return m.getString("state");
+      }
+    }
+    return null;
+  }
+
+  @Test
+  @Order(1)
+  void aRequestForARepositoryModelLoadsItAndItsReadinessFollows() {
+    assertThat(http.get(port("node-1"), "/v2/models/m0/ready").status()).as("not loaded yet").isEqualTo(503);
+    Http.Response meta = http.get(port("node-1"), "/v2/models/m0");
+    assertThat(meta.status()).as(meta.text()).isEqualTo(200);
+    assertThat(meta.json().getString("name")).isEqualTo("m0");
+
+    Http.Response r = http.postJson(port("node-1"), "/v2/models/m0/infer", request(7, null));
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    assertThat(r.json().getJsonArray("outputs").getJsonObject(0).getJsonArray("data")).containsExactly(7.0, 7.0, 7.0,
+        7.0);
+    assertThat(r.json().getJsonObject("parameters").getString("kiln_node")).as("its local pool").isEqualTo("node-1");
+    await().atMost(ServingCluster.WAIT).until(() -> http.get(port("node-1"), "/v2/models/m0/ready").status() == 200);
+    assertThat(state("node-2", "m0")).isEqualTo("READY");
+    assertThat(state("node-2", "m5")).isEqualTo("UNAVAILABLE");
+  }
+
+  @Test
+  @Order(2)
+  void anotherNodesGatewaySendsTheRequestToThePoolThatHoldsTheModel() {
+    await().atMost(ServingCluster.WAIT).until(() -> cluster.node("node-2").board().pools("zoo", "1").stream()
+        .anyMatch(p -> p.nodeId().equals("node-1") && p.holds("m0")));
+    for (int i = 0; i < 5; i++) {
+      Http.Response r = http.postJson(port("node-2"), "/v2/models/m0/infer", request(i, null));
+      assertThat(r.status()).as(r.text()).isEqualTo(200);
+      assertThat(r.json().getJsonObject("parameters").getString("kiln_node")).as("the holder, not node-2's own pool")
+          .isEqualTo("node-1");
+    }
+    Http.Response byParameter = http.postJson(port("node-2"), "/v2/models/zoo/infer", request(3, "m0"));
+    assertThat(byParameter.status()).as(byParameter.text()).isEqualTo(200);
+    assertThat(byParameter.json().getJsonObject("parameters").getString("kiln_node")).isEqualTo("node-1");
+    assertThat(Http.metric(http.get(port("node-2"), "/metrics").text(), "kiln_gateway_routes_total",
+        Map.of("reason", "holder"))).isGreaterThanOrEqualTo(6);
+    assertThat(Http.metric(http.get(port("node-1"), "/metrics").text(), "kiln_pool_multiplex_hits_total",
+        Map.of("deployment", "zoo"))).isGreaterThanOrEqualTo(6);
+    Http.Response unknown = http.postJson(port("node-2"), "/v2/models/zoo/infer", request(3, "nope"));
+    assertThat(unknown.status()).as(unknown.text()).isEqualTo(404);
+  }
+
+  @Test
+  @Order(3)
+  void theRepositoryEndpointsLoadAndUnloadAndRefuseUnknownModels() {
+    Http.Response load = http.postJson(port("node-2"), "/v2/repository/models/m4/load", "");
+    assertThat(load.status()).as(load.text()).isEqualTo(200);
+    assertThat(state("node-1", "m4")).isEqualTo("READY");
+    await().atMost(ServingCluster.WAIT).until(() -> http.get(port("node-1"), "/v2/models/m4/ready").status() == 200);
+
+    Http.Response unload = http.postJson(port("node-1"), "/v2/repository/models/m4/unload", "");
+    assertThat(unload.status()).as(unload.text()).isEqualTo(200);
+    assertThat(state("node-1", "m4")).isEqualTo("UNAVAILABLE");
+
+    Http.Response missing = http.postJson(port("node-1"), "/v2/repository/models/nope/load", "");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.json().getString("error")).contains("nope");
+    assertThat(http.postJson(port("node-1"), "/v2/repository/models/nope/unload", "").status()).isEqualTo(404);
+    JsonArray ready = new JsonArray(http.postJson(port("node-1"), "/v2/repository/index", "{\"ready\": true}").text());
+    assertThat(ready.stream().map(o -> ((JsonObject) o).getString("name"))).contains("m0").doesNotContain("m4", "m5");
+  }
+}
