@@ -18,6 +18,16 @@ import java.util.Optional;
 public final class ServeModelDirectory implements ModelDirectory {
 
   private final ServeController serve;
+  /**
+   * The last answer for each name's serving version, with the spec and status it was made of: while the
+   * controller's mirrors hold those same objects the answer stands (a request does not build the model's
+   * info and signature again).
+   */
+  private final java.util.concurrent.ConcurrentHashMap<String, Served> served =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private record Served(DeploymentSpec spec, DeploymentStatus status, Optional<ModelInfo> info) {
+  }
 
   public ServeModelDirectory(ServeController serve) {
     this.serve = serve;
@@ -41,6 +51,20 @@ public final class ServeModelDirectory implements ModelDirectory {
     if (status != null && status.phase() == DeploymentStatus.Phase.DELETING) {
       return Optional.empty();
     }
+    if (versionOrNull == null) {
+      Served last = served.get(name);
+      if (last != null && last.spec() == spec && last.status() == status) {
+        return last.info();
+      }
+      Optional<ModelInfo> info = build(name, null, spec, status);
+      served.put(name, new Served(spec, status, info));
+      return info;
+    }
+    return build(name, versionOrNull, spec, status);
+  }
+
+  private static Optional<ModelInfo> build(String name, String versionOrNull, DeploymentSpec spec,
+                                           DeploymentStatus status) {
     String serving = status == null ? null : status.servingVersion();
     // The versions, sorted (one or two of them).
     List<String> versions = serving == null || serving.equals(spec.version()) ? List.of(spec.version())

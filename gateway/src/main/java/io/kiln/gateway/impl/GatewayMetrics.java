@@ -154,9 +154,30 @@ final class GatewayMetrics implements AutoCloseable {
     }
   }
 
+  // hashCode and equals by hand: a record's generated ones (ObjectMethods bootstraps) showed up in profiles.
   private record CounterKey(String model, String protocol, String outcome, String code) {
+    @Override
+    public int hashCode() {
+      return ((model.hashCode() * 31 + protocol.hashCode()) * 31 + outcome.hashCode()) * 31 + code.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof CounterKey k && model.equals(k.model) && protocol.equals(k.protocol)
+          && outcome.equals(k.outcome) && code.equals(k.code);
+    }
   }
 
   private record TimerKey(String model, String protocol, String outcome) {
+    @Override
+    public int hashCode() {
+      return (model.hashCode() * 31 + protocol.hashCode()) * 31 + outcome.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof TimerKey k && model.equals(k.model) && protocol.equals(k.protocol)
+          && outcome.equals(k.outcome);
+    }
   }
 }
