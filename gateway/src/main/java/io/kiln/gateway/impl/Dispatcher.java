@@ -103,8 +103,9 @@ final class Dispatcher {
                        long deadline, java.util.Set<String> refused) {
     PoolEndpoint target;
     try {
-      List<PoolEndpoint> candidates = pools.pools(model.name(), model.version()).stream()
-          .filter(p -> !refused.contains(p.nodeId())).toList();
+      List<PoolEndpoint> all = pools.pools(model.name(), model.version());
+      List<PoolEndpoint> candidates = refused.isEmpty() ? all
+          : all.stream().filter(p -> !refused.contains(p.nodeId())).toList();
       Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
