@@ -245,6 +245,14 @@ public final class ServeController implements AutoCloseable {
     return out;
   }
 
+  /**
+   * The desired deployment of that name (a deleting one included), read from the node-local mirror without
+   * copying the others: the request path looks a model up by name on every request.
+   */
+  public Optional<DeploymentSpec> desired(String name) {
+    return state.desired(name).map(DesiredState.Desired::spec);
+  }
+
   /** Runs one reconcile pass soon if this node leads (after a change the controller does it itself). */
   public void kick() {
     loop.kick();

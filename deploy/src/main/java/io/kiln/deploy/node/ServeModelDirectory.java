@@ -9,7 +9,6 @@ import io.kiln.serve.ServeController;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.TreeSet;
 
 /**
  * Models as the serve controller knows them: every desired deployment, resolved to the version that serves
@@ -20,6 +19,16 @@ public final class ServeModelDirectory implements ModelDirectory {
 
   private final ServeController serve;
   private final io.kiln.pools.PoolLoadBoard board; // null: repository models never read as loaded
+  /**
+   * The last answer for each name's serving version, with the spec and status it was made of: while the
+   * controller's mirrors hold those same objects the answer stands (a request does not build the model's
+   * info and signature again).
+   */
+  private final java.util.concurrent.ConcurrentHashMap<String, Served> served =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private record Served(DeploymentSpec spec, DeploymentStatus status, Optional<ModelInfo> info) {
+  }
 
   public ServeModelDirectory(ServeController serve) {
     this(serve, null);
@@ -45,27 +54,40 @@ public final class ServeModelDirectory implements ModelDirectory {
 
   @Override
   public Optional<ModelInfo> model(String name, String versionOrNull) {
-    DeploymentSpec spec = serve.desired().get(name);
+    // One key each, no copies of the whole maps: this runs on every request.
+    DeploymentSpec spec = name == null ? null : serve.desired(name).orElse(null);
     if (spec == null) {
       return repositoryModel(name, versionOrNull);
     }
-    DeploymentStatus status = serve.statuses().get(name);
+    DeploymentStatus status = serve.status(name).orElse(null);
     if (status != null && status.phase() == DeploymentStatus.Phase.DELETING) {
       return Optional.empty();
     }
-    String serving = status == null ? null : status.servingVersion();
-    TreeSet<String> versions = new TreeSet<>();
-    versions.add(spec.version());
-    if (serving != null) {
-      versions.add(serving);
+    if (versionOrNull == null) {
+      Served last = served.get(name);
+      if (last != null && last.spec() == spec && last.status() == status) {
+        return last.info();
+      }
+      Optional<ModelInfo> info = build(name, null, spec, status);
+      served.put(name, new Served(spec, status, info));
+      return info;
     }
+    return build(name, versionOrNull, spec, status);
+  }
+
+  private static Optional<ModelInfo> build(String name, String versionOrNull, DeploymentSpec spec,
+                                           DeploymentStatus status) {
+    String serving = status == null ? null : status.servingVersion();
+    // The versions, sorted (one or two of them).
+    List<String> versions = serving == null || serving.equals(spec.version()) ? List.of(spec.version())
+        : serving.compareTo(spec.version()) < 0 ? List.of(serving, spec.version()) : List.of(spec.version(), serving);
     String version = versionOrNull != null ? versionOrNull : serving != null ? serving : spec.version();
     if (!versions.contains(version)) {
       return Optional.empty();
     }
     boolean ready = serving != null && (versionOrNull == null || versionOrNull.equals(serving)
         || status.pools().stream().anyMatch(p -> p.version().equals(versionOrNull) && p.ready()));
-    return Optional.of(new ModelInfo(name, version, List.copyOf(versions), platform(spec),
+    return Optional.of(new ModelInfo(name, version, versions, platform(spec),
         spec.model().signature(), ready, 0));
   }
 

@@ -107,8 +107,9 @@ final class Dispatcher {
     PoolEndpoint target;
     try {
       String deployment = model.deployment();
-      List<PoolEndpoint> candidates = pools.pools(deployment, model.version()).stream()
-          .filter(p -> !refused.contains(p.nodeId())).toList();
+      List<PoolEndpoint> all = pools.pools(deployment, model.version());
+      List<PoolEndpoint> candidates = refused.isEmpty() ? all
+          : all.stream().filter(p -> !refused.contains(p.nodeId())).toList();
       Router.Route route = router.route(deployment, candidates, hints.pinnedNode(), multiplexedModel(model, request));
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
@@ -118,26 +119,39 @@ final class Dispatcher {
       return false;
     }
     String node = target.nodeId();
-    call.sent.whenComplete((response, error) -> context.runOnContext(v -> {
-      if (error != null) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-            ? error.getCause() : error;
-        if (cause instanceof CapacityExceededException && hints.pinnedNode() == null && refused.isEmpty()
-            && !call.promise.future().isComplete() && nanoClock.getAsLong() < deadline) {
-          java.util.Set<String> skip = java.util.Set.of(node);
-          if (!send(call, context, model, request, hints, deadline, skip)) {
-            call.promise.tryFail(cause); // nowhere else to go: the pool's own answer stands
-          }
-          return;
-        }
-        call.promise.tryFail(error);
-      } else if (response == null) {
-        call.promise.tryFail(new IllegalStateException("pool on node '" + node + "' answered null"));
+    // The pool client answers on the calling context already (a local pool's reply is completed there): then
+    // the answer is handled at once, without another trip through the event loop's task queue.
+    call.sent.whenComplete((response, error) -> {
+      if (Vertx.currentContext() == context) {
+        answered(call, context, model, request, hints, deadline, refused, node, response, error);
       } else {
-        call.promise.tryComplete(withNode(response, node));
+        context.runOnContext(v -> answered(call, context, model, request, hints, deadline, refused, node, response,
+            error));
       }
-    }));
+    });
     return true;
+  }
+
+  private void answered(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
+                        long deadline, java.util.Set<String> refused, String node, InferenceResponse response,
+                        Throwable error) {
+    if (error != null) {
+      Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+          ? error.getCause() : error;
+      if (cause instanceof CapacityExceededException && hints.pinnedNode() == null && refused.isEmpty()
+          && !call.promise.future().isComplete() && nanoClock.getAsLong() < deadline) {
+        java.util.Set<String> skip = java.util.Set.of(node);
+        if (!send(call, context, model, request, hints, deadline, skip)) {
+          call.promise.tryFail(cause); // nowhere else to go: the pool's own answer stands
+        }
+        return;
+      }
+      call.promise.tryFail(error);
+    } else if (response == null) {
+      call.promise.tryFail(new IllegalStateException("pool on node '" + node + "' answered null"));
+    } else {
+      call.promise.tryComplete(withNode(response, node));
+    }
   }
 
   /** Where it ran is the pool's to say; if it did not, it ran where it was sent. */

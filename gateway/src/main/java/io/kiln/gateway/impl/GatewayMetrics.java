@@ -112,20 +112,23 @@ final class GatewayMetrics implements AutoCloseable {
   /** The request and routing meters of one registry. */
   private final class Series {
     private final MeterRegistry into;
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    // Keyed by small records of the label values, not by strings joined per request: a joined key is a new
+    // string each time, allocated and hashed anew on every request.
+    private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<TimerKey, Timer> timers = new ConcurrentHashMap<>();
+    private final Map<Router.Reason, Counter> routes = new ConcurrentHashMap<>();
 
     Series(MeterRegistry into) {
       this.into = into;
     }
 
     void finish(long startNanos, String model, String protocol, String outcome, String code) {
-      String key = model + '\u0000' + protocol + '\u0000' + outcome;
-      counters.computeIfAbsent(key + '\u0000' + code, k -> Counter.builder("kiln.gateway.requests")
+      counters.computeIfAbsent(new CounterKey(model, protocol, outcome, code), k -> Counter
+          .builder("kiln.gateway.requests")
           .description("Inference requests by model, outcome and status code")
           .tags("model", model, "outcome", outcome, "code", code, "protocol", protocol)
           .register(into)).increment();
-      timers.computeIfAbsent(key, k -> Timer.builder("kiln.gateway.request.duration")
+      timers.computeIfAbsent(new TimerKey(model, protocol, outcome), k -> Timer.builder("kiln.gateway.request.duration")
           .description("Inference request latency, from receipt to response")
           .tags("model", model, "outcome", outcome, "protocol", protocol)
           .publishPercentileHistogram()
@@ -135,7 +138,7 @@ final class GatewayMetrics implements AutoCloseable {
     }
 
     void routed(Router.Reason reason) {
-      counters.computeIfAbsent("route\u0000" + reason, k -> Counter.builder("kiln.gateway.routes")
+      routes.computeIfAbsent(reason, k -> Counter.builder("kiln.gateway.routes")
           .description("Routing decisions: pinned by a locality hint, local, spilled from a full local pool, balanced")
           .tag("reason", reason.name().toLowerCase(Locale.ROOT))
           .register(into)).increment();
@@ -144,8 +147,37 @@ final class GatewayMetrics implements AutoCloseable {
     void close() {
       counters.values().forEach(into::remove);
       timers.values().forEach(into::remove);
+      routes.values().forEach(into::remove);
       counters.clear();
       timers.clear();
+      routes.clear();
+    }
+  }
+
+  // hashCode and equals by hand: a record's generated ones (ObjectMethods bootstraps) showed up in profiles.
+  private record CounterKey(String model, String protocol, String outcome, String code) {
+    @Override
+    public int hashCode() {
+      return ((model.hashCode() * 31 + protocol.hashCode()) * 31 + outcome.hashCode()) * 31 + code.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof CounterKey k && model.equals(k.model) && protocol.equals(k.protocol)
+          && outcome.equals(k.outcome) && code.equals(k.code);
+    }
+  }
+
+  private record TimerKey(String model, String protocol, String outcome) {
+    @Override
+    public int hashCode() {
+      return (model.hashCode() * 31 + protocol.hashCode()) * 31 + outcome.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof TimerKey k && model.equals(k.model) && protocol.equals(k.protocol)
+          && outcome.equals(k.outcome);
     }
   }
 }

@@ -4,8 +4,9 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * Closes connections whose client takes longer than the read timeout to send a request: from the moment the
@@ -14,31 +15,57 @@ import java.util.concurrent.atomic.AtomicLong;
  * time; a client waiting for its answer is never timed out here (the request deadline covers that). Idle
  * keep-alive connections are closed by the same clock, like a keep-alive timeout.
  *
- * <p>Every method runs on the connection's event loop; the maps are shared by all loops. It sets each
+ * <p>Every method runs on the connection's event loop; the map is shared by all loops. It sets each
  * connection's close handler: other code must not replace it (use the response's).
+ *
+ * <p><b>Cost per request:</b> none in timers. Each connection has one clock: starting it sets a deadline and
+ * schedules a Vert.x timer only if none is pending; stopping it clears the deadline and leaves the timer be. A
+ * timer that fires early (the deadline moved on) re-arms for the time left, one that finds the clock stopped
+ * ends. A kept-alive connection answering many requests a second so sets one timer per timeout period rather
+ * than arming and cancelling one per request (which cost ~5 % of the event loop's CPU at 20k requests/s).
  */
 final class ReadDeadlines {
 
   private final Vertx vertx;
   private final long timeoutMillis;
-  private final Map<HttpConnection, Long> timers = new ConcurrentHashMap<>();
-  // Weak, so a connection whose close handler someone else replaced is still forgotten once it is gone.
-  private final java.util.Set<HttpConnection> open =
-      java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
+  private final long timeoutNanos;
+  private final LongSupplier nanoClock;
+  // Weak, so a connection whose close handler someone else replaced is still forgotten once it is gone; a
+  // clock never refers to its connection (only its pending timer does, until it fires).
+  private final Map<HttpConnection, Clock> clocks =
+      java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
   private final AtomicLong closed = new AtomicLong();
 
   ReadDeadlines(Vertx vertx, long timeoutMillis) {
+    this(vertx, timeoutMillis, System::nanoTime);
+  }
+
+  /** @param nanoClock monotonic nanoseconds, the clock deadlines are kept on (Vert.x timers wake it up) */
+  ReadDeadlines(Vertx vertx, long timeoutMillis, LongSupplier nanoClock) {
     this.vertx = vertx;
     this.timeoutMillis = timeoutMillis;
+    this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    this.nanoClock = nanoClock;
+  }
+
+  /** One connection's read clock; touched only on the connection's event loop. */
+  private static final class Clock {
+    /** When the connection is closed unless the clock stops first; 0 while stopped. */
+    long deadline;
+    /** Whether a Vert.x timer is pending for this clock (it fires at or before the deadline). */
+    boolean scheduled;
+    boolean gone;
   }
 
   /** A new connection: its first request must arrive in time. */
   void opened(HttpConnection c) {
-    open.add(c);
+    clocks.put(c, new Clock());
     arm(c);
     c.closeHandler(v -> {
-      open.remove(c);
-      disarm(c);
+      Clock k = clocks.remove(c);
+      if (k != null) {
+        k.gone = true; // a pending timer finds it gone and ends
+      }
     });
   }
 
@@ -93,25 +120,41 @@ final class ReadDeadlines {
   }
 
   private void arm(HttpConnection c) {
-    if (!open.contains(c)) {
+    Clock k = clocks.get(c);
+    if (k == null) {
       return;
     }
-    long id = vertx.setTimer(timeoutMillis, t -> {
-      if (timers.remove(c, t)) {
-        closed.incrementAndGet();
-        c.close();
-      }
-    });
-    Long previous = timers.put(c, id);
-    if (previous != null) {
-      vertx.cancelTimer(previous);
+    k.deadline = Math.max(1, nanoClock.getAsLong() + timeoutNanos);
+    if (!k.scheduled) {
+      schedule(c, k, timeoutMillis);
     }
   }
 
   private void disarm(HttpConnection c) {
-    Long id = timers.remove(c);
-    if (id != null) {
-      vertx.cancelTimer(id);
+    Clock k = clocks.get(c);
+    if (k != null) {
+      k.deadline = 0;
     }
+  }
+
+  private void schedule(HttpConnection c, Clock k, long delayMillis) {
+    k.scheduled = true;
+    vertx.setTimer(Math.max(1, delayMillis), t -> fired(c, k));
+  }
+
+  private void fired(HttpConnection c, Clock k) {
+    k.scheduled = false;
+    if (k.gone || k.deadline == 0) {
+      return;
+    }
+    long left = k.deadline - nanoClock.getAsLong();
+    if (left > 0) {
+      schedule(c, k, (left + 999_999) / 1_000_000); // the deadline moved on: wait for the rest
+      return;
+    }
+    k.gone = true;
+    clocks.remove(c);
+    closed.incrementAndGet();
+    c.close();
   }
 }

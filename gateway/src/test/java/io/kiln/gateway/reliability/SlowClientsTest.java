@@ -212,6 +212,32 @@ class SlowClientsTest {
   }
 
   @Test
+  void aKeptAliveConnectionAskingWithinTheReadTimeoutStaysOpenPastManyTimeoutsThenClosesOnceIdle() {
+    // The read clock is re-armed lazily (one timer per timeout period, not one per request): a timer that
+    // fires after the clock moved on must wait for the rest, and the connection close only once it idled.
+    Conn c = open(1).get(0);
+    long periodic = vertx.setPeriodic(150, id -> c.socket.write("GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"));
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(() -> answers(c) >= 20); // >= 3 s: three read timeouts
+      assertThat(c.closed()).as("closed while it kept asking").isFalse();
+    } finally {
+      vertx.cancelTimer(periodic);
+    }
+    long closedBefore = gateway.slowConnectionsClosed();
+    await().atMost(Duration.ofSeconds(30)).until(c::closed);
+    assertThat(gateway.slowConnectionsClosed()).as("closed by the read clock").isGreaterThan(closedBefore);
+  }
+
+  private static int answers(Conn c) {
+    String r = c.received();
+    int n = 0;
+    for (int i = r.indexOf("\"live\""); i >= 0; i = r.indexOf("\"live\"", i + 1)) {
+      n++;
+    }
+    return n;
+  }
+
+  @Test
   void anIdleKeepAliveConnectionIsClosedAfterTheReadTimeout() {
     Conn c = open(1).get(0);
     long askedAt = System.nanoTime();
