@@ -91,23 +91,31 @@ final class JobCommand implements Runnable {
     }
   }
 
-  @Command(name = "status", description = "Show a job's progress: done/failed/total, rate, ETA, failures by cause.")
-  static final class Status implements Callable<Integer> {
+  /** A subcommand about one job: its id, the node to ask, and the job's path in the management API. */
+  abstract static class OnJob implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;
 
-    @Option(names = "--json", description = "print the status as JSON")
-    boolean json;
-
     @Mixin
     ClientOptions client = new ClientOptions();
 
+    String path(String suffix) {
+      return "api/v1/jobs/" + encode(id) + suffix;
+    }
+  }
+
+  @Command(name = "status", description = "Show a job's progress: done/failed/total, rate, ETA, failures by cause.")
+  static final class Status extends OnJob {
+    @Option(names = "--json", description = "print the status as JSON")
+    boolean json;
+
+
     @Override
     public Integer call() throws Exception {
-      JsonNode s = client.client().get("api/v1/jobs/" + encode(id));
+      JsonNode s = client.client().get(path(""));
       PrintWriter out = spec.commandLine().getOut();
       if (json) {
         out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(s));
@@ -119,57 +127,30 @@ final class JobCommand implements Runnable {
   }
 
   @Command(name = "logs", description = "Print a job's latest log lines.")
-  static final class Logs implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "ID")
-    String id;
-
-    @Mixin
-    ClientOptions client = new ClientOptions();
-
+  static final class Logs extends OnJob {
     @Override
     public Integer call() {
-      JsonNode s = client.client().get("api/v1/jobs/" + encode(id) + "/logs");
+      JsonNode s = client.client().get(path("/logs"));
       s.path("logs").forEach(l -> spec.commandLine().getOut().println(l.asText()));
       return 0;
     }
   }
 
   @Command(name = "cancel", description = "Stop a job: nothing new starts; results already written stay.")
-  static final class Cancel implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "ID")
-    String id;
-
-    @Mixin
-    ClientOptions client = new ClientOptions();
-
+  static final class Cancel extends OnJob {
     @Override
     public Integer call() {
-      client.client().post("api/v1/jobs/" + encode(id) + "/cancel");
+      client.client().post(path("/cancel"));
       spec.commandLine().getOut().println("cancel of job " + id + " requested; see ./kiln job status " + id);
       return 0;
     }
   }
 
   @Command(name = "resume", description = "Run a job again: only the inputs without a result.")
-  static final class Resume implements Callable<Integer> {
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "ID")
-    String id;
-
-    @Mixin
-    ClientOptions client = new ClientOptions();
-
+  static final class Resume extends OnJob {
     @Override
     public Integer call() {
-      client.client().post("api/v1/jobs/" + encode(id) + "/resume");
+      client.client().post(path("/resume"));
       spec.commandLine().getOut().println("job " + id + " resumed; see ./kiln job status " + id);
       return 0;
     }

@@ -4,6 +4,7 @@ import static io.kiln.pipelines.JobCluster.DEPLOYMENT;
 import static io.kiln.pipelines.JobCluster.HEAD;
 import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kiln.pipelines.jobs.JobSpec;
 import io.kiln.pipelines.jobs.JobState;
@@ -141,6 +142,7 @@ class JobLoadTest {
       PoolClient client = new PoolClient(c.pc.node(HEAD));
       // Saturating online load: 8 requests outstanding per node, closed loop.
       AtomicBoolean stop = new AtomicBoolean();
+      AtomicLong answered = new AtomicLong();
       List<CompletableFuture<Void>> loops = new ArrayList<>();
       for (String node : nodes) {
         for (int k = 0; k < 8; k++) {
@@ -148,13 +150,16 @@ class JobLoadTest {
             while (!stop.get()) {
               result(client.infer(DEPLOYMENT, "1", node, new InferenceRequest("sat", List.of(Tensor.ofFloats("input",
                   new long[] {1, 4}, new float[] {ms, ms, ms, ms})), List.of(), Map.of()), Duration.ofSeconds(30)));
+              answered.incrementAndGet();
             }
           }));
         }
       }
-      Thread.sleep(2000); // warm-up of the loops (a benchmark, not a test's wait)
+      // Warm-up: every client has had answers; then a window of onlineSeconds' worth of 10 ms samples (or more).
+      await().atMost(Duration.ofSeconds(60)).until(() -> answered.get() >= 100L * loops.size());
       Busy online = Busy.sample(c, nodes);
-      Thread.sleep(onlineSeconds * 1000L);
+      await().atMost(Duration.ofSeconds(onlineSeconds * 10L + 60)).pollInterval(Duration.ofMillis(100))
+          .until(() -> online.samples.get() >= onlineSeconds * 100L);
       double busyOnline = online.stop();
       stop.set(true);
       CompletableFuture.allOf(loops.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
@@ -179,6 +184,7 @@ class JobLoadTest {
     private final AtomicBoolean stop = new AtomicBoolean();
     private final AtomicLong busy = new AtomicLong();
     private final AtomicLong total = new AtomicLong();
+    final AtomicLong samples = new AtomicLong();
     private Thread thread;
 
     static Busy sample(JobCluster c, List<String> nodes) {
@@ -191,6 +197,7 @@ class JobLoadTest {
             b.busy.addAndGet(s.busyWorkers());
             b.total.addAndGet(s.totalWorkers());
           }
+          b.samples.incrementAndGet();
           java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L);
         }
       }, "busy-sampler");
