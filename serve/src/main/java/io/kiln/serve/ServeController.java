@@ -253,6 +253,11 @@ public final class ServeController implements AutoCloseable {
     return state.desired(name).map(DesiredState.Desired::spec);
   }
 
+  /** A desired deployment whose spec matches, without copying the desired state (which {@link #desired()} does). */
+  public Optional<DeploymentSpec> findDesired(java.util.function.Predicate<DeploymentSpec> test) {
+    return state.find(d -> test.test(d.spec())).map(DesiredState.Desired::spec);
+  }
+
   /** Runs one reconcile pass soon if this node leads (after a change the controller does it itself). */
   public void kick() {
     loop.kick();

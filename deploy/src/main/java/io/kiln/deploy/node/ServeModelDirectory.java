@@ -95,10 +95,10 @@ public final class ServeModelDirectory implements ModelDirectory {
   // A model of a multiplexed deployment's repository (a deployment of that name wins): the deployment's versions and
   // readiness, the model's own signature, loaded when a pool of the version reports it held.
   private Optional<ModelInfo> repositoryModel(String name, String versionOrNull) {
-    for (DeploymentSpec spec : serve.desired().values()) {
-      if (!spec.multiplexed() || spec.repository().model(name).isEmpty()) {
-        continue;
-      }
+    // Runs for every request naming no deployment (repository models, unknown names): no copy of the desired state.
+    Optional<DeploymentSpec> holder = serve.findDesired(d -> d.multiplexed() && d.repository().model(name).isPresent());
+    if (holder.isPresent()) {
+      DeploymentSpec spec = holder.get();
       Optional<ModelInfo> deployment = model(spec.name(), versionOrNull);
       if (deployment.isEmpty()) {
         return Optional.empty();

@@ -112,6 +112,22 @@ public final class DesiredState {
     return Map.copyOf(out);
   }
 
+  /**
+   * The matching desired deployment first by name (as in the sorted {@code desired()} views), read from the mirror
+   * in place: no copy, since request paths call it.
+   */
+  public Optional<Desired> find(java.util.function.Predicate<Desired> test) {
+    String first = null;
+    Desired found = null;
+    for (Map.Entry<String, SharedStore.Entry<Desired>> e : desired.entrySet()) {
+      if ((first == null || e.getKey().compareTo(first) < 0) && test.test(e.getValue().value())) {
+        first = e.getKey();
+        found = e.getValue().value();
+      }
+    }
+    return Optional.ofNullable(found);
+  }
+
   public Optional<Desired> desired(String name) {
     return Optional.ofNullable(desired.get(name)).map(SharedStore.Entry::value);
   }
