@@ -36,7 +36,7 @@ class ClusteredInProcessTest {
         Duration.ofSeconds(1), Duration.ofSeconds(5), null);
     b = result(KilnCluster.join(new NodeOptions("cb", "127.0.0.1", Resources.cpu(2).withGpu(1), Map.of()), joiner),
         Duration.ofSeconds(60));
-    await().atMost(Duration.ofSeconds(30)).until(() -> a.clusterView().aliveNodes().size() == 2
+    await().atMost(Duration.ofSeconds(60)).until(() -> a.clusterView().aliveNodes().size() == 2
         && b.clusterView().aliveNodes().size() == 2);
   }
 
@@ -89,12 +89,12 @@ class ClusteredInProcessTest {
     assertThat(result(gpu.call(Counter::gpus))).containsExactly(0);
     assertThat(result(b.task(ClusteredInProcessTest::whereAmI).resources(Resources.cpu(1)).strategy(pg.bundle(0))
         .remote())).isEqualTo("ran");
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(a.clusterView().node("cb").orElseThrow()
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(a.clusterView().node("cb").orElseThrow()
         .available()).isEqualTo(Resources.cpu(1).withGpu(0)));
     result(b.placementGroups().thenCompose(all -> fromB.remove()));
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(failure(gpu.call(Counter::get)))
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(failure(gpu.call(Counter::get)))
         .isInstanceOf(ActorDiedException.class));
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(a.clusterView().node("cb").orElseThrow()
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(a.clusterView().node("cb").orElseThrow()
         .available()).isEqualTo(Resources.cpu(2).withGpu(1)));
   }
 }

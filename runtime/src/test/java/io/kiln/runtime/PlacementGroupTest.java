@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  */
 class PlacementGroupTest {
 
-  static final Duration LONG = Duration.ofSeconds(30);
+  static final Duration LONG = Duration.ofSeconds(60);
 
   LocalCluster cluster;
   KilnRuntime a;

@@ -24,6 +24,8 @@ class OverloadTest {
   static final int MAX_QUEUED = 4;
   static final int FACTOR = 10;
   static final int CI_SECONDS = 5;
+  /** Scheduling slack on a loaded 2-core machine; still 20x below the queue timeout the bounds rule out. */
+  static final int SLACK_MS = 500;
   static final Duration OVERLOAD = Duration.ofSeconds(Figures.knob("overload.seconds", CI_SECONDS));
   static final Duration MEASURE = Duration.ofSeconds(Figures.knob("overload.measureSeconds", 4));
 
@@ -78,11 +80,12 @@ class OverloadTest {
       assertThat(over.byStatus).containsOnlyKeys(200, 503);
       assertThat(over.clean.get()).as("most of a 10x offer is refused").isGreaterThan(over.sent.get() / 2);
       assertThat(over.ok.get()).as("while the pool stays busy").isPositive();
-      // Admitted requests: within 2x the normal p99 (plus scheduling slack on a shared 2-core machine).
-      assertThat(over.okP99Millis()).isLessThanOrEqualTo(2 * normal.okP99Millis() + 50);
-      assertThat(over.cleanP99Millis()).as("refusals are fast").isLessThan(250);
+      // Admitted requests wait behind at most MAX_QUEUED others, never for the 10 s queue timeout: within 2x the
+      // normal p99 plus slack for a shared, loaded 2-core machine (a GC pause or a descheduled event loop).
+      assertThat(over.okP99Millis()).isLessThanOrEqualTo(2 * normal.okP99Millis() + SLACK_MS);
+      assertThat(over.cleanP99Millis()).as("refusals are fast, not a queue timeout").isLessThan(2 * SLACK_MS);
       assertThat(after.lost.get() + after.clean.get()).isZero();
-      assertThat(after.okP99Millis()).as("recovered at once").isLessThanOrEqualTo(2 * normal.okP99Millis() + 50);
+      assertThat(after.okP99Millis()).as("recovered at once").isLessThanOrEqualTo(2 * normal.okP99Millis() + SLACK_MS);
       assertThat(heapAfter - heapBefore).as("heap growth").isLessThan(128L << 20);
       assertThat(stats.outstanding()).isZero();
 
