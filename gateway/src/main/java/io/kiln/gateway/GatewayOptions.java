@@ -25,11 +25,13 @@ import java.util.Objects;
  *     effect than {@code defaultTimeout} plus 10 s, so a connection waiting for its answer is not cut
  * @param httpEventLoops event loops serving the REST port (servers sharing it, connections round-robined);
  *     default one per core, at most {@value #MAX_DEFAULT_HTTP_EVENT_LOOPS}
+ * @param tls the certificate and key both servers present (HTTPS; gRPC over TLS with ALPN h2), reloaded when
+ *     the files change; {@code null} for plain HTTP and h2c
  */
 public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
                              int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
                              boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout,
-                             int httpEventLoops) {
+                             int httpEventLoops, TlsFiles tls) {
 
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 8000;
@@ -107,7 +109,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     return new Builder().host(host).httpPort(httpPort).grpcPort(grpcPort).maxBodyBytes(maxBodyBytes)
         .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
         .registry(registry).bindJvmMetrics(bindJvmMetrics).requestReadTimeout(requestReadTimeout)
-        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops);
+        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops).tls(tls);
   }
 
   private static void checkPort(String what, int port) {
@@ -130,6 +132,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     private Duration requestReadTimeout = DEFAULT_REQUEST_READ_TIMEOUT;
     private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
     private int httpEventLoops = defaultHttpEventLoops();
+    private TlsFiles tls;
 
     private Builder() {
     }
@@ -212,9 +215,15 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
       return this;
     }
 
+    /** Serve TLS with these files; {@code null} (the default) for plain text. */
+    public Builder tls(TlsFiles value) {
+      tls = value;
+      return this;
+    }
+
     public GatewayOptions build() {
       return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
-          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops);
+          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops, tls);
     }
   }
 }

@@ -119,6 +119,16 @@ public final class KilnGateway {
     return servers.slowConnectionsClosed();
   }
 
+  /** Certificates put in force since start because {@link GatewayOptions#tls()}'s files changed. */
+  public long tlsReloads() {
+    return servers.tlsReloads();
+  }
+
+  /** Changed TLS files that did not load, so the previous certificate stayed in force (each version once). */
+  public long tlsRefusals() {
+    return servers.tlsRefusals();
+  }
+
   /** The registry the gateway records into and {@code /metrics} exposes. */
   public PrometheusMeterRegistry registry() {
     return servers.registry();

@@ -40,6 +40,7 @@ public final class GatewayServers {
   private HttpServer http;
   private HttpServer grpc;
   private volatile ReadDeadlines deadlines;
+  private TlsReloader tls;
   // Replaced whole, read per stream: a change applies to the next stream opened.
   private volatile io.kiln.gateway.StreamOptions streamOptions = io.kiln.gateway.StreamOptions.DEFAULTS;
 
@@ -81,6 +82,12 @@ public final class GatewayServers {
     // first request's headers are complete, which a slowloris client never sends.
     HttpServerOptions httpOptions = serverOptions(sharedHttpPort(vertx)).setHttp2ClearTextEnabled(false);
     HttpServerOptions grpcOptions = serverOptions(options.grpcPort());
+    if (options.tls() != null) {
+      tls = new TlsReloader(vertx, options.tls());
+      httpOptions = tls.secure(httpOptions, false);
+      grpcOptions = tls.secure(grpcOptions, true).setHttp2ClearTextEnabled(false);
+    }
+    HttpServerOptions httpServing = httpOptions;
     deadlines = new ReadDeadlines(vertx, options.requestReadTimeout().toMillis());
     io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw, deadlines).router();
     StreamDispatcher streams = new StreamDispatcher(pools, router, dispatcher, metrics, new StreamMetrics(registry),
@@ -102,10 +109,17 @@ public final class GatewayServers {
       grpcApi.handle(req);
     });
     return http.listen()
-        .compose(h -> moreHttpInstances(vertx, httpOptions, httpHandler))
+        .onSuccess(h -> watchTls(h, false))
+        .compose(h -> moreHttpInstances(vertx, httpServing, httpHandler))
         .compose(h -> grpc.listen())
+        .onSuccess(g -> watchTls(g, true))
         .<Void>mapEmpty()
-        .onSuccess(v -> started = true)
+        .onSuccess(v -> {
+          if (tls != null) {
+            tls.start();
+          }
+          started = true;
+        })
         .recover(err -> close().transform(ignored -> Future.failedFuture(err)));
   }
 
@@ -125,7 +139,8 @@ public final class GatewayServers {
     return vertx.deployVerticle(() -> new io.vertx.core.VerticleBase() {
       @Override
       public Future<?> start() {
-        return vertx.createHttpServer(shared).connectionHandler(deadlines::opened).requestHandler(router).listen();
+        return vertx.createHttpServer(shared).connectionHandler(deadlines::opened).requestHandler(router).listen()
+            .onSuccess(s -> watchTls(s, false));
       }
     }, new io.vertx.core.DeploymentOptions().setInstances(extra)).onSuccess(id -> extraHttp = id).mapEmpty();
   }
@@ -143,6 +158,24 @@ public final class GatewayServers {
     }
     int id = vertx.sharedData().<String, Integer>getLocalMap("kiln.gateway.random-ports").merge("next", 1, Integer::sum);
     return -(id % 65_535 + 1);
+  }
+
+  private void watchTls(HttpServer server, boolean http2) {
+    if (tls != null) {
+      tls.watch(server, http2);
+    }
+  }
+
+  /** Certificates put in force since start because the TLS files changed; 0 without TLS. */
+  public long tlsReloads() {
+    TlsReloader t = tls;
+    return t == null ? 0 : t.reloads();
+  }
+
+  /** Changed TLS files that could not be loaded (the previous certificate stayed in force); 0 without TLS. */
+  public long tlsRefusals() {
+    TlsReloader t = tls;
+    return t == null ? 0 : t.refusals();
   }
 
   /** Explicit interface, bounded request line and headers, and connections that cannot idle for ever. */
@@ -186,6 +219,9 @@ public final class GatewayServers {
       return Future.succeededFuture();
     }
     closed = true;
+    if (tls != null) {
+      tls.stop();
+    }
     String more = extraHttp;
     Future<Void> h = (more != null ? owner.undeploy(more).recover(e -> Future.succeededFuture()) : Future.<Void>succeededFuture())
         .compose(v -> http != null ? http.close() : Future.succeededFuture());
