@@ -33,12 +33,20 @@ public final class KilnNode implements AutoCloseable {
    * @param token management token, or null for none
    * @param gpuSampling null for a node without GPUs found by {@code nvidia-smi} (no GPU meters)
    * @param warmup how the node warms its serving path before it reports ready ({@code --warmup-seconds})
+   * @param tls the gateway's certificate and key ({@code --tls-cert}, {@code --tls-key}), or null for plain text
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
-                        Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup) {
+                        Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
+                        io.kiln.gateway.TlsFiles tls) {
 
     public Options {
       warmup = warmup == null ? WarmupOptions.OFF : warmup;
+    }
+
+    /** Plain text. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, null);
     }
 
     /** Without a warm-up. */
@@ -70,7 +78,7 @@ public final class KilnNode implements AutoCloseable {
     GatewayOptions gateway;
     try {
       gateway = GatewayOptions.builder().host(o.node().host()).httpPort(o.httpPort()).grpcPort(o.grpcPort())
-          .defaultTimeout(o.requestTimeout()).build();
+          .defaultTimeout(o.requestTimeout()).tls(o.tls()).build();
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
     }

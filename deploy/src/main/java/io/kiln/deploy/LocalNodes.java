@@ -26,17 +26,24 @@ final class LocalNodes {
    *     0 if unknown
    */
   record Entry(String nodeId, long pid, long startedAtMillis, String host, int httpPort, int grpcPort,
-               int clusterPort, boolean head) {
+               int clusterPort, boolean head, String tlsCert) {
 
     /** An entry for this process. */
     static Entry current(String nodeId, String host, int httpPort, int grpcPort, int clusterPort, boolean head) {
+      return current(nodeId, host, httpPort, grpcPort, clusterPort, head, null);
+    }
+
+    /** An entry for this process serving TLS with the certificate chain {@code tlsCert} (null: plain text). */
+    static Entry current(String nodeId, String host, int httpPort, int grpcPort, int clusterPort, boolean head,
+                         io.kiln.gateway.TlsFiles tls) {
       ProcessHandle self = ProcessHandle.current();
       long started = self.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
-      return new Entry(nodeId, self.pid(), started, host, httpPort, grpcPort, clusterPort, head);
+      return new Entry(nodeId, self.pid(), started, host, httpPort, grpcPort, clusterPort, head,
+          tls == null ? null : tls.certChain().toString());
     }
 
     String httpAddress() {
-      return "http://" + host + ":" + httpPort;
+      return (tlsCert == null ? "http://" : "https://") + host + ":" + httpPort;
     }
   }
 
@@ -115,10 +122,23 @@ final class LocalNodes {
 
   /** The management address to use: explicit, else the first local node (head first), else the default. */
   static String address(String explicit) {
+    return target(explicit).address();
+  }
+
+  /**
+   * Where to send management calls: {@code explicit}, else the first local node (head first) with the
+   * certificate it serves (trusted for it), else the default.
+   */
+  static Target target(String explicit) {
     if (explicit != null && !explicit.isBlank()) {
-      return explicit;
+      return new Target(explicit, null);
     }
     List<Entry> nodes = alive();
-    return nodes.isEmpty() ? "http://127.0.0.1:8000" : nodes.get(0).httpAddress();
+    return nodes.isEmpty() ? new Target("http://127.0.0.1:8000", null)
+        : new Target(nodes.get(0).httpAddress(), nodes.get(0).tlsCert() == null ? null : Path.of(nodes.get(0).tlsCert()));
+  }
+
+  /** A management address and, for a local node serving TLS, its certificate chain (else null). */
+  record Target(String address, Path trust) {
   }
 }

@@ -20,14 +20,48 @@ final class ManagementClient {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http;
   private final URI base;
   private final String token;
 
   ManagementClient(String address, String token) {
+    this(address, token, null);
+  }
+
+  /** @param trust PEM certificates to trust for an https:// address; null for the JDK's trusted authorities */
+  ManagementClient(String address, String token, java.nio.file.Path trust) {
     String a = address.startsWith("http://") || address.startsWith("https://") ? address : "http://" + address;
     this.base = URI.create(a.endsWith("/") ? a : a + "/");
     this.token = token;
+    HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+    if (trust != null && a.startsWith("https://")) {
+      b.sslContext(trusting(trust));
+    }
+    this.http = b.build();
+  }
+
+  /** A TLS context that trusts exactly the certificates in {@code pem}. */
+  static javax.net.ssl.SSLContext trusting(java.nio.file.Path pem) {
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(pem)) {
+      java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+      store.load(null, null);
+      int i = 0;
+      for (java.security.cert.Certificate c : java.security.cert.CertificateFactory.getInstance("X.509")
+          .generateCertificates(in)) {
+        store.setCertificateEntry("cert-" + i++, c);
+      }
+      if (i == 0) {
+        throw new CliException(pem + " holds no PEM certificate");
+      }
+      javax.net.ssl.TrustManagerFactory tmf =
+          javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(store);
+      javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return ctx;
+    } catch (IOException | java.security.GeneralSecurityException e) {
+      throw new CliException("cannot read the certificates to trust from " + pem + ": " + e.getMessage());
+    }
   }
 
   JsonNode get(String path) {
@@ -71,6 +105,9 @@ final class ManagementClient {
       return body;
     } catch (ConnectException e) {
       throw new CliException("no Kiln node answers at " + base + " (start one with ./kiln up or ./kiln start --head)");
+    } catch (javax.net.ssl.SSLHandshakeException e) {
+      throw new CliException("the TLS handshake with " + base + " failed (" + e.getMessage()
+          + "); pass the node's CA certificate with --cacert FILE or $KILN_CACERT");
     } catch (IOException e) {
       throw new CliException("talking to " + base + " failed: " + e.getMessage());
     } catch (InterruptedException e) {

@@ -220,6 +220,39 @@ final class NodeCommandOptions {
     return out;
   }
 
+  @Option(names = "--tls-cert", paramLabel = "PEM", description = "serve HTTPS and gRPC over TLS with this PEM "
+      + "certificate chain (default: $KILN_TLS_CERT); a changed file is served to new connections within 10 s")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "PEM", description = "the PEM private key of --tls-cert (default: "
+      + "$KILN_TLS_KEY)")
+  Path tlsKey;
+
+  /** The gateway's TLS files, checked now (both or neither, readable PEM); null for plain text. */
+  io.kiln.gateway.TlsFiles tls() {
+    Path cert = tlsCert != null ? tlsCert : envPath("KILN_TLS_CERT");
+    Path key = tlsKey != null ? tlsKey : envPath("KILN_TLS_KEY");
+    if (cert == null && key == null) {
+      return null;
+    }
+    if (cert == null || key == null) {
+      throw new CliException("--tls-cert and --tls-key go together; only " + (cert == null ? "--tls-key" : "--tls-cert")
+          + " was given");
+    }
+    io.kiln.gateway.TlsFiles files = new io.kiln.gateway.TlsFiles(cert.toAbsolutePath(), key.toAbsolutePath());
+    try {
+      files.read();
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--tls-cert / --tls-key: " + e.getMessage());
+    }
+    return files;
+  }
+
+  private static Path envPath(String name) {
+    String v = System.getenv(name);
+    return v == null || v.isBlank() ? null : Path.of(v);
+  }
+
   String token() {
     return token != null ? token : System.getenv("KILN_TOKEN");
   }

@@ -80,6 +80,19 @@ final class StartCommand implements Callable<Integer> {
       + " a free one; fix it where a network policy must name it)")
   int busPort;
 
+  @Option(names = "--cluster-tls-cert", paramLabel = "PEM", description = "mutual TLS on the event bus between "
+      + "nodes: this node's certificate chain (default: $KILN_CLUSTER_TLS_CERT); with --cluster-tls-key and "
+      + "--cluster-tls-ca, only members whose certificate that CA signed exchange actor calls")
+  Path clusterTlsCert;
+
+  @Option(names = "--cluster-tls-key", paramLabel = "PEM", description = "the private key of --cluster-tls-cert "
+      + "(default: $KILN_CLUSTER_TLS_KEY)")
+  Path clusterTlsKey;
+
+  @Option(names = "--cluster-tls-ca", paramLabel = "PEM", description = "the CA certificate(s) that sign the "
+      + "cluster's members (default: $KILN_CLUSTER_TLS_CA)")
+  Path clusterTlsCa;
+
   @Option(names = "--apply", paramLabel = "FILE", description = "deployment YAML to apply once the node serves, as"
       + " kiln deploy would (idempotent: every node of a StatefulSet may apply the same file)")
   Path apply;
@@ -101,6 +114,7 @@ final class StartCommand implements Callable<Integer> {
     opts.libTorch(); // and a libtorch without a matching JNI (the child checks again and applies it)
     opts.warmup(); // and a bad warm-up
     opts.drain(); // and a bad drain grace
+    opts.tls(); // and unreadable TLS files
     if (startTimeoutSeconds < 1) {
       throw new CliException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
     }
@@ -142,7 +156,8 @@ final class StartCommand implements Callable<Integer> {
       ClusterOptions c = d.isKubernetes() ? ClusterOptions.discovered(opts.host, clusterPort, d)
           : role.head ? ClusterOptions.head(opts.host, clusterPort)
           : ClusterOptions.join(opts.host, clusterPort, role.address);
-      return c.withClusterName(clusterName).withSecret(s).withMinClusterSize(minClusterSize).withBusPort(busPort);
+      return c.withClusterName(clusterName).withSecret(s).withMinClusterSize(minClusterSize).withBusPort(busPort)
+          .withBusTls(busTls());
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
     }
@@ -163,17 +178,18 @@ final class StartCommand implements Callable<Integer> {
       spec.commandLine().getOut().println("kiln: PyTorch engine on " + libTorch.describe());
     }
     StartupApply file = apply == null ? null : StartupApply.read(apply);
+    var tls = opts.tls();
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup())).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls)).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
     }
     int port = KilnCluster.clusterPort(node.runtime());
     PrintWriter out = spec.commandLine().getOut();
     out.println("kiln: node " + opts.nodeId + (head() ? " (head)" : "") + " joined cluster '" + clusterName + "' at "
-        + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
+        + opts.host + ":" + port + "; HTTP " + (tls == null ? "http://" : "https://") + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
         + node.grpcPort());
     out.flush();
     node.warmup().thenAccept(r -> {
@@ -188,7 +204,7 @@ final class StartCommand implements Callable<Integer> {
       return 1;
     }
     NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(opts.nodeId, opts.host, node.httpPort(), node.grpcPort(),
-        port, head()), opts.drain(), spec.commandLine().getErr());
+        port, head(), tls), opts.drain(), spec.commandLine().getErr());
     return 0;
   }
 
@@ -245,6 +261,33 @@ final class StartCommand implements Callable<Integer> {
   }
 
   /** This invocation's options, minus the ones the background child gets explicitly. */
+  /** Mutual TLS on the event bus: all three files, or none (null). */
+  private io.kiln.runtime.BusTls busTls() {
+    Path cert = clusterTlsCert != null ? clusterTlsCert : env("KILN_CLUSTER_TLS_CERT");
+    Path key = clusterTlsKey != null ? clusterTlsKey : env("KILN_CLUSTER_TLS_KEY");
+    Path ca = clusterTlsCa != null ? clusterTlsCa : env("KILN_CLUSTER_TLS_CA");
+    int given = (cert != null ? 1 : 0) + (key != null ? 1 : 0) + (ca != null ? 1 : 0);
+    if (given == 0) {
+      return null;
+    }
+    if (given < 3) {
+      throw new CliException("--cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca go together; missing: "
+          + String.join(", ", java.util.stream.Stream.of(cert == null ? "--cluster-tls-cert" : null,
+              key == null ? "--cluster-tls-key" : null, ca == null ? "--cluster-tls-ca" : null)
+              .filter(java.util.Objects::nonNull).toList()));
+    }
+    try {
+      return new io.kiln.runtime.BusTls(cert.toAbsolutePath(), key.toAbsolutePath(), ca.toAbsolutePath());
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--cluster-tls-*: " + e.getMessage());
+    }
+  }
+
+  private static Path env(String name) {
+    String v = System.getenv(name);
+    return v == null || v.isBlank() ? null : Path.of(v);
+  }
+
   private List<String> forwardedArgs() {
     List<String> out = new ArrayList<>();
     if (head()) {
@@ -290,6 +333,18 @@ final class StartCommand implements Callable<Integer> {
     }
     if (secret != null) {
       out.addAll(List.of("--cluster-secret", secret));
+    }
+    if (opts.tlsCert != null) {
+      out.addAll(List.of("--tls-cert", opts.tlsCert.toAbsolutePath().toString()));
+    }
+    if (opts.tlsKey != null) {
+      out.addAll(List.of("--tls-key", opts.tlsKey.toAbsolutePath().toString()));
+    }
+    for (var f : new Object[][] {{"--cluster-tls-cert", clusterTlsCert}, {"--cluster-tls-key", clusterTlsKey},
+        {"--cluster-tls-ca", clusterTlsCa}}) {
+      if (f[1] != null) {
+        out.addAll(List.of((String) f[0], ((Path) f[1]).toAbsolutePath().toString()));
+      }
     }
     return out;
   }

@@ -47,15 +47,17 @@ final class UpCommand implements Callable<Integer> {
       out.println("kiln: PyTorch engine on " + libTorch.describe());
     }
     var drain = opts.drain();
+    var tls = opts.tls();
+    String scheme = tls == null ? "http://" : "https://";
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup())).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls)).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));
     }
     String nodeId = node.runtime().nodeId();
-    out.println("kiln: node " + nodeId + " up; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC "
+    out.println("kiln: node " + nodeId + " up; HTTP " + scheme + opts.host + ":" + node.httpPort() + ", gRPC "
         + opts.host + ":" + node.grpcPort());
     try {
       var applied = node.serve().apply(Files.readString(yaml), yaml, false).toCompletableFuture().join();
@@ -70,7 +72,7 @@ final class UpCommand implements Callable<Integer> {
       }
       out.println("kiln: deployment " + name + " version " + ready.servingVersion() + " is ready ("
           + ready.message() + ")");
-      printTry(name, node.httpPort(), out);
+      printTry(name, scheme, tls, node.httpPort(), out);
     } catch (CompletionException e) {
       if (e.getCause() instanceof DeploymentValidationException v) {
         err.println(v.getMessage());
@@ -81,19 +83,20 @@ final class UpCommand implements Callable<Integer> {
       return 1;
     }
     NodeProcess.runUntilStopped(node, LocalNodes.Entry.current(nodeId, opts.host, node.httpPort(), node.grpcPort(), 0,
-        true), drain, err);
+        true, tls), drain, err);
     return 0;
   }
 
-  private void printTry(String name, int port, PrintWriter out) {
+  private void printTry(String name, String scheme, io.kiln.gateway.TlsFiles tls, int port, PrintWriter out) {
+    String curl = "  curl -s " + (tls == null ? "" : "--cacert " + tls.certChain() + " ") + scheme;
     Path request = LocalNodes.home().resolve("deploy/examples/mlp-request.json");
     out.println();
     out.println("Try it:");
     if (name.equals("mlp") && Files.isRegularFile(request)) {
-      out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/mlp/infer"
+      out.println(curl + opts.host + ":" + port + "/v2/models/mlp/infer"
           + " -H 'Content-Type: application/json' -d @" + request);
     } else {
-      out.println("  curl -s http://" + opts.host + ":" + port + "/v2/models/" + name);
+      out.println(curl + opts.host + ":" + port + "/v2/models/" + name);
     }
     out.println("  ./kiln status");
     out.println("Stop with Ctrl-C or ./kiln stop.");

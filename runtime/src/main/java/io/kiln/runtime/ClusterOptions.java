@@ -23,10 +23,11 @@ import java.util.Objects;
  *     and writes to the runtime's registry and node table are refused while this member sees fewer than N
  *     (so the smaller side of a network partition cannot create or free named actors); 1 (the default) is off
  * @param busPort the clustered event bus's port (remote calls); 0 (the default) picks a free one
+ * @param busTls mutual TLS on the event bus; null (the default) for plain TCP
  */
 public record ClusterOptions(String clusterName, String host, int port, List<String> members,
                              Duration heartbeatInterval, Duration failureTimeout, String secret,
-                             ClusterDiscovery discovery, int minClusterSize, int busPort) {
+                             ClusterDiscovery discovery, int minClusterSize, int busPort, BusTls busTls) {
 
   public static final String DEFAULT_CLUSTER_NAME = "kiln";
   public static final int DEFAULT_PORT = 5701;
@@ -36,7 +37,16 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
   /** Static discovery through {@code members}, no split-brain protection, a free event-bus port. */
   public ClusterOptions(String clusterName, String host, int port, List<String> members, Duration heartbeatInterval,
                         Duration failureTimeout, String secret) {
-    this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, ClusterDiscovery.STATIC, 1, 0);
+    this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, ClusterDiscovery.STATIC, 1, 0,
+        null);
+  }
+
+  /** Plain TCP on the event bus. */
+  public ClusterOptions(String clusterName, String host, int port, List<String> members, Duration heartbeatInterval,
+                        Duration failureTimeout, String secret, ClusterDiscovery discovery, int minClusterSize,
+                        int busPort) {
+    this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery, minClusterSize,
+        busPort, null);
   }
 
   public ClusterOptions {
@@ -122,33 +132,38 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
 
   public ClusterOptions withClusterName(String name) {
     return new ClusterOptions(name, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
-        minClusterSize, busPort);
+        minClusterSize, busPort, busTls);
   }
 
   public ClusterOptions withSecret(String s) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, s, discovery,
-        minClusterSize, busPort);
+        minClusterSize, busPort, busTls);
   }
 
   public ClusterOptions withFailureDetection(Duration heartbeat, Duration timeout) {
     return new ClusterOptions(clusterName, host, port, members, heartbeat, timeout, secret, discovery, minClusterSize,
-        busPort);
+        busPort, busTls);
   }
 
   /** The same options, with the members found by {@code d} (a Kubernetes discovery needs no member list). */
   public ClusterOptions withDiscovery(ClusterDiscovery d) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, d,
-        minClusterSize, busPort);
+        minClusterSize, busPort, busTls);
   }
 
   public ClusterOptions withMinClusterSize(int n) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery, n,
-        busPort);
+        busPort, busTls);
   }
 
   public ClusterOptions withBusPort(int p) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
-        minClusterSize, p);
+        minClusterSize, p, busTls);
+  }
+
+  public ClusterOptions withBusTls(BusTls tls) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
+        minClusterSize, busPort, tls);
   }
 
   /** Where the members found by a Kubernetes discovery listen: its member port, else this node's own. */
@@ -162,6 +177,7 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
         + (discovery.isKubernetes() ? ", discovery=" + discovery.spelling() : "")
         + (minClusterSize > 1 ? ", minClusterSize=" + minClusterSize : "")
         + (busPort != 0 ? ", busPort=" + busPort : "")
+        + (busTls != null ? ", busTls" : "")
         + (secret == null ? "" : ", secret=***") + "]";
   }
 }

@@ -34,9 +34,16 @@ public final class KilnCluster {
    */
   public static CompletionStage<KilnRuntime> join(NodeOptions node, ClusterOptions cluster) {
     HazelcastClusterManager manager = new HazelcastClusterManager(HazelcastConfigs.memberConfig(node.nodeId(), cluster));
-    VertxOptions options = new VertxOptions().setPreferNativeTransport(false)
-        .setEventBusOptions(new EventBusOptions().setHost(cluster.host()).setPort(cluster.busPort())
-            .setClusterPublicHost(cluster.host()));
+    EventBusOptions bus = new EventBusOptions().setHost(cluster.host()).setPort(cluster.busPort())
+        .setClusterPublicHost(cluster.host());
+    if (cluster.busTls() != null) {
+      // Both ends present a certificate and check the other's against the cluster's authority.
+      bus.setSsl(true).setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED)
+          .setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions().setCertPath(cluster.busTls().certChain().toString())
+              .setKeyPath(cluster.busTls().privateKey().toString()))
+          .setTrustOptions(new io.vertx.core.net.PemTrustOptions().addCertPath(cluster.busTls().trustedCa().toString()));
+    }
+    VertxOptions options = new VertxOptions().setPreferNativeTransport(false).setEventBusOptions(bus);
     return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
         .compose(vertx -> {
           if (!cluster.members().isEmpty() && manager.getHazelcastInstance().getCluster().getMembers().size() < 2) {

@@ -74,9 +74,12 @@ final class NodeWarmup {
   private boolean closed; // guarded by this, as lingering
   private long lingering = -1;
 
+  private final io.kiln.gateway.TlsFiles tls;
+
   NodeWarmup(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board, NodeModelDirectory models,
              MeterRegistry registry, WarmupOptions options, String host, int httpPort, int grpcPort,
-             LongSupplier nanoClock) {
+             io.kiln.gateway.TlsFiles tls, LongSupplier nanoClock) {
+    this.tls = tls;
     this.runtime = runtime;
     this.pools = pools;
     this.board = board;
@@ -163,8 +166,8 @@ final class NodeWarmup {
     models.addInternal(new ModelInfo(name, VERSION, List.of(VERSION), "kiln_builtin", options.model().signature(),
         true, 0));
     // Built off this (an actor's) context, so that its clients belong to no verticle of the pool's.
-    return CompletableFuture.supplyAsync(() -> new WarmupTraffic(runtime.vertx(), host, httpPort, grpcPort, name,
-            registry, nanoClock, WarmupTraffic.jitClock()))
+    return CompletableFuture.supplyAsync(() -> new WarmupTraffic(runtime.vertx(), host, httpPort, grpcPort,
+            tls == null ? null : tls.read().certChain(), name, registry, nanoClock, WarmupTraffic.jitClock()))
         .thenCompose(t -> {
           traffic = t;
           if (stopped) {

@@ -173,7 +173,7 @@ public final class ServingNode implements AutoCloseable {
         .thenApply(v -> {
           runtime.advertise("http", Integer.toString(gateway.httpPort()));
           runtime.advertise("grpc", Integer.toString(gateway.grpcPort()));
-          node.warmUp(warmup, hold, options.host());
+          node.warmUp(warmup, hold, options.host(), options.tls());
           return node;
         })
         .exceptionallyCompose(err -> {
@@ -186,13 +186,13 @@ public final class ServingNode implements AutoCloseable {
   }
 
   /** Starts the warm-up, if any, and releases the readiness hold when it is over, whatever happened. */
-  private void warmUp(WarmupOptions options, ReadinessHold hold, String bindHost) {
+  private void warmUp(WarmupOptions options, ReadinessHold hold, String bindHost, io.kiln.gateway.TlsFiles tls) {
     if (hold == null) {
       warmedUp.complete(WarmupReport.off());
       return;
     }
     NodeWarmup w = new NodeWarmup(runtime, pools, board, models, registry, options, loopback(bindHost),
-        gateway.httpPort(), gateway.grpcPort(), System::nanoTime);
+        gateway.httpPort(), gateway.grpcPort(), tls, System::nanoTime);
     warming = w;
     // Last resort: whatever the warm-up waits on, the node goes ready at the latest this long after it began.
     long limitMs = options.duration().plus(NodeWarmup.SETUP_TIMEOUT.multipliedBy(3)).toMillis();

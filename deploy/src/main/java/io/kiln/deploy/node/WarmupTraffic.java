@@ -95,20 +95,23 @@ final class WarmupTraffic {
   private final LongSupplier compileMillis;
 
   /**
+   * @param trustedChain with TLS on the node, its own PEM certificate chain, the only one these clients trust
+   *     (they talk to their own node's ports, whose address the certificate need not name); null for plain text
    * @param compileMillis the JVM's total compilation time so far, or null where it is not reported (see
    *     {@link #jitClock()})
    */
-  WarmupTraffic(Vertx vertx, String host, int httpPort, int grpcPort, String model, MeterRegistry registry,
-                LongSupplier nanoClock, LongSupplier compileMillis) {
+  WarmupTraffic(Vertx vertx, String host, int httpPort, int grpcPort, String trustedChain, String model,
+                MeterRegistry registry, LongSupplier nanoClock, LongSupplier compileMillis) {
     this.vertx = vertx;
     this.compileMillis = compileMillis;
     this.host = host;
     this.model = model;
     this.nanoClock = nanoClock;
-    http = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true).setPipelining(false)
-        .setMaxRedirects(0), new PoolOptions().setHttp1MaxSize(2 * LANES).setMaxWaitQueueSize(-1));
-    h2 = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
-        .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true), new PoolOptions().setHttp2MaxSize(1));
+    http = vertx.createHttpClient(secure(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
+        .setPipelining(false).setMaxRedirects(0), trustedChain, false),
+        new PoolOptions().setHttp1MaxSize(2 * LANES).setMaxWaitQueueSize(-1));
+    h2 = vertx.createHttpClient(secure(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
+        .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true), trustedChain, true), new PoolOptions().setHttp2MaxSize(1));
     grpc = GrpcClient.client(vertx, h2);
     grpcAddress = SocketAddress.inetSocketAddress(grpcPort, host);
     String uri = "/v2/models/" + model + "/infer";
@@ -120,6 +123,14 @@ final class WarmupTraffic {
       answered.put(p, new AtomicLong());
       failed.put(p, new AtomicLong());
     }
+  }
+
+  private static HttpClientOptions secure(HttpClientOptions o, String trustedChain, boolean http2) {
+    if (trustedChain == null) {
+      return o;
+    }
+    return o.setSsl(true).setVerifyHost(false).setUseAlpn(http2)
+        .setTrustOptions(new io.vertx.core.net.PemTrustOptions().addCertValue(io.vertx.core.buffer.Buffer.buffer(trustedChain)));
   }
 
   private RequestOptions request(int port, String uri) {

@@ -179,10 +179,32 @@ class ManifestsTest {
     assertThat(files).extracting(p -> K8S.relativize(p).toString()).contains("base/statefulset.yaml",
         "base/service-headless.yaml", "base/service-gateway.yaml", "base/poddisruptionbudget.yaml",
         "base/namespace.yaml", "overlays/gpu/statefulset-gpu.yaml", "overlays/api-discovery/rbac.yaml",
-        "rendered/cpu.yaml", "rendered/gpu.yaml", "rendered/api-discovery.yaml");
+        "rendered/cpu.yaml", "rendered/gpu.yaml", "rendered/api-discovery.yaml", "security/networkpolicy.yaml");
     for (Path f : files) {
       assertThat(StrictManifests.read(f)).as(f.toString()).isNotEmpty();
     }
+  }
+
+  @Test
+  void theNetworkPolicyLetsOnlyKilnPodsReachTheClusterAndBusPortsAndNamesRealPorts() throws IOException {
+    var policy = (io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy) StrictManifests
+        .read(K8S.resolve("security/networkpolicy.yaml")).get(0);
+    Rendered r = rendered("cpu");
+    Map<String, String> podLabels = r.statefulSet().getSpec().getTemplate().getMetadata().getLabels();
+    assertThat(podLabels).containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
+    java.util.Set<String> named = new java.util.HashSet<>();
+    r.kiln().getPorts().forEach(p -> named.add(p.getName()));
+    Map<String, Map<String, String>> fromByPort = new java.util.HashMap<>();
+    for (var rule : policy.getSpec().getIngress()) {
+      assertThat(rule.getFrom()).singleElement().satisfies(peer -> assertThat(peer.getNamespaceSelector()).isNull());
+      for (var port : rule.getPorts()) {
+        assertThat(named).as("the policy names a port the pod declares").contains(port.getPort().getStrVal());
+        fromByPort.put(port.getPort().getStrVal(), rule.getFrom().get(0).getPodSelector().getMatchLabels());
+      }
+    }
+    assertThat(fromByPort).containsOnlyKeys("http", "grpc", "cluster", "bus");
+    assertThat(fromByPort.get("cluster")).isEqualTo(policy.getSpec().getPodSelector().getMatchLabels());
+    assertThat(fromByPort.get("bus")).isEqualTo(policy.getSpec().getPodSelector().getMatchLabels());
   }
 
   @Test

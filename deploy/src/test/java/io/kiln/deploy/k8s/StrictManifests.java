@@ -40,7 +40,8 @@ final class StrictManifests {
       "apps/v1/StatefulSet", StatefulSet.class,
       "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
       "rbac.authorization.k8s.io/v1/Role", Role.class,
-      "rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class);
+      "rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class,
+      "networking.k8s.io/v1/NetworkPolicy", io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy.class);
 
   private static final JsonMapper JSON = JsonMapper.builder()
       .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)

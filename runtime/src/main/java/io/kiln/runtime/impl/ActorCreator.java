@@ -26,6 +26,12 @@ final class ActorCreator {
 
   /** Construction may load a model: the creation request's reply timeout is a backstop, not a limit. */
   private static final Duration CREATE_REPLY_TIMEOUT = Duration.ofMinutes(30);
+  /**
+   * A remote node is asked first whether its agent answers at all: a member whose event bus cannot be reached
+   * (a firewall, a partition, a certificate the cluster does not trust) would otherwise swallow the creation
+   * request for {@link #CREATE_REPLY_TIMEOUT}. One extra round trip per remote creation.
+   */
+  static final DeliveryOptions REACH = new DeliveryOptions().setSendTimeout(10_000);
   /** A holder that dies while we wait is replaced by us; this bounds how often that can repeat. */
   private static final int MAX_NAME_ATTEMPTS = 5;
 
@@ -150,7 +156,26 @@ final class ActorCreator {
     String what = "actor " + (o.name() == null ? req.ctor().ownerClass().getSimpleName() : o.namespace() + "/" + o.name());
     DeliveryOptions delivery = new DeliveryOptions().setSendTimeout(CREATE_REPLY_TIMEOUT.toMillis());
     return placer.place(o.resources(), o.strategy(), o.placementTimeout(), what,
-        node -> callPath.request(node, NodeAgent.address(node), req, ActorInfo.class, delivery));
+        node -> reachable(node).thenCompose(v -> callPath.request(node, NodeAgent.address(node), req, ActorInfo.class,
+            delivery)));
+  }
+
+  /** Completes once {@code node}'s agent answered a ping; a node that does not answer refuses the placement. */
+  private CompletionStage<Void> reachable(String node) {
+    if (node.equals(nodeId)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return callPath.<Void>request(node, NodeAgent.address(node), new io.vertx.core.json.JsonObject().put("op", "ping"),
+        Void.class, REACH).exceptionallyCompose(err -> {
+          Throwable cause = Futures.unwrap(err);
+          if (cause instanceof io.vertx.core.eventbus.ReplyException r
+              && r.failureType() == io.vertx.core.eventbus.ReplyFailure.TIMEOUT) {
+            return CompletableFuture.failedFuture(new PlacementRefusedException("node " + node
+                + " is a member but its event bus did not answer within " + REACH.getSendTimeout() / 1000
+                + " s (is its bus port reachable from here, and does it hold the cluster's TLS certificate?)"));
+          }
+          return CompletableFuture.failedFuture(cause);
+        });
   }
 
   /**

@@ -261,6 +261,7 @@ final class NodeAgent {
     String actorId = cmd.getString("actorId");
     switch (cmd.getString("op", "")) {
       case "info" -> m.reply(ReplyMessage.ok(cells.info(actorId).orElse(null), ActorInfo.class));
+      case "ping" -> m.reply(ReplyMessage.ok(null, Void.class));
       case "kill" -> {
         ActorCell cell = cells.get(actorId);
         if (cell == null) {

@@ -2,45 +2,71 @@ package io.kiln.runtime.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
 import java.security.KeyStore;
-import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Date;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
- * Real X.509 certificates for TLS tests, made by the JDK's own {@code keytool} (no test-only crypto library):
- * a certificate authority, and leaf certificates it signs for 127.0.0.1 / localhost, written as the PEM files
- * a user would hand Kiln ({@code ca.pem}, {@code NAME.crt} = leaf + CA, {@code NAME.key} = PKCS#8).
+ * Real X.509 certificates for TLS tests, made in-process: a certificate authority, and leaf certificates it
+ * signs for 127.0.0.1 / localhost (server and client use), written as the PEM files a user hands Kiln
+ * ({@code ca.pem}; {@code NAME.crt} = leaf + CA; {@code NAME.key} = PKCS#8).
  */
 public final class TestCertificates {
 
-  private static final String PASS = "kiln-test";
+  private static final AtomicLong SERIAL = new AtomicLong(System.nanoTime());
   private final Path dir;
-  private final Path caStore;
+  private final KeyPair caKeys;
+  private final X509Certificate ca;
 
-  private TestCertificates(Path dir) {
+  private TestCertificates(Path dir, KeyPair caKeys, X509Certificate ca) {
     this.dir = dir;
-    this.caStore = dir.resolve("ca.p12");
+    this.caKeys = caKeys;
+    this.ca = ca;
   }
 
-  /** A new certificate authority {@code cn} in {@code dir}. */
+  /** A new certificate authority {@code cn}, its certificate written to {@code dir/ca.pem}. */
   public static TestCertificates authority(Path dir, String cn) {
-    TestCertificates ca = new TestCertificates(dir);
-    ca.keytool("-genkeypair", "-alias", "ca", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=" + cn,
-        "-ext", "bc:c", "-validity", "3", "-keystore", ca.caStore.toString(), "-storetype", "PKCS12");
-    ca.keytool("-exportcert", "-rfc", "-alias", "ca", "-keystore", ca.caStore.toString(),
-        "-file", ca.caPem().toString());
-    return ca;
+    KeyPair keys = keys();
+    X500Name name = new X500Name("CN=" + cn);
+    try {
+      X509v3CertificateBuilder b = builder(name, name, keys)
+          .addExtension(Extension.basicConstraints, true, new BasicConstraints(true))
+          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+      X509Certificate cert = sign(b, keys);
+      TestCertificates out = new TestCertificates(dir, keys, cert);
+      Files.writeString(out.caPem(), pem("CERTIFICATE", cert.getEncoded()));
+      return out;
+    } catch (IOException | java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** The authority's certificate (what a peer trusts). */
@@ -50,26 +76,23 @@ public final class TestCertificates {
 
   /** A leaf certificate {@code name} for 127.0.0.1 and localhost, for servers and clients alike. */
   public Leaf issue(String name) {
-    Path store = dir.resolve(name + ".p12");
-    Path csr = dir.resolve(name + ".csr");
-    Path signed = dir.resolve(name + ".signed.pem");
-    keytool("-genkeypair", "-alias", name, "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=" + name,
-        "-validity", "3", "-keystore", store.toString(), "-storetype", "PKCS12");
-    keytool("-certreq", "-alias", name, "-keystore", store.toString(), "-file", csr.toString());
-    keytool("-gencert", "-alias", "ca", "-keystore", caStore.toString(), "-infile", csr.toString(),
-        "-outfile", signed.toString(), "-rfc", "-validity", "3", "-ext", "san=ip:127.0.0.1,dns:localhost",
-        "-ext", "ku:c=digitalSignature,keyEncipherment", "-ext", "eku=serverAuth,clientAuth");
+    KeyPair keys = keys();
     try {
-      KeyStore ks = KeyStore.getInstance("PKCS12");
-      try (InputStream in = Files.newInputStream(store)) {
-        ks.load(in, PASS.toCharArray());
-      }
-      PrivateKey key = (PrivateKey) ks.getKey(name, PASS.toCharArray());
-      Path cert = dir.resolve(name + ".crt");
-      Path keyFile = dir.resolve(name + ".key");
-      Files.writeString(cert, Files.readString(signed) + Files.readString(caPem()));
-      Files.writeString(keyFile, pem("PRIVATE KEY", key.getEncoded()));
-      return new Leaf(cert, keyFile, (X509Certificate) certificates(cert).get(0));
+      GeneralNames san = new GeneralNames(new GeneralName[] {
+          new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")});
+      X509v3CertificateBuilder b = builder(X500Name.getInstance(ca.getSubjectX500Principal().getEncoded()),
+          new X500Name("CN=" + name), keys)
+          .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
+          .addExtension(Extension.extendedKeyUsage, false,
+              new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
+          .addExtension(Extension.subjectAlternativeName, false, san);
+      X509Certificate cert = sign(b, caKeys);
+      Path chain = dir.resolve(name + ".crt");
+      Path key = dir.resolve(name + ".key");
+      Files.writeString(chain, pem("CERTIFICATE", cert.getEncoded()) + pem("CERTIFICATE", ca.getEncoded()));
+      Files.writeString(key, pem("PRIVATE KEY", keys.getPrivate().getEncoded()));
+      return new Leaf(chain, key, cert);
     } catch (IOException | java.security.GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }
@@ -80,7 +103,7 @@ public final class TestCertificates {
     try {
       KeyStore trust = KeyStore.getInstance("PKCS12");
       trust.load(null, null);
-      trust.setCertificateEntry("ca", certificates(caPem()).get(0));
+      trust.setCertificateEntry("ca", ca);
       TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(trust);
       SSLContext ctx = SSLContext.getInstance("TLS");
@@ -104,28 +127,34 @@ public final class TestCertificates {
     }
   }
 
+  private static X509v3CertificateBuilder builder(X500Name issuer, X500Name subject, KeyPair keys) {
+    Instant now = Instant.now();
+    return new JcaX509v3CertificateBuilder(issuer, BigInteger.valueOf(SERIAL.incrementAndGet()),
+        Date.from(now.minus(Duration.ofHours(1))), Date.from(now.plus(Duration.ofDays(2))), subject, keys.getPublic());
+  }
+
+  private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair signer) {
+    try {
+      return new JcaX509CertificateConverter().getCertificate(
+          b.build(new JcaContentSignerBuilder("SHA256withRSA").build(signer.getPrivate())));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static KeyPair keys() {
+    try {
+      KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
+      g.initialize(2048);
+      return g.generateKeyPair();
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static String pem(String type, byte[] der) {
     return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
         .encodeToString(der) + "\n-----END " + type + "-----\n";
-  }
-
-  private void keytool(String... args) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-    cmd.addAll(List.of(args));
-    cmd.addAll(List.of("-storepass", PASS, "-keypass", PASS, "-noprompt"));
-    try {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-        throw new IllegalStateException("keytool " + String.join(" ", args) + " failed: " + out);
-      }
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
   }
 
   /** A signed leaf: its chain file, its key file, and the certificate itself. */
