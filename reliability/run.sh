@@ -14,6 +14,9 @@
 #   slow       [n]   slowloris / stalled / vanishing clients (default 500 connections; n/2 vanish from a real pool)
 #   fuzz       [n]   seeded fuzzing of the JSON, binary and gRPC decoders (n inputs each, default 1,000,000), of
 #                    the real HTTP server (n/100) and of the YAML loaders (n/20); SEED=... replays a seed
+#   changes    [n]   a version rollout, autoscaling 4 -> 1 and a delete, each under load: nothing may fail (n: answers
+#                    after each change; default 5000)
+#   tls              TLS on the gateway (reload), mutual TLS on the event bus, both in real processes
 #   security         cluster admission (name, secret), event bus, bytecode scan, default binds
 #   all              every scenario above at its default size
 #
@@ -55,9 +58,12 @@ scenario() {
                   -Dkiln.reliability.fuzz.http.iterations=$(( ${size:-1000000} / 100 )) \
                   -Dkiln.reliability.fuzz.yaml.iterations=$(( ${size:-1000000} / 20 )) \
                   -Dkiln.reliability.fuzz.seed="${SEED:-$(date +%s)}" ;;
+    changes)   unit deploy ZeroFailureChangesTest -Dkiln.reliability.changes.answers="${size:-5000}" ;;
+    tls)       unit runtime,gateway 'BusTlsTest,GatewayTlsTest'
+               it deploy TlsIT ;;
     security)  unit deploy SecurityDefaultsTest
                it runtime ClusterSecurityIT ;;
-    all)       for s in security fuzz slow leader crash overload node-loss drain; do scenario "$s"; done; return ;;
+    all)       for s in security tls fuzz slow leader crash overload changes node-loss drain; do scenario "$s"; done; return ;;
     *)         sed -n '2,20p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"

@@ -118,13 +118,59 @@ final class LoadDriver {
     return o;
   }
 
+  /** Closed-loop load that runs until {@link Running#stop()}: for changes that take as long as they take. */
+  final class Running {
+    private final Outcome outcome = new Outcome();
+    private final long start = System.nanoTime();
+    private volatile boolean stopped;
+    private final CompletableFuture<Void> loops;
+
+    private Running(List<Integer> ports, int clients, IntFunction<Request> next) {
+      List<CompletableFuture<Void>> all = new ArrayList<>();
+      AtomicLong n = new AtomicLong();
+      for (int c = 0; c < clients; c++) {
+        all.add(loop(ports.get(c % ports.size()), () -> stopped, outcome, next, n));
+      }
+      loops = CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    /** What has happened so far (requests still in flight are counted as sent only). */
+    Outcome sofar() {
+      return outcome;
+    }
+
+    /** Stops sending new requests; those in flight go on. Returns the live count. */
+    Outcome stopSending() {
+      stopped = true;
+      return outcome;
+    }
+
+    /** Stops sending, waits until every request was answered, returns the count. */
+    Outcome stop() {
+      stopped = true;
+      loops.join();
+      outcome.wallNanos = System.nanoTime() - start;
+      return outcome;
+    }
+  }
+
+  /** Starts {@code clients} closed loops over {@code ports} that run until stopped. */
+  Running start(List<Integer> ports, int clients, IntFunction<Request> next) {
+    return new Running(ports, clients, next);
+  }
+
   private CompletableFuture<Void> loop(int port, long end, Outcome o, IntFunction<Request> next, AtomicLong n) {
-    if (System.nanoTime() >= end) {
+    return loop(port, () -> System.nanoTime() >= end, o, next, n);
+  }
+
+  private CompletableFuture<Void> loop(int port, java.util.function.BooleanSupplier done, Outcome o,
+                                       IntFunction<Request> next, AtomicLong n) {
+    if (done.getAsBoolean()) {
       return CompletableFuture.completedFuture(null);
     }
     long sentAt = System.nanoTime();
     return send(port, next.apply((int) n.getAndIncrement()), sentAt, o)
-        .thenCompose(v -> loop(port, end, o, next, n));
+        .thenCompose(v -> loop(port, done, o, next, n));
   }
 
   /** Open loop at {@code perSecond}, spread over {@code ports}; blocks until every request was answered. */
