@@ -16,6 +16,8 @@
 #                    the real HTTP server (n/100) and of the YAML loaders (n/20); SEED=... replays a seed
 #   changes    [n]   a version rollout, autoscaling 4 -> 1 and a delete, each under load: nothing may fail (n: answers
 #                    after each change; default 5000)
+#   soak       [s]   three nodes at half capacity, a model mix, worker crashes, a rolling restart every 600 s;
+#                    heap/RSS slopes, threads, fds, p99 drift; plots in results/soak.html (default 1800 s)
 #   tls              TLS on the gateway (reload), mutual TLS on the event bus, both in real processes
 #   security         cluster admission (name, secret), event bus, bytecode scan, default binds
 #   all              every scenario above at its default size
@@ -59,11 +61,13 @@ scenario() {
                   -Dkiln.reliability.fuzz.yaml.iterations=$(( ${size:-1000000} / 20 )) \
                   -Dkiln.reliability.fuzz.seed="${SEED:-$(date +%s)}" ;;
     changes)   unit deploy ZeroFailureChangesTest -Dkiln.reliability.changes.answers="${size:-5000}" ;;
+    soak)      unit deploy SoakTest -Dkiln.reliability.soak.seconds="${size:-1800}" \
+                  -Dkiln.reliability.soak.windowSeconds=30 -Dkiln.reliability.soak.restartEverySeconds=600 ;;
     tls)       unit runtime,gateway 'BusTlsTest,GatewayTlsTest'
                it deploy TlsIT ;;
     security)  unit deploy SecurityDefaultsTest
                it runtime ClusterSecurityIT ;;
-    all)       for s in security tls fuzz slow leader crash overload changes node-loss drain; do scenario "$s"; done; return ;;
+    all)       for s in security tls fuzz slow leader crash overload changes node-loss drain soak; do scenario "$s"; done; return ;;
     *)         sed -n '2,20p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"

@@ -37,6 +37,7 @@ final class ServingCluster implements AutoCloseable {
 
   private final LocalCluster cluster = LocalCluster.create();
   private final Map<String, ServingNode> nodes = new LinkedHashMap<>();
+  private final Map<String, Map<String, String>> labels = new LinkedHashMap<>();
 
   /** Starts serving nodes without labels, in order. */
   static ServingCluster start(String... nodeIds) {
@@ -53,11 +54,7 @@ final class ServingCluster implements AutoCloseable {
     try {
       boolean first = true;
       for (Map.Entry<String, Map<String, String>> n : nodeLabels.entrySet()) {
-        KilnRuntime rt = join(c.cluster.startNode(new NodeOptions(n.getKey(), HOST, Resources.cpu(2), n.getValue())));
-        GatewayOptions options = GatewayOptions.builder().host(HOST).httpPort(0).grpcPort(0)
-            .defaultTimeout(REQUEST_TIMEOUT).retryAfterSeconds(RETRY_AFTER_SECONDS)
-            .bindJvmMetrics(first).build();
-        c.nodes.put(n.getKey(), join(ServingNode.start(rt, options, null)));
+        c.startOne(n.getKey(), n.getValue(), first);
         first = false;
       }
       return c;
@@ -65,6 +62,26 @@ final class ServingCluster implements AutoCloseable {
       c.close();
       throw e;
     }
+  }
+
+  private void startOne(String id, Map<String, String> nodeLabels, boolean jvmMetrics) {
+    KilnRuntime rt = join(cluster.startNode(new NodeOptions(id, HOST, Resources.cpu(2), nodeLabels)));
+    GatewayOptions options = GatewayOptions.builder().host(HOST).httpPort(0).grpcPort(0)
+        .defaultTimeout(REQUEST_TIMEOUT).retryAfterSeconds(RETRY_AFTER_SECONDS)
+        .bindJvmMetrics(jvmMetrics).build();
+    labels.put(id, nodeLabels);
+    nodes.put(id, join(ServingNode.start(rt, options, null)));
+  }
+
+  /**
+   * Restarts a node as a rolling restart does: it drains (not ready, its pools leave, what it holds finishes),
+   * stops, and a new incarnation with the same id and labels joins (its gateway on a new port).
+   */
+  void restart(String id) {
+    ServingNode n = node(id);
+    join(n.drain(io.kiln.deploy.node.DrainOptions.of(Duration.ofSeconds(60)).withLinger(Duration.ofMillis(200))));
+    stop(id);
+    startOne(id, labels.get(id), false);
   }
 
   ServingNode node(String id) {
