@@ -55,6 +55,17 @@ public final class KilnGateway {
     return this;
   }
 
+  /**
+   * Adds calls to the gRPC server (the repository extension's {@code RepositoryIndex}, {@code RepositoryModelLoad},
+   * {@code RepositoryModelUnload} are added this way); handlers must not block.
+   *
+   * @throws IllegalStateException once started
+   */
+  public KilnGateway addGrpcServices(java.util.function.Consumer<io.vertx.grpc.server.GrpcServer> services) {
+    servers.addGrpcServices(Objects.requireNonNull(services, "services"));
+    return this;
+  }
+
   /** The streaming endpoints' limits (default {@link StreamOptions#DEFAULTS}); any time, for streams opened after. */
   public KilnGateway streamOptions(StreamOptions options) {
     servers.streamOptions(options);

@@ -22,8 +22,12 @@ import java.util.regex.Pattern;
  *     worker's least recently used model (1..{@value #MAX_MODELS_PER_WORKER})
  * @param maxConcurrentLoads how many loads may run at once in the pool on its node (1..{@value #MAX_CONCURRENT_LOADS});
  *     a request whose model is not loaded waits while that many loads run
+ * @param maxModelBytes the memory one worker's models may hold together, as their engines report it
+ *     ({@link ModelRunner#memoryBytes()}), 0 for no cap (at most {@value #MAX_MODEL_BYTES}): loading one more evicts
+ *     least recently used models until it fits, and a model bigger than the cap by itself does not load. Every
+ *     model's engine must report memory ({@link SpecRules#reportsMemory})
  */
-public record ModelRepository(List<Entry> models, int maxModelsPerWorker, int maxConcurrentLoads) {
+public record ModelRepository(List<Entry> models, int maxModelsPerWorker, int maxConcurrentLoads, long maxModelBytes) {
 
   /** The request parameter naming the model of a multiplexed pool (Ray Serve's multiplexed model id). */
   public static final String MODEL_ID = "model_id";
@@ -32,6 +36,10 @@ public record ModelRepository(List<Entry> models, int maxModelsPerWorker, int ma
   public static final int MAX_CONCURRENT_LOADS = 64;
   public static final int DEFAULT_MAX_MODELS_PER_WORKER = 4;
   public static final int DEFAULT_MAX_CONCURRENT_LOADS = 2;
+  /** No memory cap. */
+  public static final long NO_MEMORY_CAP = 0;
+  /** Upper bound on {@code maxModelBytes}: 1 TiB. */
+  public static final long MAX_MODEL_BYTES = 1L << 40;
   /** Model names: what a URL path segment and an actor name hold without escaping. */
   public static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
 
@@ -62,6 +70,27 @@ public record ModelRepository(List<Entry> models, int maxModelsPerWorker, int ma
     }
     range("maxModelsPerWorker", maxModelsPerWorker, MAX_MODELS_PER_WORKER);
     range("maxConcurrentLoads", maxConcurrentLoads, MAX_CONCURRENT_LOADS);
+    if (maxModelBytes < 0 || maxModelBytes > MAX_MODEL_BYTES) {
+      throw new IllegalArgumentException("maxModelBytes must be in 0.." + MAX_MODEL_BYTES + ", got " + maxModelBytes);
+    }
+    if (maxModelBytes > 0) {
+      for (Entry e : models) {
+        String why = SpecRules.reportsMemory(e.model().engine());
+        if (why != null) {
+          throw new IllegalArgumentException("model '" + e.name() + "': " + why);
+        }
+      }
+    }
+  }
+
+  /** A repository without a memory cap. */
+  public ModelRepository(List<Entry> models, int maxModelsPerWorker, int maxConcurrentLoads) {
+    this(models, maxModelsPerWorker, maxConcurrentLoads, NO_MEMORY_CAP);
+  }
+
+  /** This repository with a memory cap per worker of {@code bytes} (0: none). */
+  public ModelRepository withMaxModelBytes(long bytes) {
+    return new ModelRepository(models, maxModelsPerWorker, maxConcurrentLoads, bytes);
   }
 
   public static ModelRepository of(List<Entry> models, int maxModelsPerWorker) {

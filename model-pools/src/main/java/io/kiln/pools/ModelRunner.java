@@ -48,6 +48,15 @@ public interface ModelRunner extends AutoCloseable {
     return OptionalLong.empty();
   }
 
+  /**
+   * The memory the loaded model holds, as its engine can tell (see {@link SpecRules#reportsMemory} for what each
+   * engine counts); empty when the engine cannot. A multiplexed worker's memory cap adds these up. Cheap enough to
+   * call per load; may change over the model's life (a Python process's resident memory does).
+   */
+  default OptionalLong memoryBytes() {
+    return OptionalLong.empty();
+  }
+
   /** Frees the model and its native memory; the runner cannot be used afterwards. */
   @Override
   void close();

@@ -40,17 +40,22 @@ import org.slf4j.LoggerFactory;
  * the node's {@link MeterRegistry} local service, when the node has one. On a node that samples its GPUs
  * (a {@link GpuSampler} local service too) the worker also shows the device it runs on and its model's device
  * memory ({@link WorkerGpuMeters}: {@code kiln.pool.worker.device.info}, {@code kiln.pool.worker.gpu.memory},
- * tagged with its index as {@code worker}) until it closes.
+ * tagged with its index as {@code worker}) until it closes. A streaming worker records each model step's width (streams
+ * advanced by one {@link StreamingModelRunner#next(java.util.List)} call) in {@value #STEP_STREAMS}.
  */
 public final class ModelWorker implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ModelWorker.class);
+
+  /** Distribution summary of a streaming pool's workers: streams per model step; its count is the steps taken. */
+  public static final String STEP_STREAMS = "kiln.pool.stream.step.streams";
 
   private final ModelRunner runner; // null for a multiplexed worker
   private final WorkerModels models; // null for a worker of one model
   private final ModelLoadInfo multiplexInfo;
   private final WorkerGpuMeters gpuMeters; // null where the node samples no GPUs
   private final StreamHub streams; // null for a model that does not stream
+  private final java.util.function.IntConsumer stepWidth; // streams per model step of the stream loop
   private final String name;
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
@@ -63,6 +68,7 @@ public final class ModelWorker implements AutoCloseable {
     if (spec.repository() != null) {
       this.runner = null;
       this.streams = null;
+      this.stepWidth = n -> { };
       this.gpuMeters = null;
       this.models = new WorkerModels(spec.repository(), ctx.gpuIndices(), registry.orElse(null),
           Tags.of("deployment", spec.deployment(), "version", spec.version(), "node", spec.node()));
@@ -87,8 +93,13 @@ public final class ModelWorker implements AutoCloseable {
     if (spec.model().streaming() && runner instanceof StreamingModelRunner) {
       this.streams = StreamHub.of(ctx.runtime());
       streams.awaitRegistered();
+      this.stepWidth = registry.<java.util.function.IntConsumer>map(r -> io.micrometer.core.instrument.DistributionSummary
+          .builder(STEP_STREAMS).description("Streams advanced by one model step of a streaming worker (count: steps)")
+          .tags("deployment", spec.deployment(), "version", spec.version(), "node", spec.node())
+          .register(r)::record).orElse(n -> { });
     } else {
       this.streams = null;
+      this.stepWidth = n -> { };
     }
     LOG.info("worker {} ready on {} (restart {})", spec.actorName(), runner.loadInfo().device(), ctx.restartCount());
   }
@@ -162,7 +173,7 @@ public final class ModelWorker implements AutoCloseable {
     if (!(runner instanceof StreamingModelRunner streaming) || streams == null) {
       throw InferenceException.invalid("model " + (runner == null ? name : runner.spec().uri()) + " does not stream");
     }
-    return StreamSteps.loop(streaming, streams, name, System::nanoTime);
+    return StreamSteps.loop(streaming, streams, name, System::nanoTime, stepWidth);
   }
 
   /** How the model was loaded and warmed. */

@@ -132,6 +132,25 @@ public final class SpecRules {
         + ModelSpec.ENGINE_BUILTIN + " (" + io.kiln.pools.impl.BuiltinModels.STREAMING + "), not " + engine;
   }
 
+  /**
+   * Whether a model of {@code engine} can sit under a repository's memory cap ({@code max_memory_mb}): its runner
+   * reports the memory it holds ({@link ModelRunner#memoryBytes()}). {@value ModelSpec#ENGINE_ONNX}: the model file's
+   * size (its weights); {@value ModelSpec#ENGINE_PYTHON}: the resident memory of the worker's Python process;
+   * {@value ModelSpec#ENGINE_BUILTIN}: 0 (the built-ins hold no weights). DJL's {@value ModelSpec#ENGINE_PYTORCH}
+   * cannot say what a model holds in libtorch's native memory, so a cap over it is refused rather than ignored.
+   *
+   * @return null if it reports, else why not
+   */
+  public static String reportsMemory(String engine) {
+    if (ModelSpec.ENGINE_ONNX.equals(engine) || ModelSpec.ENGINE_PYTHON.equals(engine)
+        || ModelSpec.ENGINE_BUILTIN.equals(engine)) {
+      return null;
+    }
+    return "engine " + engine + " does not report the memory a model holds, so max_memory_mb cannot be enforced"
+        + " over it (engines that do: " + ModelSpec.ENGINE_ONNX + ", " + ModelSpec.ENGINE_PYTHON + ", "
+        + ModelSpec.ENGINE_BUILTIN + "); drop max_memory_mb and cap by max_models_per_worker";
+  }
+
   /** Milliseconds as plain decimal text without trailing zeros ({@code 2}, {@code 0.5}). */
   public static String millisText(Duration d) {
     BigDecimal ms = new BigDecimal(d.toNanos()).divide(BigDecimal.valueOf(1_000_000)).stripTrailingZeros();

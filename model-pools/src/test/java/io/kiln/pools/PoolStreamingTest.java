@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.kiln.pools.impl.BuiltinModels;
 import io.kiln.pools.testsupport.PoolNodes;
 import io.kiln.pools.testsupport.StreamRecorder;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.vertx.core.Context;
 import java.time.Duration;
 import java.util.List;
@@ -179,6 +180,35 @@ class PoolStreamingTest {
     await().atMost(T).until(d::settled);
     assertThat(d.end).as("d took a's slot").isNotNull();
     assertThat(c.settled()).isFalse();
+  }
+
+  @Test
+  void streamsJoiningAndLeavingMidWayShareModelStepsAndEachGetsItsChunksInOrder() {
+    startPool(1, 4);
+    StreamRecorder a = new StreamRecorder();
+    open(Map.of("chunks", 400, "delay_ms", 5), 16, a);
+    await().atMost(T).until(() -> a.chunks.size() >= 3);
+
+    // b joins a's steps mid-way and leaves before it; c joins after b left.
+    StreamRecorder b = new StreamRecorder();
+    open(Map.of("chunks", 10, "delay_ms", 5), 16, b);
+    await().atMost(T).until(b::settled);
+    StreamRecorder c = new StreamRecorder();
+    open(Map.of("chunks", 30, "delay_ms", 5), 16, c);
+    await().atMost(T).until(() -> a.settled() && c.settled());
+
+    for (StreamRecorder r : List.of(a, b, c)) {
+      assertThat(r.error).isNull();
+    }
+    assertThat(a.firsts()).containsExactlyElementsOf(IntStream.range(0, 400).mapToObj(i -> (float) i).toList());
+    assertThat(b.firsts()).containsExactlyElementsOf(IntStream.range(0, 10).mapToObj(i -> (float) i).toList());
+    assertThat(c.firsts()).containsExactlyElementsOf(IntStream.range(0, 30).mapToObj(i -> (float) i).toList());
+    DistributionSummary steps = nodes.registry("a").find(ModelWorker.STEP_STREAMS).tag("deployment", "chunks")
+        .summary();
+    assertThat(steps).isNotNull();
+    // Every chunk and every end is one stream's share of a step; b shared a's steps, so there were fewer steps.
+    assertThat(steps.totalAmount()).isEqualTo(400 + 10 + 30 + 3);
+    assertThat(steps.count()).isLessThan(400 + 10 + 30 + 3);
   }
 
   @Test

@@ -86,4 +86,46 @@ class RepositoryYamlTest {
             repository: {models: [{name: a, uri: "builtin:identity", inputs: [{name: x, datatype: FP32, shape: [-1, 4]}]}]}
         """, Specs.SOURCE)).hasMessageContaining("either 'model'");
   }
+
+  @Test
+  void aMemoryCapReadsInMibSurvivesTheStoredJsonAndIsRefusedOverAnEngineThatCannotReportMemory(@TempDir Path dir)
+      throws Exception {
+    Files.writeString(Files.createDirectories(dir.resolve("onnx")).resolve("model.onnx"), "");
+    DeploymentSpec spec = CHECKING.load(deployment("""
+        models:
+          - {name: a, uri: %s}
+          - {name: echo, uri: "builtin:identity", engine: Builtin}
+        defaults: {inputs: [{name: x, datatype: FP32, shape: [-1, 4]}], outputs: [{name: y, datatype: FP32, shape: [-1, 4]}]}
+        max_memory_mb: 0.5
+        """.formatted(dir.resolve("onnx"))), Specs.SOURCE).deployments().get(0);
+    assertThat(spec.repository().maxModelBytes()).isEqualTo(512 * 1024);
+    assertThat(SpecJson.fromJson(SpecJson.toJson(spec))).isEqualTo(spec);
+    assertThat(CHECKING.load(deployment("""
+        models: [{name: echo, uri: "builtin:identity", engine: Builtin, inputs: [{name: x, datatype: FP32, shape: [-1, 4]}], outputs: [{name: x, datatype: FP32, shape: [-1, 4]}]}]
+        """), Specs.SOURCE).deployments().get(0).repository().maxModelBytes()).as("no cap by default").isZero();
+
+    Files.writeString(Files.createDirectories(dir.resolve("torch")).resolve("model.pt"), "");
+    String torch = deployment("""
+        models:
+          - {name: t, uri: %s}
+        defaults: {inputs: [{name: x, datatype: FP32, shape: [-1, 4]}], outputs: [{name: y, datatype: FP32, shape: [-1, 4]}]}
+        max_memory_mb: 256
+        """.formatted(dir.resolve("torch")));
+    assertThatThrownBy(() -> CHECKING.load(torch, Specs.SOURCE)).isInstanceOfSatisfying(
+        DeploymentValidationException.class, e -> assertThat(e.problems()).singleElement().satisfies(p -> {
+          assertThat(p.line()).isEqualTo(8);
+          assertThat(p.column()).isGreaterThan(1);
+          assertThat(p.message()).contains("model 't'", "engine PyTorch does not report", "max_memory_mb");
+        }));
+    for (String bad : new String[] {"0", "-1", "lots"}) {
+      assertThatThrownBy(() -> CHECKING.load(deployment("""
+          models: [{name: echo, uri: "builtin:identity", engine: Builtin, inputs: [{name: x, datatype: FP32, shape: [-1, 4]}], outputs: [{name: x, datatype: FP32, shape: [-1, 4]}]}]
+          max_memory_mb: %s
+          """.formatted(bad)), Specs.SOURCE)).as(bad).isInstanceOfSatisfying(DeploymentValidationException.class,
+          e -> assertThat(e.problems()).singleElement().satisfies(p -> {
+            assertThat(p.line()).isEqualTo(6);
+            assertThat(p.path()).endsWith("repository.max_memory_mb");
+          }));
+    }
+  }
 }

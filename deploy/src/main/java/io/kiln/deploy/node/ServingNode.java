@@ -160,6 +160,8 @@ public final class ServingNode implements AutoCloseable {
     Jobs jobs = new Jobs(runtime, pipelines, DeploymentResolver.of(serve), board);
     gateway.addRoutes(new JobApi(runtime, jobs, managementToken)::mount);
     gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, pools, managementToken)::mount);
+    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, board, pools,
+        managementToken)::register);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,

@@ -3,8 +3,18 @@ package io.kiln.deploy.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
+import io.kiln.protocol.grpc.ModelReadyRequest;
+import io.kiln.protocol.grpc.ModelRepositoryParameter;
+import io.kiln.protocol.grpc.RepositoryIndexRequest;
+import io.kiln.protocol.grpc.RepositoryIndexResponse;
+import io.kiln.protocol.grpc.RepositoryModelLoadRequest;
+import io.kiln.protocol.grpc.RepositoryModelLoadResponse;
+import io.kiln.protocol.grpc.RepositoryModelUnloadRequest;
+import io.kiln.protocol.grpc.RepositoryModelUnloadResponse;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.grpc.common.GrpcStatus;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +27,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * A multiplexed deployment on two assembled nodes: a repository of six built-in identity models, one worker per node
  * keeping at most two. Requests name their model by path ({@code /v2/models/m3/infer}) or by the {@code model_id}
- * parameter; routers prefer the node whose pool holds the model; the OIP repository endpoints list, load and unload.
+ * parameter; routers prefer the node whose pool holds the model; the OIP repository endpoints list, load and unload, over HTTP and gRPC.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -148,5 +158,63 @@ class MultiplexEndToEndTest {
     assertThat(http.postJson(port("node-1"), "/v2/repository/models/nope/unload", "").status()).isEqualTo(404);
     JsonArray ready = new JsonArray(http.postJson(port("node-1"), "/v2/repository/index", "{\"ready\": true}").text());
     assertThat(ready.stream().map(o -> ((JsonObject) o).getString("name"))).contains("m0").doesNotContain("m4", "m5");
+  }
+
+  @Test
+  @Order(4)
+  void theRepositoryCallsOverGrpcAnswerAsTheHttpEndpoints() {
+    try (OipGrpc grpc = new OipGrpc()) {
+      int node1 = cluster.node("node-1").grpcPort();
+      int node2 = cluster.node("node-2").grpcPort();
+      OipGrpc.Result<RepositoryModelLoadResponse> load = grpc.call(node2, GRPCInferenceServiceGrpcClient.RepositoryModelLoad,
+          RepositoryModelLoadRequest.newBuilder().setModelName("m3").build(), Map.of());
+      assertThat(load.status()).as(load.message()).isEqualTo(GrpcStatus.OK);
+      assertThat(grpcStates(grpc, node1, "", false)).containsEntry("m3", "READY").containsEntry("m5", "UNAVAILABLE")
+          .hasSize(6);
+      assertThat(grpcStates(grpc, node1, "", true)).containsEntry("m3", "READY").doesNotContainKey("m5");
+      assertThat(grpcStates(grpc, node1, "zoo", false)).hasSize(6);
+      assertThat(grpcStates(grpc, node1, "elsewhere", false)).as("no such repository").isEmpty();
+      await().atMost(ServingCluster.WAIT).until(() -> ServingCluster.join(grpc.at(node1)
+          .modelReady(ModelReadyRequest.newBuilder().setName("m3").build()).toCompletionStage()).getReady());
+
+      OipGrpc.Result<RepositoryModelUnloadResponse> unload = grpc.call(node1,
+          GRPCInferenceServiceGrpcClient.RepositoryModelUnload,
+          RepositoryModelUnloadRequest.newBuilder().setRepositoryName("zoo").setModelName("m3").build(), Map.of());
+      assertThat(unload.status()).as(unload.message()).isEqualTo(GrpcStatus.OK);
+      assertThat(grpcStates(grpc, node2, "", false)).containsEntry("m3", "UNAVAILABLE");
+      assertThat(state("node-2", "m3")).as("HTTP agrees").isEqualTo("UNAVAILABLE");
+
+      OipGrpc.Result<RepositoryModelLoadResponse> unknown = grpc.call(node1,
+          GRPCInferenceServiceGrpcClient.RepositoryModelLoad,
+          RepositoryModelLoadRequest.newBuilder().setModelName("nope").build(), Map.of());
+      assertThat(unknown.status()).isEqualTo(GrpcStatus.NOT_FOUND);
+      assertThat(unknown.message()).contains("nope");
+      assertThat(grpc.call(node1, GRPCInferenceServiceGrpcClient.RepositoryModelUnload,
+          RepositoryModelUnloadRequest.newBuilder().setModelName("nope").build(), Map.of()).status())
+          .isEqualTo(GrpcStatus.NOT_FOUND);
+      assertThat(grpc.call(node1, GRPCInferenceServiceGrpcClient.RepositoryModelLoad,
+          RepositoryModelLoadRequest.newBuilder().setRepositoryName("other").setModelName("m1").build(), Map.of())
+          .status()).as("a model of another repository").isEqualTo(GrpcStatus.NOT_FOUND);
+      OipGrpc.Result<RepositoryModelLoadResponse> config = grpc.call(node1,
+          GRPCInferenceServiceGrpcClient.RepositoryModelLoad, RepositoryModelLoadRequest.newBuilder().setModelName("m1")
+              .putParameters("config", ModelRepositoryParameter.newBuilder().setStringParam("{}").build()).build(),
+          Map.of());
+      assertThat(config.status()).isEqualTo(GrpcStatus.INVALID_ARGUMENT);
+      assertThat(config.message()).contains("parameters.config");
+      assertThat(grpc.call(node1, GRPCInferenceServiceGrpcClient.RepositoryModelLoad,
+          RepositoryModelLoadRequest.newBuilder().build(), Map.of()).message()).contains("model_name");
+    }
+  }
+
+  private static Map<String, String> grpcStates(OipGrpc grpc, int port, String repository, boolean ready) {
+    OipGrpc.Result<RepositoryIndexResponse> r = grpc.call(port, GRPCInferenceServiceGrpcClient.RepositoryIndex,
+        RepositoryIndexRequest.newBuilder().setRepositoryName(repository).setReady(ready).build(), Map.of());
+    assertThat(r.status()).as(r.message()).isEqualTo(GrpcStatus.OK);
+    Map<String, String> out = new java.util.LinkedHashMap<>();
+    r.body().getModelsList().forEach(m -> {
+      assertThat(m.getVersion()).isEqualTo("1");
+      out.put(m.getName(), m.getState());
+    });
+    return out;
   }
 }

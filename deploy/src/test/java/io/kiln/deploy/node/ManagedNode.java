@@ -72,6 +72,7 @@ final class ManagedNode implements AutoCloseable {
     gateway.addRoutes(new PipelineApi(runtime, pipelines, token)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines), token)::mount);
     gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, client, token)::mount);
+    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, board, client, token)::register);
     join(board.ready());
     join(serve.start());
     join(pipelines.start());

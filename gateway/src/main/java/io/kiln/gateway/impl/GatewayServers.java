@@ -32,6 +32,8 @@ public final class GatewayServers {
 
   private final java.util.List<java.util.function.Consumer<io.vertx.ext.web.Router>> extraRoutes =
       new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final java.util.List<java.util.function.Consumer<io.vertx.grpc.server.GrpcServer>> extraGrpc =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile String extraHttp;
   private Vertx owner;
   private volatile boolean started;
@@ -61,6 +63,14 @@ public final class GatewayServers {
       throw new IllegalStateException("routes must be added before the gateway starts");
     }
     extraRoutes.add(routes);
+  }
+
+  /** Adds calls (e.g. the repository extension's) to the gRPC server; only before {@link #start}. */
+  public synchronized void addGrpcServices(java.util.function.Consumer<io.vertx.grpc.server.GrpcServer> services) {
+    if (metrics != null) {
+      throw new IllegalStateException("gRPC services must be added before the gateway starts");
+    }
+    extraGrpc.add(services);
   }
 
   public synchronized Future<Void> start(Vertx vertx) {
@@ -104,6 +114,7 @@ public final class GatewayServers {
     http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpHandler);
     io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();
     new GrpcStreamApi(gw, streams).register(grpcApi);
+    extraGrpc.forEach(s -> s.accept(grpcApi));
     grpc = vertx.createHttpServer(grpcOptions).connectionHandler(deadlines::opened).requestHandler(req -> {
       deadlines.requestStarted(req, answered -> { });
       grpcApi.handle(req);

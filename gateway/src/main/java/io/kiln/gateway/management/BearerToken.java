@@ -21,16 +21,26 @@ public final class BearerToken implements Handler<RoutingContext> {
     this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
   }
 
+  /**
+   * Whether {@code authorization} (an HTTP {@code Authorization} header's or the gRPC {@code authorization}
+   * metadata's value, null when absent) is {@code Bearer <token>}; always true without a configured token.
+   */
+  public boolean accepts(String authorization) {
+    if (token == null) {
+      return true;
+    }
+    byte[] given = authorization != null && authorization.startsWith("Bearer ")
+        ? authorization.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
+    return MessageDigest.isEqual(given, token);
+  }
+
   @Override
   public void handle(RoutingContext ctx) {
     if (token == null) {
       ctx.next();
       return;
     }
-    String header = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    byte[] given = header != null && header.startsWith("Bearer ")
-        ? header.substring(7).trim().getBytes(StandardCharsets.UTF_8) : new byte[0];
-    if (MessageDigest.isEqual(given, token)) {
+    if (accepts(ctx.request().getHeader(HttpHeaders.AUTHORIZATION))) {
       ctx.next();
     } else {
       ctx.response().setStatusCode(401).putHeader("WWW-Authenticate", "Bearer")

@@ -3,25 +3,19 @@ package io.kiln.gateway.management;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.PoolClient;
-import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
-import io.kiln.serve.DeploymentSpec;
-import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.ServeController;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /**
  * The OIP model-repository extension over the models of multiplexed deployments (those with a {@code repository}),
@@ -37,8 +31,8 @@ import java.util.concurrent.CompletionStage;
  * </ul>
  * A bearer token applies when configured (401 without it). Errors: {@code {"error": "..."}}; 404 for a model that is
  * in no multiplexed deployment, 503 (with {@code Retry-After}) when no pool is ready or as many loads run as allowed,
- * 500 when the model failed to load. There is no gRPC counterpart: the protocol module carries KServe's
- * {@code grpc_predict_v2.proto}, which has no repository service.
+ * 500 when the model failed to load. The operations themselves are {@link RepositoryModels}'; {@link RepositoryGrpc}
+ * serves them over gRPC.
  *
  * <p><b>Threading:</b> handlers run on the HTTP server's event loop and never block: pool calls are actor calls.
  */
@@ -48,17 +42,13 @@ public final class RepositoryApi {
   public static final int MAX_BODY_BYTES = 4096;
 
   private final KilnRuntime runtime;
-  private final ServeController serve;
-  private final PoolLoadBoard board;
-  private final PoolClient pools;
+  private final RepositoryModels models;
   private final BearerToken authorize;
 
   /** @param token required bearer token, or null/empty for none */
   public RepositoryApi(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, PoolClient pools, String token) {
     this.runtime = runtime;
-    this.serve = serve;
-    this.board = board;
-    this.pools = pools;
+    this.models = new RepositoryModels(runtime, serve, board, pools);
     this.authorize = new BearerToken(token);
   }
 
@@ -75,23 +65,6 @@ public final class RepositoryApi {
     r.route("/v2/repository/*").subRouter(api);
   }
 
-  /** A multiplexed deployment's serving version and its pools' reports. */
-  private record Served(DeploymentSpec spec, String version, List<PoolLoad> pools) {
-  }
-
-  private List<Served> multiplexed() {
-    List<Served> out = new ArrayList<>();
-    Map<String, DeploymentStatus> statuses = serve.statuses();
-    serve.desired().forEach((name, spec) -> {
-      if (spec.multiplexed()) {
-        DeploymentStatus st = statuses.get(name);
-        String version = st != null && st.servingVersion() != null ? st.servingVersion() : spec.version();
-        out.add(new Served(spec, version, board.pools(name, version)));
-      }
-    });
-    return out;
-  }
-
   private void index(RoutingContext ctx) {
     boolean readyOnly = false;
     if (ctx.body() != null && ctx.body().length() > 0) {
@@ -103,82 +76,24 @@ public final class RepositoryApi {
         return;
       }
     }
-    boolean onlyReady = readyOnly;
-    List<CompletableFuture<List<Map<String, Object>>>> parts = new ArrayList<>();
-    for (Served s : multiplexed()) {
-      parts.add(states(s));
-    }
-    CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
-      List<Map<String, Object>> all = new ArrayList<>();
-      parts.forEach(p -> all.addAll(p.join()));
-      send(ctx, 200, onlyReady ? all.stream().filter(m -> "READY".equals(m.get("state"))).toList() : all);
-    });
-  }
-
-  // Each model's state across the deployment's pools: READY wins over LOADING over UNAVAILABLE.
-  private CompletableFuture<List<Map<String, Object>>> states(Served s) {
-    List<CompletableFuture<Map<String, String>>> calls = new ArrayList<>();
-    for (PoolLoad p : s.pools()) {
-      if (p.ready()) {
-        calls.add(pools.models(s.spec().name(), s.version(), p.nodeId()).toCompletableFuture()
-            .exceptionally(e -> Map.of()));
-      }
-    }
-    return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenApply(v -> {
+    models.index(readyOnly).whenComplete((all, e) -> {
       List<Map<String, Object>> out = new ArrayList<>();
-      for (String name : s.spec().repository().names()) {
-        String state = "UNAVAILABLE";
-        for (CompletableFuture<Map<String, String>> c : calls) {
-          String st = c.join().getOrDefault(name, "UNAVAILABLE");
-          if (st.equals("READY") || st.equals("LOADING") && !state.equals("READY")) {
-            state = st;
-          }
-        }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("name", name);
-        m.put("version", s.version());
-        m.put("state", state);
-        m.put("reason", state.equals("UNAVAILABLE")
-            ? calls.isEmpty() ? "no ready pool of deployment '" + s.spec().name() + "'" : "not loaded" : "");
-        m.put("deployment", s.spec().name());
-        out.add(m);
+      for (RepositoryModels.Entry m : all) {
+        Map<String, Object> j = new LinkedHashMap<>();
+        j.put("name", m.name());
+        j.put("version", m.version());
+        j.put("state", m.state());
+        j.put("reason", m.reason());
+        j.put("deployment", m.deployment());
+        out.add(j);
       }
-      return out;
+      send(ctx, 200, out);
     });
   }
 
   private void control(RoutingContext ctx, boolean load) {
     String model = ctx.pathParam("model");
-    Served owner = null;
-    for (Served s : multiplexed()) {
-      if (s.spec().repository().model(model).isPresent()) {
-        owner = s;
-        break;
-      }
-    }
-    if (owner == null) {
-      error(ctx, 404, "model '" + model + "' is in no model repository");
-      return;
-    }
-    Served s = owner;
-    List<PoolLoad> ready = s.pools().stream().filter(PoolLoad::ready).toList();
-    if (ready.isEmpty()) {
-      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, "1");
-      error(ctx, 503, "no ready pool of deployment '" + s.spec().name() + "'");
-      return;
-    }
-    CompletionStage<?> done;
-    if (load) {
-      PoolLoad target = ready.stream().filter(p -> p.nodeId().equals(runtime.nodeId())).findFirst()
-          .orElseGet(() -> ready.stream().min(Comparator.comparingLong(PoolLoad::load)).orElseThrow());
-      done = pools.loadModel(s.spec().name(), s.version(), target.nodeId(), model);
-    } else {
-      List<CompletableFuture<Integer>> calls = new ArrayList<>();
-      ready.forEach(p -> calls.add(pools.unloadModel(s.spec().name(), s.version(), p.nodeId(), model)
-          .toCompletableFuture()));
-      done = CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new));
-    }
-    done.whenComplete((v, e) -> {
+    (load ? models.load(model) : models.unload(model)).whenComplete((v, e) -> {
       if (e == null) {
         send(ctx, 200, Map.of());
         return;

@@ -85,5 +85,11 @@ public final class BuiltinModels {
     protected void release() {
       // nothing is held outside the heap
     }
+
+    /** No weights: a built-in holds nothing worth counting against a memory cap. */
+    @Override
+    public java.util.OptionalLong memoryBytes() {
+      return java.util.OptionalLong.of(0);
+    }
   }
 }

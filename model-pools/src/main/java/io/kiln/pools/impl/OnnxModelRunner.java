@@ -41,9 +41,11 @@ final class OnnxModelRunner extends AbstractModelRunner {
   private final OrtSession session;
   private final String device;
   private final Set<String> outputNames;
+  private final long fileBytes;
 
-  private OnnxModelRunner(ModelSpec spec, OrtEnvironment env, OrtSession session, String device) {
+  private OnnxModelRunner(ModelSpec spec, OrtEnvironment env, OrtSession session, String device, long fileBytes) {
     super(spec, spec.outputs());
+    this.fileBytes = fileBytes;
     this.env = env;
     this.session = session;
     this.device = device;
@@ -106,7 +108,22 @@ final class OnnxModelRunner extends AbstractModelRunner {
       }
       throw new ModelLoadException("model " + spec.uri() + ": cannot read its signature: " + e.getMessage(), e);
     }
-    return new OnnxModelRunner(spec, env, session, device);
+    long bytes;
+    try {
+      bytes = java.nio.file.Files.size(file);
+    } catch (java.io.IOException e) {
+      bytes = -1;
+    }
+    return new OnnxModelRunner(spec, env, session, device, bytes);
+  }
+
+  /**
+   * The {@code .onnx} file's size: the model's weights as stored (initializers dominate it), which the session holds
+   * in memory. A lower bound: ONNX Runtime's arena and optimised copies come on top and are not reported.
+   */
+  @Override
+  public OptionalLong memoryBytes() {
+    return fileBytes < 0 ? OptionalLong.empty() : OptionalLong.of(fileBytes);
   }
 
   /**

@@ -144,6 +144,16 @@ final class PythonModelRunner extends AbstractModelRunner implements StreamingMo
     return OptionalLong.of(process.pid());
   }
 
+  /**
+   * The resident memory of the worker's Python process (its {@code VmRSS} in {@code /proc}): the model, whatever it
+   * allocated and the interpreter, live at each call; empty where {@code /proc} does not say (not Linux, or the
+   * process is gone).
+   */
+  @Override
+  public OptionalLong memoryBytes() {
+    return ProcessMemory.residentBytes(process.pid());
+  }
+
   @Override
   protected List<Tensor> forward(List<Tensor> inputs) {
     PythonFrames.Frame reply = process.exchange(PythonFrames.header("predict", 0), inputs, options.requestTimeout(),

@@ -1,13 +1,14 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.ChunkStep;
 import io.kiln.pools.ChunkStream;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.StreamCall;
 import io.kiln.pools.StreamingModelRunner;
-import io.kiln.pools.Tensor;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.IntConsumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A streaming worker's step loop: iteration-level batching over pull streams. Each step first takes in the
  * streams its pool offered since the last one ({@link StreamJoins}: they join at the next step), then gives every
- * open stream that has credit one {@link ChunkStream#next()}; a stream without credit (its reader is slow) is
+ * open stream that has credit its next chunk, all of them from one {@link StreamingModelRunner#next(List)} call (the
+ * model's step); a stream without credit (its reader is slow) is
  * skipped, not waited for, and when no stream can move the thread waits until credit, a cancel, a new stream or a
  * deadline arrives. A stream leaves the step as soon as it ends, fails, is cancelled (closed before its next
  * chunk, so its slot frees within one chunk) or passes its deadline (DEADLINE_EXCEEDED); a model error ends only
@@ -43,10 +45,20 @@ public final class StreamSteps {
    * @return how many streams it ran
    */
   public static int loop(StreamingModelRunner runner, StreamHub hub, String worker, LongSupplier nanoClock) {
-    return loop(runner, hub, hub.joins(worker), nanoClock);
+    return loop(runner, hub, worker, nanoClock, n -> { });
   }
 
-  static int loop(StreamingModelRunner runner, StreamHub hub, StreamJoins joins, LongSupplier nanoClock) {
+  /**
+   * {@link #loop(StreamingModelRunner, StreamHub, String, LongSupplier)}, telling {@code stepWidth} how many streams
+   * each model step advanced (one call per step).
+   */
+  public static int loop(StreamingModelRunner runner, StreamHub hub, String worker, LongSupplier nanoClock,
+                         IntConsumer stepWidth) {
+    return loop(runner, hub, hub.joins(worker), nanoClock, stepWidth);
+  }
+
+  static int loop(StreamingModelRunner runner, StreamHub hub, StreamJoins joins, LongSupplier nanoClock,
+                  IntConsumer stepWidth) {
     List<Open> open = new ArrayList<>();
     int ran = 0;
     long epoch = joins.epoch();
@@ -79,7 +91,7 @@ public final class StreamSteps {
           }
           continue;
         }
-        if (!step(open, joins, nanoClock)) {
+        if (!step(runner, open, joins, nanoClock, stepWidth)) {
           await(open, joins, nanoClock);
         }
       }
@@ -95,44 +107,69 @@ public final class StreamSteps {
     }
   }
 
-  /** One step over the open streams; whether any of them moved (produced, ended, or was dropped). */
-  private static boolean step(List<Open> open, StreamJoins joins, LongSupplier nanoClock) {
+  /**
+   * One step over the open streams: those cancelled or past their deadline leave, every one with credit gets its
+   * next chunk from one {@link StreamingModelRunner#next(List)} call. Whether any stream moved (produced, ended, or
+   * was dropped).
+   */
+  private static boolean step(StreamingModelRunner runner, List<Open> open, StreamJoins joins, LongSupplier nanoClock,
+                              IntConsumer stepWidth) {
     boolean moved = false;
     long now = nanoClock.getAsLong();
+    List<Open> stepping = new ArrayList<>(open.size());
     for (Iterator<Open> it = open.iterator(); it.hasNext(); ) {
       Open o = it.next();
       StreamSender s = o.sender();
-      boolean over = true;
       if (s.cancelled()) {
         closeQuietly(o.stream());
         s.close();
       } else if (now - s.deadlineNanos() >= 0) {
         closeQuietly(o.stream());
         s.fail(InferenceException.deadlineExceeded("deadline passed while streaming (after " + s.sent() + " chunks)"));
-      } else if (s.mayProduce()) {
-        try {
-          List<Tensor> chunk = o.stream().next();
-          if (chunk == null) {
-            o.stream().close();
-            s.end();
-          } else {
-            s.chunk(chunk);
-            over = false;
-          }
-        } catch (InferenceException e) {
-          closeQuietly(o.stream());
-          s.fail(e);
-        }
       } else {
+        if (s.mayProduce()) {
+          stepping.add(o);
+        }
         continue;
       }
       moved = true;
-      if (over) {
-        it.remove();
-        joins.done(o.joined());
-      }
+      it.remove();
+      joins.done(o.joined());
     }
-    return moved;
+    if (stepping.isEmpty()) {
+      return moved;
+    }
+    List<ChunkStream> streams = new ArrayList<>(stepping.size());
+    stepping.forEach(o -> streams.add(o.stream()));
+    List<ChunkStep> steps = runner.next(streams);
+    if (steps.size() != stepping.size()) {
+      throw new IllegalStateException("the runner's step answered " + steps.size() + " streams of " + stepping.size());
+    }
+    stepWidth.accept(stepping.size());
+    for (int i = 0; i < stepping.size(); i++) {
+      Open o = stepping.get(i);
+      ChunkStep step = steps.get(i);
+      StreamSender s = o.sender();
+      InferenceException failure = step.failure();
+      if (!step.over()) {
+        try {
+          s.chunk(step.chunk());
+          continue;
+        } catch (InferenceException e) { // TOO_LARGE: nothing was sent
+          failure = e;
+        }
+      }
+      if (failure != null) {
+        closeQuietly(o.stream());
+        s.fail(failure);
+      } else {
+        o.stream().close();
+        s.end();
+      }
+      open.remove(o);
+      joins.done(o.joined());
+    }
+    return true;
   }
 
   private static void await(List<Open> open, StreamJoins joins, LongSupplier nanoClock) {

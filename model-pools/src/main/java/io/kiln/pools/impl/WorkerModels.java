@@ -26,6 +26,13 @@ import org.slf4j.LoggerFactory;
  * runner when the worker is full; a hit only moves it to the front. Each batch and each explicit
  * {@link #load}/{@link #unload} changes the order exactly as {@link ModelAffinity} does on the manager's side.
  *
+ * <p><b>Memory cap</b> ({@link ModelRepository#maxModelBytes()} &gt; 0): once a model loaded, it reports what it holds
+ * ({@link ModelRunner#memoryBytes()}; engines can tell only once the model is in memory, so the worker briefly holds
+ * it beside those it then evicts). One bigger than the cap on its own is closed again and its batch or load fails
+ * INTERNAL saying so; otherwise least recently used models are closed until the held total fits. The manager's
+ * mirror ({@link ModelAffinity}) evicts by count only, so after a memory eviction it may send a batch as a hit to a
+ * worker that loads it again: counted as a hit, served correctly.
+ *
  * <p><b>Threading:</b> not thread-safe; the worker's own serial thread calls it. Loads block that thread.
  *
  * <p><b>Errors:</b> a model that fails to load fails its batch with an INTERNAL {@link InferenceException} naming the
@@ -34,6 +41,8 @@ import org.slf4j.LoggerFactory;
 public final class WorkerModels implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WorkerModels.class);
+  /** Counter (tags deployment, version, node): models a worker closed to fit another under the memory cap. */
+  public static final String MEMORY_EVICTIONS = "kiln.pool.multiplex.memory.evictions";
 
   private final ModelRepository repository;
   private final Function<ModelSpec, ModelRunner> loader;
@@ -42,6 +51,7 @@ public final class WorkerModels implements AutoCloseable {
   private final Tags tags;
   private final LinkedHashMap<String, ModelRunner> runners = new LinkedHashMap<>(16, 0.75f, true);
   private int loads;
+  private int memoryEvictions;
 
   public WorkerModels(ModelRepository repository, List<Integer> gpuIndices, MeterRegistry registry, Tags tags) {
     this(repository, spec -> RunnerLoader.load(spec, gpuIndices, System::nanoTime), System::nanoTime, registry, tags);
@@ -108,13 +118,68 @@ public final class WorkerModels implements AutoCloseable {
     }
     loads++;
     record(start, true);
+    long cap = repository.maxModelBytes();
+    if (cap > 0) {
+      long size = memoryOf(name, r, true);
+      if (size > cap) {
+        closeQuietly(name, r);
+        throw new InferenceException(InferenceException.Kind.INTERNAL, "model '" + name + "' holds " + mib(size)
+            + " as its engine reports, more than the repository's max_memory_mb of " + mib(cap) + " per worker: it"
+            + " cannot load on any worker");
+      }
+    }
     runners.put(name, r);
     while (runners.size() > repository.maxModelsPerWorker()) {
-      Map.Entry<String, ModelRunner> lru = runners.entrySet().iterator().next();
-      runners.remove(lru.getKey());
-      closeQuietly(lru.getKey(), lru.getValue());
+      evictLru(false);
+    }
+    // The new model is the most recently used: evicting from the other end never drops it, and it fits alone.
+    while (cap > 0 && runners.size() > 1 && held() > cap) {
+      evictLru(true);
     }
     return r;
+  }
+
+  /** Memory the held models report now (a model that stopped reporting counts as nothing). */
+  public long held() {
+    long total = 0;
+    for (Map.Entry<String, ModelRunner> e : runners.entrySet()) {
+      total += memoryOf(e.getKey(), e.getValue(), false);
+    }
+    return total;
+  }
+
+  /** Models dropped to make room under the memory cap since the worker started. */
+  public int memoryEvictions() {
+    return memoryEvictions;
+  }
+
+  private void evictLru(boolean forMemory) {
+    Map.Entry<String, ModelRunner> lru = runners.entrySet().iterator().next();
+    runners.remove(lru.getKey());
+    closeQuietly(lru.getKey(), lru.getValue());
+    if (forMemory) {
+      memoryEvictions++;
+      if (registry != null) {
+        registry.counter(MEMORY_EVICTIONS, tags).increment();
+      }
+    }
+  }
+
+  private long memoryOf(String name, ModelRunner r, boolean required) {
+    java.util.OptionalLong bytes = r.memoryBytes();
+    if (bytes.isPresent()) {
+      return bytes.getAsLong();
+    }
+    if (required) { // validation keeps such engines out of capped repositories; never enforce a cap by guessing
+      closeQuietly(name, r);
+      throw new InferenceException(InferenceException.Kind.INTERNAL, "model '" + name + "' (engine "
+          + r.spec().engine() + ") did not report its memory, so the repository's max_memory_mb cannot be enforced");
+    }
+    return 0;
+  }
+
+  private static String mib(long bytes) {
+    return String.format(java.util.Locale.ROOT, "%.3f MiB", bytes / (1024.0 * 1024.0));
   }
 
   private void record(long start, boolean ok) {

@@ -65,6 +65,13 @@ class PythonModelRunnerTest {
   }
 
   @Test
+  void itReportsItsProcesssResidentMemoryForAMemoryCap() {
+    // The interpreter and numpy alone are several MiB; a process's whole address space would be far more than 4 GiB.
+    assertThat(mlp.memoryBytes()).isPresent();
+    assertThat(mlp.memoryBytes().getAsLong()).isBetween(4L << 20, 4L << 30);
+  }
+
+  @Test
   void aBatchGivesEachRequestWhatItWouldGetAlone() {
     int[] rows = {1, 3, 2, 1, 4, 1, 1, 2};
     List<InferenceRequest> batch = new ArrayList<>();

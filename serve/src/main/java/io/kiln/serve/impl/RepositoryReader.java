@@ -2,10 +2,13 @@ package io.kiln.serve.impl;
 
 import io.kiln.pools.ModelRepository;
 import io.kiln.pools.ModelSpec;
+import io.kiln.pools.SpecRules;
 import io.kiln.serve.yaml.MappingReader;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -34,11 +37,17 @@ import org.yaml.snakeyaml.nodes.Tag;
  *   defaults: {inputs: [...], outputs: [...]}   # model fields every model shares; a model's own win
  *   max_models_per_worker: 4
  *   max_concurrent_loads: 2
+ *   max_memory_mb: 512            # optional: the memory one worker's models may hold together (MiB, decimals allowed)
  * </pre>
+ * A memory cap needs every model's engine to report what a model holds ({@link SpecRules#reportsMemory}): a model whose
+ * engine cannot is a problem reported at {@code max_memory_mb}, never a cap silently ignored.
  * Each model is read by {@link ModelReader} as the {@code model} section is (engine detected from its folder when not
  * given), so every problem is reported with the line and column of the field it comes from. Not thread-safe.
  */
 final class RepositoryReader {
+
+  static final String MAX_MEMORY = "max_memory_mb";
+  private static final long MIB = 1024 * 1024;
 
   private final Reading reading;
   private final Problems problems;
@@ -57,6 +66,7 @@ final class RepositoryReader {
         ModelRepository.MAX_MODELS_PER_WORKER);
     Integer loads = r.integer("max_concurrent_loads", ModelRepository.DEFAULT_MAX_CONCURRENT_LOADS, 1,
         ModelRepository.MAX_CONCURRENT_LOADS);
+    Long capBytes = memoryCap(r);
     Node defaultsNode = r.value("defaults");
     List<NodeTuple> defaults = List.of();
     if (defaultsNode != null) {
@@ -110,10 +120,36 @@ final class RepositoryReader {
       problems.at(r.node(), r.path(), "a repository holds at most " + ModelRepository.MAX_MODELS + " models, this one "
           + models.size());
     }
-    if (problems.count() > before || k == null || loads == null) {
+    if (capBytes != null && capBytes > 0) {
+      for (ModelRepository.Entry e : models) {
+        String why = SpecRules.reportsMemory(e.model().engine());
+        if (why != null) {
+          problems.at(r.at(MAX_MEMORY), r.path(MAX_MEMORY), "model '" + e.name() + "': " + why);
+        }
+      }
+    }
+    if (problems.count() > before || k == null || loads == null || capBytes == null) {
       return null;
     }
-    return new ModelRepository(models, k, loads);
+    return new ModelRepository(models, k, loads, capBytes);
+  }
+
+  /** {@value #MAX_MEMORY} in bytes (MiB in the file, decimals allowed); 0 when absent, null when wrong (reported). */
+  private Long memoryCap(MappingReader r) {
+    if (!r.has(MAX_MEMORY)) {
+      return ModelRepository.NO_MEMORY_CAP;
+    }
+    BigDecimal mb = r.decimal(MAX_MEMORY, null, 0, ModelRepository.MAX_MODEL_BYTES / MIB);
+    if (mb == null) {
+      return null;
+    }
+    long bytes = mb.multiply(BigDecimal.valueOf(MIB)).setScale(0, RoundingMode.HALF_UP).longValueExact();
+    if (bytes < 1) {
+      problems.at(r.at(MAX_MEMORY), r.path(MAX_MEMORY), "must be more than 0 MiB, got " + mb.toPlainString()
+          + " (leave it out for no memory cap)");
+      return null;
+    }
+    return bytes;
   }
 
   private void add(List<ModelRepository.Entry> models, Map<String, String> seen, String name, Node at, String path,

@@ -50,6 +50,10 @@ public final class SpecJsonWriter {
       });
       repo.put("max_models_per_worker", s.repository().maxModelsPerWorker());
       repo.put("max_concurrent_loads", s.repository().maxConcurrentLoads());
+      if (s.repository().maxModelBytes() > 0) { // bytes / 2^20 is an exact decimal, so the stored cap reads back equal
+        repo.put("max_memory_mb", new java.math.BigDecimal(s.repository().maxModelBytes())
+            .divide(java.math.BigDecimal.valueOf(1024 * 1024)).stripTrailingZeros());
+      }
     } else {
       o.set("model", model(s.model()));
     }
