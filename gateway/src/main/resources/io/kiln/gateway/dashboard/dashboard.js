@@ -66,7 +66,7 @@
   function tone(word) {
     const w = String(word || '').toUpperCase();
     if (['READY', 'ALIVE', 'SUCCEEDED', 'DONE', 'COMPLETED', 'UP', 'IDLE', 'BUSY'].includes(w)) return 'ok';
-    if (['FAILED', 'DEAD', 'DOWN', 'UNSCHEDULABLE', 'CANCELLED', 'ERROR'].includes(w)) return 'bad';
+    if (['FAILED', 'DEAD', 'DOWN', 'NODE DOWN', 'UNSCHEDULABLE', 'CANCELLED', 'ERROR'].includes(w)) return 'bad';
     if (['RUNNING', 'ROLLING'].includes(w)) return 'blue';
     if (['DEPLOYING', 'PENDING', 'RESTARTING', 'STARTING', 'DELETING', 'QUEUED', 'DRAINING'].includes(w)) return 'warn';
     return 'dim';
@@ -169,17 +169,20 @@
   }
 
   function renderDeployment(data, d) {
+    const down = new Set(data.nodes.filter(n => !n.alive).map(n => n.id));
+    const poolState = p => down.has(p.node) ? 'NODE DOWN' : p.draining ? 'DRAINING' : p.ready ? 'READY' : 'STARTING';
     const pools = el('table', { class: 'pools' },
       el('thead', {}, el('tr', {}, ['node', 'version', 'state', 'workers busy/idle (target)', 'queue', 'in flight']
         .map(h => el('th', {}, h)))),
       el('tbody', {}, d.pools.length ? d.pools.map(p => el('tr', { 'data-pool': p.node },
         el('td', {}, p.node), el('td', {}, p.version),
-        el('td', {}, badge(p.draining ? 'DRAINING' : p.ready ? 'READY' : 'STARTING')),
+        el('td', {}, badge(poolState(p))),
         el('td', {}, p.busy !== undefined ? `${p.busy}/${p.idle} (${p.targetWorkers})` : `${p.workers} (${p.targetWorkers})`),
         el('td', {}, fmt.num(p.queueDepth)), el('td', {}, fmt.num(p.inFlight))))
         : el('tr', {}, el('td', { class: 'empty', colSpan: 6 }, 'no pools yet'))));
     const workers = el('div', { class: 'workers' }, d.workers.map(w => el('span', {
-      class: 'chip ' + (w.state === 'ALIVE' ? 'ok' : tone(w.state)), title: 'restarts: ' + w.restarts },
+      class: 'chip ' + (down.has(w.node) ? 'bad' : w.state === 'ALIVE' ? 'ok' : tone(w.state)),
+      title: 'restarts: ' + w.restarts },
       `${w.node} #${w.index} v${w.version} ${w.state}` + (w.restarts ? ` ↻${w.restarts}` : ''))));
     return el('div', { class: 'card', 'data-deployment': d.name, 'data-phase': d.phase },
       el('h3', {}, d.name, badge(d.phase)),
@@ -236,10 +239,11 @@
     const alive = data.nodes.filter(n => n.alive).length;
     const down = data.nodes.length - alive;
     const ready = data.deployments.filter(d => d.phase === 'READY').length;
-    document.getElementById('summary').replaceChildren(
-      el('b', {}, alive), ' nodes alive', down ? [' · ', el('b', { class: 'legend-err' }, down), ' down'] : [],
+    document.getElementById('summary').replaceChildren(el('span', {},
+      el('b', {}, alive), alive === 1 ? ' node alive' : ' nodes alive',
+      down ? [' · ', el('b', { class: 'legend-err' }, down), ' down'] : [],
       ' · leader ', el('b', {}, data.leader || '–'), ' · ', el('b', {}, ready + '/' + data.deployments.length),
-      ' deployments ready · served by ', el('b', {}, data.node));
+      ' deployments ready · served by ', el('b', {}, data.node)));
     renderNodes(data);
     renderDeployments(data);
     renderRuns(data);
