@@ -174,7 +174,7 @@ final class StartCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     out.println("kiln: node " + opts.nodeId + (head() ? " (head)" : "") + " joined cluster '" + clusterName + "' at "
         + opts.host + ":" + port + "; HTTP http://" + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
-        + node.grpcPort());
+        + node.grpcPort() + "; dashboard http://" + opts.host + ":" + node.httpPort() + "/dashboard");
     out.flush();
     node.warmup().thenAccept(r -> {
       if (r.ran()) {
