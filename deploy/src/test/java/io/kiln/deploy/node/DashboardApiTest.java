@@ -46,6 +46,11 @@ class DashboardApiTest {
             inputs:  [{name: x, datatype: FP32, shape: [-1, 2]}]
             outputs: [{name: y, datatype: FP32, shape: [-1, 2]}]
           pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}
+      pipelines:
+        - name: look
+          steps:
+            - name: fetch
+              fetch: "${input.media_uri}"
       """;
 
   final LocalCluster cluster = LocalCluster.create();
@@ -58,7 +63,10 @@ class DashboardApiTest {
     home = Files.createTempDirectory("kiln-dashboard-test");
     a = node("dash-a", true);
     b = node("dash-b", false);
-    ManagedNode.join(a.serve().apply(YAML, home.resolve("app.yaml"), false));
+    HttpResponse<String> applied = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort()
+        + "/api/v1/deployments")).header("Authorization", "Bearer " + TOKEN)
+        .POST(HttpRequest.BodyPublishers.ofString(YAML)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(applied.statusCode()).as(applied.body()).isEqualTo(200);
     await().atMost(WAIT).until(() -> a.serve().status("echo").filter(s -> s.phase() == DeploymentStatus.Phase.READY
         && s.pools().stream().filter(DeploymentStatus.PoolState::ready).count() == 2).isPresent());
   }
@@ -176,6 +184,33 @@ class DashboardApiTest {
     }
     assertThat(p99).isNotNull();
     assertThat(p99.asDouble()).isPositive();
+  }
+
+  @Test
+  void pipelineRunsShowWithTheirStepsAndNodes() throws Exception {
+    Path media = Files.write(home.resolve("clip.f32"), new byte[16]);
+    HttpResponse<String> started = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + b.httpPort()
+        + "/api/v1/pipelines/look/runs")).header("Authorization", "Bearer " + TOKEN)
+        .POST(HttpRequest.BodyPublishers.ofString("{\"input\": {\"media_uri\": \"" + media.toUri() + "\"}}"))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
+    String id = JSON.readTree(started.body()).path("run_id").asText();
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(250)).until(() -> {
+      for (JsonNode r : data(a).path("pipelineRuns")) {
+        if (r.path("runId").asText().equals(id)) {
+          return r.path("state").asText().equals("SUCCEEDED");
+        }
+      }
+      return false;
+    });
+    JsonNode run = find(data(a).path("pipelineRuns"), "runId", id);
+    assertThat(run.path("pipeline").asText()).isEqualTo("look");
+    assertThat(run.path("coordinator").asText()).isEqualTo("dash-b");
+    assertThat(run.path("steps")).extracting(st -> st.path("name").asText()).containsExactly("fetch");
+    assertThat(run.path("steps")).allSatisfy(st -> {
+      assertThat(st.path("state").asText()).isEqualTo("SUCCEEDED");
+      assertThat(st.path("node").asText()).isIn("dash-a", "dash-b");
+    });
   }
 
   private JsonNode data60() throws Exception {

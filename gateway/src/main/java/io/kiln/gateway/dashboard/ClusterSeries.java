@@ -18,19 +18,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 /**
  * The cluster's per-model request series, as one node's dashboard shows them. Every node answers
- * {@code kiln.dashboard.series.<node>} with its {@link RequestSampler}'s samples after a given second (JSON, see
- * {@link SampleCodec}); the node serving the page asks every live node for what it has not seen yet
+ * {@code kiln.dashboard.series.<node>} with its {@link RequestSampler}'s samples after a given number (JSON, see
+ * {@link SampleCodec}); the node serving the page asks every live node for the samples it has not seen yet, by number
  * ({@link #refresh}), keeps each node's samples of the window, and adds them up second by second: requests and
  * errors per second, and p50/p99 read from the summed histogram buckets (so the percentiles are the cluster's, not an
  * average of the nodes'). Nobody asks anything while nobody watches; a watched cluster of N nodes costs one small
  * request per node per poll. A node that does not answer within {@link #ASK_TIMEOUT_MS} keeps the samples it gave
- * before; a node that left keeps them until they fall out of the window.
+ * before; a node that left keeps them until they fall out of the window; a node that restarted (another incarnation)
+ * is read afresh.
  *
  * <p>Thread-safe (synchronised); the asks run on the event bus and never block.
  */
@@ -41,9 +41,10 @@ final class ClusterSeries {
 
   private static final ObjectMapper JSON = WireCodec.json();
 
-  /** What is known of one node's samples. */
+  /** What is known of one node's samples, by their number. */
   private static final class NodeSamples {
-    final TreeMap<Long, Sample> bySecond = new TreeMap<>();
+    final TreeMap<Long, Sample> bySeq = new TreeMap<>();
+    String incarnation = "";
     JsonNode gpus;
   }
 
@@ -76,12 +77,15 @@ final class ClusterSeries {
     consumer = vertx.eventBus().<String>consumer(address(localNode), msg -> {
       long since;
       try {
-        since = JSON.readTree(msg.body()).path("since").asLong(Long.MIN_VALUE);
+        JsonNode ask = JSON.readTree(msg.body());
+        // Numbers of another life of this node mean nothing now: such a reader gets everything.
+        since = local.incarnation().equals(ask.path("incarnation").asText()) ? ask.path("since").asLong(-1) : -1;
       } catch (Exception e) {
-        msg.fail(400, "expected {\"since\": epochSecond}");
+        msg.fail(400, "expected {\"since\": seq, \"incarnation\": id}");
         return;
       }
-      msg.reply(WireCodec.toJson(SampleCodec.encode(localNode, local.since(since), localGpus.get())));
+      msg.reply(WireCodec.toJson(SampleCodec.encode(localNode, local.incarnation(), local.since(since),
+          localGpus.get())));
     });
     return consumer.completion();
   }
@@ -94,17 +98,17 @@ final class ClusterSeries {
   CompletionStage<Void> refresh(Collection<String> alive) {
     List<Future<Void>> asks = new ArrayList<>();
     for (String node : alive) {
-      long since = lastSecond(node);
+      Known known = known(node);
       if (node.equals(localNode)) {
-        store(node, local.since(since), localGpus.get());
+        store(node, local.incarnation(), local.since(known.lastSeq), localGpus.get());
         continue;
       }
-      String body = WireCodec.toJson(Map.of("since", since));
+      String body = WireCodec.toJson(Map.of("since", known.lastSeq, "incarnation", known.incarnation));
       asks.add(vertx.eventBus().<String>request(address(node), body, new DeliveryOptions().setSendTimeout(ASK_TIMEOUT_MS))
           .map(reply -> {
             try {
               JsonNode o = JSON.readTree(reply.body());
-              store(node, SampleCodec.decode(o), o.get("gpus"));
+              store(node, o.path("incarnation").asText(), SampleCodec.decode(o), o.get("gpus"));
             } catch (Exception e) {
               // A garbled answer is as good as none: the node's earlier samples stay.
             }
@@ -115,19 +119,28 @@ final class ClusterSeries {
     return Future.join(asks).<Void>mapEmpty().otherwiseEmpty().toCompletionStage();
   }
 
-  private synchronized long lastSecond(String node) {
-    NodeSamples s = nodes.get(node);
-    return s == null || s.bySecond.isEmpty() ? Long.MIN_VALUE : s.bySecond.lastKey();
+  /** Where this node's samples stand: the last number seen and the incarnation it belongs to. */
+  private record Known(long lastSeq, String incarnation) {
   }
 
-  private synchronized void store(String node, List<Sample> samples, JsonNode gpus) {
+  private synchronized Known known(String node) {
+    NodeSamples s = nodes.get(node);
+    return s == null || s.bySeq.isEmpty() ? new Known(-1, s == null ? "" : s.incarnation)
+        : new Known(s.bySeq.lastKey(), s.incarnation);
+  }
+
+  private synchronized void store(String node, String incarnation, List<Sample> samples, JsonNode gpus) {
     NodeSamples s = nodes.computeIfAbsent(node, k -> new NodeSamples());
+    if (!s.incarnation.equals(incarnation)) {
+      s.bySeq.clear(); // the node restarted: its numbers began again, and its answer holds all it has
+      s.incarnation = incarnation;
+    }
     for (Sample x : samples) {
-      s.bySecond.merge(x.second(), x, (a, b) -> b);
+      s.bySeq.put(x.seq(), x);
     }
     s.gpus = gpus;
-    while (s.bySecond.size() > windowSeconds) {
-      s.bySecond.pollFirstEntry();
+    while (s.bySeq.size() > windowSeconds) {
+      s.bySeq.pollFirstEntry();
     }
   }
 
@@ -144,55 +157,61 @@ final class ClusterSeries {
    */
   synchronized ObjectNode render(long end, int window, Set<String> alsoModels) {
     long start = end - window + 1;
-    Set<String> models = new TreeSet<>(alsoModels);
+    Map<String, Acc[]> byModel = new TreeMap<>();
+    alsoModels.forEach(m -> byModel.put(m, new Acc[window]));
     for (NodeSamples s : nodes.values()) {
-      s.bySecond.subMap(start, true, end, true).values().forEach(x -> models.addAll(x.models().keySet()));
-      s.bySecond.headMap(end - windowSeconds, true).clear();
+      s.bySeq.values().removeIf(x -> x.second() <= end - windowSeconds);
+      for (Sample x : s.bySeq.values()) {
+        if (x.second() < start || x.second() > end) {
+          continue;
+        }
+        int i = (int) (x.second() - start);
+        x.models().forEach((model, d) -> {
+          Acc[] accs = byModel.computeIfAbsent(model, k -> new Acc[window]);
+          (accs[i] == null ? accs[i] = new Acc() : accs[i]).add(d);
+        });
+      }
     }
     ObjectNode o = JSON.createObjectNode().put("start", start).put("end", end).put("step", 1);
     ObjectNode out = o.putObject("models");
-    for (String model : models) {
-      ArrayNode rate = JSON.createArrayNode();
-      ArrayNode errors = JSON.createArrayNode();
-      ArrayNode p50 = JSON.createArrayNode();
-      ArrayNode p99 = JSON.createArrayNode();
-      for (long t = start; t <= end; t++) {
-        long n = 0;
-        long e = 0;
-        TreeMap<Double, double[]> buckets = new TreeMap<>(); // upper bound → {lower bound, count}
-        for (NodeSamples s : nodes.values()) {
-          Sample x = s.bySecond.get(t);
-          ModelDelta d = x == null ? null : x.models().get(model);
-          if (d == null) {
-            continue;
-          }
-          n += d.requests();
-          e += d.errors();
-          for (int i = 0; i < d.counts().length; i++) {
-            if (d.counts()[i] > 0) {
-              double[] b = buckets.computeIfAbsent(d.bounds()[i], k -> new double[2]);
-              b[0] = d.lowers()[i];
-              b[1] += d.counts()[i];
-            }
-          }
-        }
-        rate.add(n);
-        errors.add(e);
-        if (n == 0) {
+    byModel.forEach((model, accs) -> {
+      ObjectNode m = out.putObject(model);
+      ArrayNode rate = m.putArray("rate");
+      ArrayNode errors = m.putArray("errors");
+      ArrayNode p50 = m.putArray("p50");
+      ArrayNode p99 = m.putArray("p99");
+      for (Acc a : accs) {
+        rate.add(a == null ? 0 : a.n);
+        errors.add(a == null ? 0 : a.e);
+        if (a == null || a.n == 0) {
           p50.addNull();
           p99.addNull();
         } else {
-          p50.add(quantileMillis(buckets, n, 0.50));
-          p99.add(quantileMillis(buckets, n, 0.99));
+          p50.add(quantileMillis(a.buckets, a.n, 0.50));
+          p99.add(quantileMillis(a.buckets, a.n, 0.99));
         }
       }
-      ObjectNode m = out.putObject(model);
-      m.set("rate", rate);
-      m.set("errors", errors);
-      m.set("p50", p50);
-      m.set("p99", p99);
-    }
+    });
     return o;
+  }
+
+  /** One model's requests in one second, all nodes (and all samples of that second) added up. */
+  private static final class Acc {
+    long n;
+    long e;
+    final TreeMap<Double, double[]> buckets = new TreeMap<>(); // upper bound → {lower bound, count}
+
+    void add(ModelDelta d) {
+      n += d.requests();
+      e += d.errors();
+      for (int i = 0; i < d.counts().length; i++) {
+        if (d.counts()[i] > 0) {
+          double[] b = buckets.computeIfAbsent(d.bounds()[i], k -> new double[2]);
+          b[0] = d.lowers()[i];
+          b[1] += d.counts()[i];
+        }
+      }
+    }
   }
 
   /**

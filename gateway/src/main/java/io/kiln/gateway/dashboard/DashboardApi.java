@@ -29,6 +29,7 @@ import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The web dashboard every node's gateway serves:
@@ -44,7 +45,8 @@ import java.util.concurrent.CompletionStage;
  *       restarts), the cluster-wide per-model request series of the last {@code window} seconds (10..
  *       {@value #WINDOW_SECONDS}, default {@value #WINDOW_SECONDS}: requests/s, errors/s, p50 and p99 in ms), and
  *       the newest pipeline runs (with their steps and nodes) and jobs. Management token as {@code /api/v1}
- *       (401 without it); 400 naming the parameter for an unknown, repeated, too long or invalid one.</li>
+ *       (401 without it); 400 naming the parameter for an unknown, repeated, too long or invalid one; 503 with
+ *       {@code Retry-After} if the cluster's state does not arrive within {@value #ANSWER_TIMEOUT_MS} ms.</li>
  * </ul>
  * The series come from every node's {@link RequestSampler} (see {@link ClusterSeries}); polls within
  * {@value #REUSE_MS} ms of each other share one read of the cluster, however many pages watch.
@@ -58,6 +60,8 @@ public final class DashboardApi implements AutoCloseable {
   public static final int MIN_WINDOW_SECONDS = 10;
   public static final long SAMPLE_PERIOD_MS = 1000;
   static final long REUSE_MS = 500;
+  /** A poll the cluster's state has not answered by then gets 503 with {@code Retry-After} (never a hang). */
+  static final long ANSWER_TIMEOUT_MS = 5000;
   /** Longest token the page's address may carry. */
   public static final int MAX_TOKEN_CHARS = 512;
 
@@ -156,7 +160,18 @@ public final class DashboardApi implements AutoCloseable {
       }
     }
     int shown = window;
+    AtomicBoolean answered = new AtomicBoolean();
+    long late = runtime.vertx().setTimer(ANSWER_TIMEOUT_MS, id -> {
+      if (answered.compareAndSet(false, true)) {
+        ctx.response().putHeader(HttpHeaders.RETRY_AFTER, "1");
+        error(ctx, 503, "the cluster's state did not arrive within " + ANSWER_TIMEOUT_MS + " ms; try again");
+      }
+    });
     snapshot().whenComplete((snap, err) -> {
+      runtime.vertx().cancelTimer(late);
+      if (!answered.compareAndSet(false, true)) {
+        return;
+      }
       if (err != null) {
         error(ctx, 500, "reading the cluster failed: " + err);
         return;
@@ -179,7 +194,9 @@ public final class DashboardApi implements AutoCloseable {
   /** One read of the cluster (series refreshed from every live node, then the state), shared by close polls. */
   private synchronized CompletionStage<ObjectNode> snapshot() {
     long now = clock.millis();
-    if (current != null && (!current.isDone() || now - currentAtMs < REUSE_MS) && !current.isCompletedExceptionally()) {
+    boolean fresh = current != null && !current.isCompletedExceptionally()
+        && (current.isDone() ? now - currentAtMs < REUSE_MS : now - currentAtMs < ANSWER_TIMEOUT_MS);
+    if (fresh) {
       return current;
     }
     currentAtMs = now;

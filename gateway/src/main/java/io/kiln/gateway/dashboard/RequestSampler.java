@@ -44,8 +44,13 @@ final class RequestSampler {
   record ModelDelta(long requests, long errors, double[] lowers, double[] bounds, long[] counts, long overflow) {
   }
 
-  /** The requests of one second (epoch {@code second}) by model; models without requests are left out. */
-  record Sample(long second, Map<String, ModelDelta> models) {
+  /**
+   * The requests between two reads, by model (models without requests left out), labelled with the epoch
+   * {@code second} of the later read. {@code seq} numbers a sampler's samples from 0: readers ask for the samples
+   * after the last one they have, so a sample is never half-read (two reads within one second are two samples of
+   * that second, added up by whoever plots them).
+   */
+  record Sample(long seq, long second, Map<String, ModelDelta> models) {
   }
 
   /** A model's cumulative totals at one read. */
@@ -56,10 +61,12 @@ final class RequestSampler {
   private final Clock clock;
   private final int capacity;
   private final ArrayDeque<Sample> ring = new ArrayDeque<>();
+  private final String incarnation = java.util.UUID.randomUUID().toString();
   private Map<String, Totals> previous; // null before the first read: that read is the baseline
+  private long nextSeq;
 
   /**
-   * @param capacity seconds kept
+   * @param capacity samples kept (one a second when driven once a second)
    */
   RequestSampler(MeterRegistry registry, Clock clock, int capacity) {
     this.registry = registry;
@@ -83,24 +90,25 @@ final class RequestSampler {
         models.put(e.getKey(), d);
       }
     }
-    Sample last = ring.peekLast();
-    if (last != null && last.second() >= second) {
-      // Two reads in one second (a late tick then a prompt one): the later adds to that second.
-      ring.pollLast();
-      models = add(last.models(), models);
-      second = last.second();
-    }
-    ring.addLast(new Sample(second, Map.copyOf(models)));
+    ring.addLast(new Sample(nextSeq++, second, Map.copyOf(models)));
     while (ring.size() > capacity) {
       ring.pollFirst();
     }
   }
 
-  /** The samples after epoch second {@code second}, oldest first. */
-  synchronized List<Sample> since(long second) {
+  /**
+   * A name of this sampler's life: a reader that knew another (the node restarted, its numbers started again) must
+   * read from the start.
+   */
+  String incarnation() {
+    return incarnation;
+  }
+
+  /** The samples after number {@code seq} (-1: all), oldest first. */
+  synchronized List<Sample> since(long seq) {
     List<Sample> out = new ArrayList<>();
     for (Sample s : ring) {
-      if (s.second() > second) {
+      if (s.seq() > seq) {
         out.add(s);
       }
     }
@@ -165,22 +173,4 @@ final class RequestSampler {
     return new ModelDelta(n, Math.min(errors, n), lowers, now.bounds(), counts, Math.max(0, n - below));
   }
 
-  private static Map<String, ModelDelta> add(Map<String, ModelDelta> a, Map<String, ModelDelta> b) {
-    Map<String, ModelDelta> out = new HashMap<>(a);
-    b.forEach((m, d) -> out.merge(m, d, RequestSampler::add));
-    return out;
-  }
-
-  static ModelDelta add(ModelDelta a, ModelDelta b) {
-    if (a.bounds().length != b.bounds().length) {
-      return new ModelDelta(a.requests() + b.requests(), a.errors() + b.errors(), a.lowers(), a.bounds(), a.counts(),
-          a.overflow() + b.overflow());
-    }
-    long[] c = new long[a.counts().length];
-    for (int i = 0; i < c.length; i++) {
-      c[i] = a.counts()[i] + b.counts()[i];
-    }
-    return new ModelDelta(a.requests() + b.requests(), a.errors() + b.errors(), a.lowers(), a.bounds(), c,
-        a.overflow() + b.overflow());
-  }
 }

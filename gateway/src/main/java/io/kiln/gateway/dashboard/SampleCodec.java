@@ -14,7 +14,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A node's answer to {@code kiln.dashboard.series.<node>}, JSON: {@code {"node", "samples": [{"t": epochSecond,
+ * A node's answer to {@code kiln.dashboard.series.<node>}, JSON: {@code {"node", "incarnation", "samples": [{"s": seq,
+ * "t": epochSecond,
  * "m": {model: {"n": requests, "e": errors, "l": [lower bound s...], "b": [upper bound s...], "c": [count...], "o": overflow}}}], "gpus": [...]}},
  * only buckets that counted something listed. Bounded on both sides: a node sends at most the samples its ring
  * holds, and a reader takes at most {@link #MAX_SAMPLES} samples of {@link #MAX_MODELS} models.
@@ -30,11 +31,11 @@ final class SampleCodec {
   private SampleCodec() {
   }
 
-  static ObjectNode encode(String node, List<Sample> samples, JsonNode gpus) {
-    ObjectNode o = JSON.createObjectNode().put("node", node);
+  static ObjectNode encode(String node, String incarnation, List<Sample> samples, JsonNode gpus) {
+    ObjectNode o = JSON.createObjectNode().put("node", node).put("incarnation", incarnation);
     ArrayNode list = o.putArray("samples");
     for (Sample s : samples) {
-      ObjectNode so = list.addObject().put("t", s.second());
+      ObjectNode so = list.addObject().put("s", s.seq()).put("t", s.second());
       ObjectNode models = so.putObject("m");
       s.models().forEach((model, d) -> {
         ObjectNode mo = models.putObject(model).put("n", d.requests()).put("e", d.errors()).put("o", d.overflow());
@@ -63,7 +64,7 @@ final class SampleCodec {
       if (out.size() >= MAX_SAMPLES) {
         break;
       }
-      if (!so.path("t").canConvertToLong() || !so.path("m").isObject()) {
+      if (!so.path("s").canConvertToLong() || !so.path("t").canConvertToLong() || !so.path("m").isObject()) {
         continue;
       }
       Map<String, ModelDelta> models = new HashMap<>();
@@ -74,7 +75,7 @@ final class SampleCodec {
           models.put(e.getKey(), d);
         }
       }
-      out.add(new Sample(so.path("t").asLong(), models));
+      out.add(new Sample(so.path("s").asLong(), so.path("t").asLong(), models));
     }
     return out;
   }

@@ -6,6 +6,7 @@
   'use strict';
   const TOKEN_KEY = 'kiln.token';
   const POLL_MS = 1000;
+  const FETCH_TIMEOUT_MS = 8000; // a node that does not answer never stops the polling
   const SVGNS = 'http://www.w3.org/2000/svg';
   const state = window.kiln = { data: null, plotted: {}, polls: 0, failures: 0, lastOkMs: 0 };
 
@@ -260,8 +261,11 @@
     const headers = { Accept: 'application/json' };
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = 'Bearer ' + token;
+    const abort = new AbortController();
+    const limit = setTimeout(() => abort.abort(), FETCH_TIMEOUT_MS);
     try {
-      const r = await fetch('/api/v1/dashboard', { headers, cache: 'no-store', credentials: 'omit' });
+      const r = await fetch('/api/v1/dashboard', { headers, cache: 'no-store', credentials: 'omit',
+        signal: abort.signal });
       if (r.status === 401) {
         document.getElementById('auth').hidden = false;
         showProblem(token ? 'The token was refused.' : '');
@@ -280,6 +284,7 @@
       state.failures++;
       showProblem('Cannot read the cluster from this node: ' + e.message);
     } finally {
+      clearTimeout(limit);
       const upd = document.getElementById('updated');
       const age = state.lastOkMs ? Math.round((Date.now() - state.lastOkMs) / 1000) : null;
       upd.textContent = age === null ? '' : age <= 2 ? 'live' : 'last update ' + age + ' s ago';

@@ -79,7 +79,7 @@ class ClusterSeriesTest {
     record(ok, 50, 5); // before the baseline: never counted
     RequestSampler s = new RequestSampler(r, clock, 10);
     s.sample();
-    assertThat(s.since(Long.MIN_VALUE)).isEmpty();
+    assertThat(s.since(-1)).isEmpty();
     clock.advanceSeconds(1);
     record(ok, 7, 5);
     record(timer(r, "echo", "timeout"), 3, 200);
@@ -87,7 +87,7 @@ class ClusterSeriesTest {
     s.sample();
     clock.advanceSeconds(1);
     s.sample(); // a quiet second
-    List<RequestSampler.Sample> samples = s.since(Long.MIN_VALUE);
+    List<RequestSampler.Sample> samples = s.since(-1);
     assertThat(samples).hasSize(2);
     RequestSampler.ModelDelta d = samples.get(0).models().get("echo");
     assertThat(d.requests()).isEqualTo(10);
@@ -95,7 +95,16 @@ class ClusterSeriesTest {
     assertThat(java.util.Arrays.stream(d.counts()).sum() + d.overflow()).isEqualTo(10);
     assertThat(samples.get(0).models()).doesNotContainKey(RequestSampler.UNKNOWN_MODEL);
     assertThat(samples.get(1).models()).isEmpty();
-    assertThat(s.since(samples.get(0).second())).hasSize(1);
+    assertThat(s.since(samples.get(0).seq())).hasSize(1);
+    // Two reads within one second are two samples of that second: none is rewritten after it was read.
+    record(ok, 2, 5);
+    s.sample();
+    record(ok, 3, 5);
+    s.sample();
+    List<RequestSampler.Sample> twice = s.since(samples.get(1).seq());
+    assertThat(twice).hasSize(2).allSatisfy(x -> assertThat(x.second()).isEqualTo(samples.get(1).second()));
+    assertThat(twice.get(0).models().get("echo").requests()).isEqualTo(2);
+    assertThat(twice.get(1).models().get("echo").requests()).isEqualTo(3);
   }
 
   @Test
@@ -106,7 +115,7 @@ class ClusterSeriesTest {
       s.sample();
       clock.advanceSeconds(1);
     }
-    assertThat(s.since(Long.MIN_VALUE)).hasSize(5);
+    assertThat(s.since(-1)).hasSize(5);
   }
 
   @Test
@@ -156,6 +165,30 @@ class ClusterSeriesTest {
     JsonNode later = a.render(second + 1, 10, Set.of()).path("models").path("echo").path("rate");
     assertThat(later.get(8).asLong()).isEqualTo(100);
     assertThat(later.get(9).asLong()).isEqualTo(5);
+
+    // Two samples in one second on b (a late tick, then a prompt one): both counted, in that second.
+    record(timer(rb, "echo", "ok"), 4, 800);
+    sb.sample();
+    a.refresh(List.of("a", "b")).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    record(timer(rb, "echo", "ok"), 6, 800);
+    sb.sample();
+    a.refresh(List.of("a", "b")).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(a.render(second + 1, 10, Set.of()).path("models").path("echo").path("rate").get(9).asLong())
+        .isEqualTo(15);
+
+    // b restarts (a new sampler, numbers from 0 again): a reads it afresh rather than waiting for number 3.
+    b.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    PrometheusMeterRegistry rb2 = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    RequestSampler sb2 = new RequestSampler(rb2, clock, 300);
+    new ClusterSeries(vertx, "b", sb2, () -> null, 300).listen().toCompletionStage().toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+    sb2.sample();
+    clock.advanceSeconds(1);
+    record(timer(rb2, "echo", "ok"), 9, 3);
+    sb2.sample();
+    a.refresh(List.of("a", "b")).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(a.render(second + 2, 10, Set.of()).path("models").path("echo").path("rate").get(9).asLong())
+        .isEqualTo(9);
   }
 
   @Test
