@@ -79,7 +79,8 @@ public final class DashboardApi implements AutoCloseable {
   private final Buffer html;
   private final Buffer js;
   private final Buffer css;
-  private long timer = -1;
+  private volatile long timer = -1;
+  private volatile boolean closed;
   private CompletableFuture<ObjectNode> current; // the latest read of the cluster, shared by polls close together
   private long currentAtMs;
 
@@ -112,8 +113,31 @@ public final class DashboardApi implements AutoCloseable {
   /** Takes the first sample and answers other nodes' dashboards from now on; samples once a second until closed. */
   public CompletionStage<Void> start() {
     sampler.sample();
-    timer = runtime.vertx().setPeriodic(SAMPLE_PERIOD_MS, id -> sampler.sample());
+    scheduleSample();
     return series.listen().toCompletionStage();
+  }
+
+  /**
+   * The next read half-way through the next second of the clock: a sample then always falls in the second it is
+   * labelled with even when its timer runs up to half a second late, so no second is left empty and the next one
+   * doubled (every node's clock-aligned reads line up with the others' too).
+   */
+  private void scheduleSample() {
+    if (closed) {
+      return;
+    }
+    long now = clock.millis();
+    long next = Math.floorDiv(now, SAMPLE_PERIOD_MS) * SAMPLE_PERIOD_MS + SAMPLE_PERIOD_MS / 2;
+    if (next <= now + SAMPLE_PERIOD_MS / 10) {
+      next += SAMPLE_PERIOD_MS; // this second's read is done (or too close to tell): the next second's
+    }
+    timer = runtime.vertx().setTimer(Math.max(1, next - now), id -> {
+      try {
+        sampler.sample();
+      } finally {
+        scheduleSample();
+      }
+    });
   }
 
   /** Mounts the page and the data endpoint on {@code r}; mount it before routers that take all of {@code /api/v1/}. */
@@ -259,9 +283,9 @@ public final class DashboardApi implements AutoCloseable {
 
   /** Stops sampling and answering other nodes; the routes stay mounted and answer from what is left. */
   public CompletionStage<Void> closeAsync() {
+    closed = true;
     if (timer >= 0) {
       runtime.vertx().cancelTimer(timer);
-      timer = -1;
     }
     return series.close().toCompletionStage();
   }
