@@ -10,6 +10,7 @@ import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.serve.DeploymentStatus;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,7 +18,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,7 +30,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * The dashboard's page and data endpoint on two real serving nodes of an in-process cluster, with a management
  * token: the page and its assets, the token, every bad parameter answered 400 naming it, the JSON's shape, requests
- * sent through one node's gateway counted in the other node's series (cluster-wide), and a crashed node shown down.
+ * sent through one node's gateway counted in the other node's series (cluster-wide), one node's GPUs shown by the
+ * other, a pipeline run with its steps and nodes, and a crashed node shown down.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DashboardApiTest {
@@ -61,8 +65,13 @@ class DashboardApiTest {
   @BeforeAll
   void start() throws Exception {
     home = Files.createTempDirectory("kiln-dashboard-test");
-    a = node("dash-a", true);
-    b = node("dash-b", false);
+    // b has one (pretend) GPU: a process standing in for nvidia-smi answers its devices query.
+    Path smi = home.resolve("nvidia-smi");
+    Files.writeString(smi, "#!/bin/sh\ncase \"$1\" in\n  --query-gpu=*) echo \"0, 2048, 81920, 37\";;\nesac\n");
+    Files.setPosixFilePermissions(smi, PosixFilePermissions.fromString("rwxr-xr-x"));
+    a = node("dash-a", true, Resources.cpu(2), null);
+    b = node("dash-b", false, Resources.cpu(2).withGpu(1), new GpuSampling(List.of(0),
+        GpuSampler.Options.of(smi.toString()).withPeriod(Duration.ofSeconds(1))));
     HttpResponse<String> applied = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort()
         + "/api/v1/deployments")).header("Authorization", "Bearer " + TOKEN)
         .POST(HttpRequest.BodyPublishers.ofString(YAML)).build(), HttpResponse.BodyHandlers.ofString());
@@ -71,10 +80,23 @@ class DashboardApiTest {
         && s.pools().stream().filter(DeploymentStatus.PoolState::ready).count() == 2).isPresent());
   }
 
-  private ServingNode node(String id, boolean jvm) {
-    KilnRuntime rt = ManagedNode.join(cluster.startNode(new NodeOptions(id, "127.0.0.1", Resources.cpu(2), Map.of())));
+  private ServingNode node(String id, boolean jvm, Resources resources, GpuSampling gpus) {
+    KilnRuntime rt = ManagedNode.join(cluster.startNode(new NodeOptions(id, "127.0.0.1", resources, Map.of())));
     return ManagedNode.join(ServingNode.start(rt, GatewayOptions.builder().host("127.0.0.1").httpPort(0).grpcPort(0)
-        .bindJvmMetrics(jvm).build(), TOKEN, home));
+        .bindJvmMetrics(jvm).build(), TOKEN, home, gpus));
+  }
+
+  @Test
+  void aNodesGpusReachAnotherNodesDashboard() throws Exception {
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(250)).until(() ->
+        find(data(a).path("nodes"), "id", "dash-b").path("gpus").size() == 1);
+    JsonNode b = find(data(a).path("nodes"), "id", "dash-b");
+    JsonNode gpu = b.path("gpus").get(0);
+    assertThat(gpu.path("index").asInt()).isZero();
+    assertThat(gpu.path("utilization").asDouble()).isCloseTo(0.37, org.assertj.core.api.Assertions.within(1e-9));
+    assertThat(gpu.path("memoryTotalBytes").asDouble()).isEqualTo(81920.0 * 1024 * 1024);
+    assertThat(b.path("total").path("GPU").asDouble()).isEqualTo(1.0);
+    assertThat(find(data(a).path("nodes"), "id", "dash-a").path("gpus")).isEmpty();
   }
 
   @AfterAll
