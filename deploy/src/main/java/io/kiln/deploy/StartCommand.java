@@ -189,8 +189,9 @@ final class StartCommand implements Callable<Integer> {
     int port = KilnCluster.clusterPort(node.runtime());
     PrintWriter out = spec.commandLine().getOut();
     out.println("kiln: node " + opts.nodeId + (head() ? " (head)" : "") + " joined cluster '" + clusterName + "' at "
-        + opts.host + ":" + port + "; HTTP " + (tls == null ? "http://" : "https://") + opts.host + ":" + node.httpPort() + ", gRPC " + opts.host + ":"
-        + node.grpcPort());
+        + opts.host + ":" + port + "; HTTP " + (tls == null ? "http://" : "https://") + opts.host + ":" + node.httpPort()
+        + ", gRPC " + opts.host + ":" + node.grpcPort() + "; dashboard " + (tls == null ? "http://" : "https://")
+        + opts.host + ":" + node.httpPort() + "/dashboard");
     out.flush();
     node.warmup().thenAccept(r -> {
       if (r.ran()) {

@@ -58,7 +58,7 @@ final class UpCommand implements Callable<Integer> {
     }
     String nodeId = node.runtime().nodeId();
     out.println("kiln: node " + nodeId + " up; HTTP " + scheme + opts.host + ":" + node.httpPort() + ", gRPC "
-        + opts.host + ":" + node.grpcPort());
+        + opts.host + ":" + node.grpcPort() + "; dashboard " + scheme + opts.host + ":" + node.httpPort() + "/dashboard");
     try {
       var applied = node.serve().apply(Files.readString(yaml), yaml, false).toCompletableFuture().join();
       out.print(applied.plan().toText());

@@ -3,6 +3,7 @@ package io.kiln.deploy.node;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
 import io.kiln.gateway.ReadinessHold;
+import io.kiln.gateway.dashboard.DashboardApi;
 import io.kiln.gateway.management.ManagementApi;
 import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
@@ -74,6 +75,7 @@ public final class ServingNode implements AutoCloseable {
   private volatile NodeWarmup warming; // from the warm-up's start until close
   private volatile NodeDrain draining; // from the drain's start on
   private volatile Jobs jobs; // set once by start, before anything else sees the node
+  private volatile DashboardApi dashboard; // likewise
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -162,15 +164,19 @@ public final class ServingNode implements AutoCloseable {
     gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, pools, managementToken)::mount);
     gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, board, pools,
         managementToken)::register);
+    DashboardApi dashboard = new DashboardApi(runtime, serve, board, pipelines, jobs, registry, managementToken);
+    gateway.addRoutes(dashboard::mount); // before the management API, which takes the rest of /api/v1/
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,
         models);
     node.jobs = jobs;
+    node.dashboard = dashboard;
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
         .thenCompose(v -> jobs.start())
+        .thenCompose(v -> dashboard.start())
         .thenCompose(v -> gateway.start(runtime.vertx()))
         .thenApply(v -> {
           runtime.advertise("http", Integer.toString(gateway.httpPort()));
@@ -344,6 +350,8 @@ public final class ServingNode implements AutoCloseable {
         })
         .thenCompose(x -> gateway.close())
         .handle((v, e) -> null)
+        .thenCompose(x -> dashboard == null ? CompletableFuture.completedFuture(null)
+            : dashboard.closeAsync().handle((v, e) -> null))
         .thenRun(() -> {
           serve.close();
           if (jobs != null) {
