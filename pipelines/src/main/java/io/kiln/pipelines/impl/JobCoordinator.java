@@ -28,11 +28,13 @@ import org.slf4j.LoggerFactory;
  * {@code per_node} per member, {@code max_in_flight} in all) and lets the pipeline place its steps; what
  * follows is about a deployment job. Inputs wait as indices (their URIs are in
  * the spec; no input's data is ever held here); at most {@code max_in_flight} are dispatched at once, at most
- * {@code per_node} on one node, each as a runtime task pinned to the node that fetches <em>and</em> analyses
- * it ({@link JobTasks}). An input some node already caches (the {@link io.kiln.pipelines.CacheIndex}) waits
+ * {@code per_node} on one node, in batches of {@link #batchSize} inputs, each batch one runtime task pinned to
+ * the node that fetches <em>and</em> analyses its inputs ({@link JobTasks}). An input some node already caches (the {@link io.kiln.pipelines.CacheIndex}) waits
  * for room on that node rather than moving; the others go to the node with most room. With priority
  * {@code low} a node's room is its per-node cap less the online requests its pool reports outstanding (at
- * least one, so the job always progresses). Results are written by {@link JobOutputs} here, then counted.
+ * least one, so the job always progresses). A node's room opens when its batch answers; the batch's results
+ * are then written by {@link JobOutputs} here as one durable group, and counted only once on disk (until then
+ * they stay in flight, within {@code max_in_flight}).
  *
  * <p>Failures: an input whose node died is dispatched again without counting an attempt, as is one a full
  * pool refused (after a back-off); other failures are retried up to {@code retries} times, then recorded in
