@@ -118,6 +118,7 @@ public final class NodeCache {
   private final LongSupplier clockMillis;
   private final Sources sources;
   private final Path tmpDir;
+  private final io.kiln.pipelines.impl.FileSync sync;
   private final Object lock = new Object();
   /** Access-ordered: the eldest is the least recently used. Guarded by {@link #lock}. */
   private final LinkedHashMap<String, CacheEntry> entries = new LinkedHashMap<>(16, 0.75f, true);
@@ -138,6 +139,7 @@ public final class NodeCache {
     this.clockMillis = clockMillis;
     this.sources = new Sources(options.fileRoots(), options.httpTimeout());
     this.tmpDir = options.dir().resolve(TMP);
+    this.sync = new io.kiln.pipelines.impl.FileSync("cache-" + nodeId);
     try {
       Files.createDirectories(tmpDir);
       clearTemporaries();
@@ -219,9 +221,53 @@ public final class NodeCache {
 
   private CacheEntry download(String uri, String key, long maxBytes) throws IOException {
     Path tmp = tmpDir.resolve(key + "." + UUID.randomUUID() + ".part");
+    try {
+      return install(uri, key, tmp, sources.copy(uri, maxBytes, tmp));
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  /**
+   * Starts fetching {@code uris} into this cache as one group: each absent one is copied to a temporary file
+   * now (its bytes kept in memory when at most {@code keep}); {@link CacheGroup#commit} then forces them all to
+   * disk together and puts them in place. Blocking (the downloads).
+   */
+  public CacheGroup download(List<String> uris, long maxBytes, int keep) {
+    return new CacheGroup(this, uris, maxBytes, keep);
+  }
+
+  // ---- for CacheGroup ---------------------------------------------------------------------------------
+
+  /** Claims {@code key}'s download: null if claimed, else the download already running. */
+  CompletableFuture<CacheEntry> claim(String key, CompletableFuture<CacheEntry> mine) {
+    return downloads.putIfAbsent(key, mine);
+  }
+
+  void unclaim(String key, CompletableFuture<CacheEntry> mine) {
+    downloads.remove(key, mine);
+  }
+
+  Path tmpFile(String key) {
+    return tmpDir.resolve(key + "." + UUID.randomUUID() + ".part");
+  }
+
+  Sources sources() {
+    return sources;
+  }
+
+  io.kiln.pipelines.impl.FileSync sync() {
+    return sync;
+  }
+
+  static CacheEntry awaitDownload(CompletableFuture<CacheEntry> running, String uri) throws IOException {
+    return await(running, uri);
+  }
+
+  /** Puts a downloaded (and forced) temporary file in place as {@code key}'s entry and tells the listeners. */
+  CacheEntry install(String uri, String key, Path tmp, Sources.Copied copied) throws IOException {
     Path tmpMeta = tmpDir.resolve(key + "." + UUID.randomUUID() + ".meta");
     try {
-      Sources.Copied copied = sources.copy(uri, maxBytes, tmp);
       Path data = options.dir().resolve(key);
       CacheEntry entry = new CacheEntry(key, uri, nodeId, data.toString(), copied.bytes(), copied.sha256(),
           clockMillis.getAsLong());
@@ -243,7 +289,6 @@ public final class NodeCache {
       LOG.debug("cached {} ({} bytes) as {} on {}", uri, copied.bytes(), key, nodeId);
       return entry;
     } finally {
-      Files.deleteIfExists(tmp);
       Files.deleteIfExists(tmpMeta);
     }
   }
@@ -254,14 +299,15 @@ public final class NodeCache {
       throw new CacheFullException(uri + " is " + bytes + " bytes, more than the whole cache of node " + nodeId
           + " (" + options.maxBytes() + " bytes)");
     }
-    var it = new ArrayList<>(entries.values()).iterator();
-    while (used + bytes > options.maxBytes() && it.hasNext()) {
+    // Walks the LRU order only when something must go: a copy of every entry per fetch made caching N inputs
+    // O(N²) under the lock (a job over 10,000 small inputs spent half its CPU here).
+    for (var it = entries.values().iterator(); used + bytes > options.maxBytes() && it.hasNext(); ) {
       CacheEntry victim = it.next();
       if (pins.containsKey(victim.key())) {
         continue;
       }
       deleteFiles(victim.key());
-      entries.remove(victim.key());
+      it.remove();
       used -= victim.bytes();
       evicted.add(victim.key());
     }

@@ -28,11 +28,13 @@ import org.slf4j.LoggerFactory;
  * {@code per_node} per member, {@code max_in_flight} in all) and lets the pipeline place its steps; what
  * follows is about a deployment job. Inputs wait as indices (their URIs are in
  * the spec; no input's data is ever held here); at most {@code max_in_flight} are dispatched at once, at most
- * {@code per_node} on one node, each as a runtime task pinned to the node that fetches <em>and</em> analyses
- * it ({@link JobTasks}). An input some node already caches (the {@link io.kiln.pipelines.CacheIndex}) waits
+ * {@code per_node} on one node, in batches of {@link #batchSize} inputs, each batch one runtime task pinned to
+ * the node that fetches <em>and</em> analyses its inputs ({@link JobTasks}). An input some node already caches (the {@link io.kiln.pipelines.CacheIndex}) waits
  * for room on that node rather than moving; the others go to the node with most room. With priority
  * {@code low} a node's room is its per-node cap less the online requests its pool reports outstanding (at
- * least one, so the job always progresses). Results are written by {@link JobOutputs} here, then counted.
+ * least one, so the job always progresses). A node's room opens when its batch answers; the batch's results
+ * are then written by {@link JobOutputs} here as one durable group, and counted only once on disk (until then
+ * they stay in flight, within {@code max_in_flight}).
  *
  * <p>Failures: an input whose node died is dispatched again without counting an attempt, as is one a full
  * pool refused (after a back-off); other failures are retried up to {@code retries} times, then recorded in
@@ -85,7 +87,7 @@ final class JobCoordinator {
     this.id = id;
     this.spec = spec;
     this.target = target;
-    this.outputs = new JobOutputs(Path.of(spec.output()));
+    this.outputs = new JobOutputs(Path.of(spec.output()), env.sync());
     this.createdAtMs = createdAtMs;
     this.attempts = new byte[spec.inputs().size()];
     this.rooms = new JobRoom(spec);
@@ -101,9 +103,9 @@ final class JobCoordinator {
 
   /** Prepares the output folder, skips inputs with a result, records the job and starts dispatching. */
   CompletionStage<Void> start() {
-    phases = env.runtime().vertx().eventBus().consumer(JobItem.PHASE_ADDRESS + id, m -> {
-      if (m.body() instanceof Number n) {
-        reachedPool(n.intValue());
+    phases = env.runtime().vertx().eventBus().consumer(JobBatch.PHASE_ADDRESS + id, m -> {
+      if (m.body() instanceof io.vertx.core.json.JsonArray a) {
+        reachedPool(a);
       }
     });
     return env.runtime().vertx().executeBlocking(() -> outputs.prepare(WireCodec.toJson(spec).getBytes(
@@ -209,9 +211,30 @@ final class JobCoordinator {
         });
       }
     }
-    for (Dispatch d : out) {
-      dispatch(d.index(), d.node());
+    if (target == null) {
+      out.forEach(d -> runPipeline(d.index()));
+      return;
     }
+    // One task per batch of inputs bound for one node, in the order they were chosen.
+    Map<String, List<Integer>> byNodeNow = new java.util.LinkedHashMap<>();
+    for (Dispatch d : out) {
+      byNodeNow.computeIfAbsent(d.node(), k -> new java.util.ArrayList<>()).add(d.index());
+    }
+    int size = batchSize(spec);
+    byNodeNow.forEach((node, indices) -> {
+      for (int from = 0; from < indices.size(); from += size) {
+        dispatch(indices.subList(from, Math.min(indices.size(), from + size)), node);
+      }
+    });
+  }
+
+  /**
+   * Inputs in one task: a quarter of the per-node cap (at most {@value JobBatch#MAX_INPUTS}), so a node has
+   * four batches in flight: while one is in the pool the others are being placed, fetched and forced to disk,
+   * or their results written, and the pool is not left waiting for those slower stages.
+   */
+  static int batchSize(JobSpec spec) {
+    return Math.max(1, Math.min(JobBatch.MAX_INPUTS, spec.perNode() / 4));
   }
 
   /** Free places per node serving the deployment (one pseudo-node for a pipeline job); holds the monitor. */
@@ -241,27 +264,38 @@ final class JobCoordinator {
     return null;
   }
 
-  private void dispatch(int i, String node) {
-    if (target == null) {
-      runPipeline(i);
-      return;
-    }
-    JobItem item = new JobItem(id, i, spec.inputs().get(i), target.deployment(), target.version(), target.inputs(),
-        spec.format(), spec.tensor(), spec.maxBytes(), spec.timeoutMs());
-    TaskOptions options = TaskOptions.builder().strategy(SchedulingStrategy.onNode(node)).maxRetries(0)
+  private void dispatch(List<Integer> indices, String node) {
+    JobBatch batch = new JobBatch(id, indices, indices.stream().map(spec.inputs()::get).toList(), target.deployment(),
+        target.version(), target.inputs(), spec.format(), spec.tensor(), spec.maxBytes(), spec.timeoutMs());
+    // No CPU of the node's ledger: the task mostly waits (downloads, the pool's answers); per_node bounds how many
+    // inputs a node has, its fetch slots how many downloads, and the pool's workers hold the model's resources.
+    TaskOptions options = TaskOptions.builder().resources(io.kiln.runtime.Resources.NONE)
+        .strategy(SchedulingStrategy.onNode(node)).maxRetries(0)
         .retryExceptions(false).placementTimeout(Duration.ofMillis(spec.timeoutMs()))
-        .timeout(Duration.ofMillis(spec.timeoutMs() + 15_000)).build();
-    CompletionStage<JobOutcome> call;
+        .timeout(Duration.ofMillis(2 * spec.timeoutMs() + 15_000)).build(); // the group's fetch, then its analyses
+    CompletionStage<JobOutcome.Batch> call;
     try {
-      call = env.runtime().task(JobTasks::run, item).options(options).remote();
+      call = env.runtime().task(JobTasks::runBatch, batch).options(options).remote();
     } catch (RuntimeException e) {
       call = CompletableFuture.failedFuture(e);
     }
     call.whenComplete((out, err) -> {
-      if (err == null) {
-        writeResult(i, node, out);
-      } else {
-        failedAttempt(i, node, Futures.unwrapCompletion(err));
+      if (err != null) {
+        Throwable cause = Futures.unwrapCompletion(err);
+        indices.forEach(i -> failedAttempt(i, node, cause));
+        return;
+      }
+      for (JobOutcome.Failure f : out.failed()) {
+        failedAttempt(f.index(), node, new StepFailedException(f.message()));
+      }
+      if (!out.done().isEmpty()) {
+        synchronized (this) {
+          // The node is done with these inputs: its room opens now, not after their results are on disk, so the
+          // next batch is fetched there while these are written. They stay in flight (max_in_flight) until then.
+          out.done().forEach(o -> rooms.released(o.index(), node));
+        }
+        writeBatch(out.done());
+        fill();
       }
     });
   }
@@ -277,8 +311,48 @@ final class JobCoordinator {
     });
   }
 
-  private void writeResult(int i, String node, JobOutcome out) {
-    write(i, node, out.key(), out.uri(), out.fetchNode(), JobResults.result(id, target, out));
+  /** Writes a batch's results as one durable group, then counts them (a counted result is on disk, forced). */
+  private void writeBatch(List<JobOutcome> done) {
+    List<JobOutputs.Result> results = new java.util.ArrayList<>(done.size());
+    for (JobOutcome o : done) {
+      results.add(new JobOutputs.Result(o.key(), WireCodec.toJson(JobResults.result(id, target, o))
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+    env.runtime().vertx().executeBlocking(() -> {
+      outputs.writeResults(results);
+      return null;
+    }, false).onComplete(ar -> {
+      synchronized (this) {
+        inFlight -= done.size(); // their node's room was released when they came back
+        dirty = true;
+        if (ar.failed()) {
+          count("output");
+          failed += done.size();
+          log("writing the results of " + done.size() + " inputs failed: " + ar.cause());
+          if (!state.terminal()) {
+            end(JobState.FAILED, "the output folder " + spec.output() + " cannot be written: "
+                + ar.cause().getMessage());
+          } else {
+            persist();
+          }
+          return;
+        }
+        done(done.size());
+        done.forEach(o -> byNode.merge(o.fetchNode(), 1L, Long::sum));
+      }
+      fill();
+    });
+  }
+
+  /** Holds the monitor. */
+  private void done(int n) {
+    this.done += n;
+    doneHere += n;
+    dirty = true;
+    if (state.terminal()) {
+      persist(); // a cancelled job's last inputs still land; its status says so
+    }
+    checkEnd();
   }
 
   /** Writes one input's result, then counts it (so a counted result is always on disk). */
@@ -295,17 +369,14 @@ final class JobCoordinator {
           count("output");
           failed++;
           log("writing the result of " + uri + " failed: " + ar.cause());
-          end(JobState.FAILED, "the output folder " + spec.output() + " cannot be written: " + ar.cause().getMessage());
+          if (!state.terminal()) {
+            end(JobState.FAILED, "the output folder " + spec.output() + " cannot be written: "
+                + ar.cause().getMessage());
+          }
           return;
         }
-        done++;
-        doneHere++;
         byNode.merge(resultNode, 1L, Long::sum);
-        dirty = true;
-        if (state.terminal()) {
-          persist(); // a cancelled job's last inputs still land; its status says so
-        }
-        checkEnd();
+        done(1);
       }
       fill();
     });
@@ -432,9 +503,14 @@ final class JobCoordinator {
     dirty = true;
   }
 
-  private void reachedPool(int i) {
+  private void reachedPool(io.vertx.core.json.JsonArray indices) {
     synchronized (this) {
-      rooms.reachedPool(i, now());
+      long t = now();
+      for (int k = 0; k < indices.size(); k++) {
+        if (indices.getValue(k) instanceof Number n) {
+          rooms.reachedPool(n.intValue(), t);
+        }
+      }
     }
   }
 

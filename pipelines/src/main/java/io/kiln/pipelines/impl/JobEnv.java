@@ -12,7 +12,8 @@ import java.util.function.LongSupplier;
  *
  * @param board the pools' reported load: which nodes serve the deployment, and their online load
  * @param finished told the job id when a job ended on this node
+ * @param sync forces the jobs' result groups to disk
  */
 public record JobEnv(KilnRuntime runtime, JobStore store, PoolLoadBoard board, CacheIndex index, Pipelines pipelines,
-                     LongSupplier clockMillis, long statusPeriodMs, Consumer<String> finished) {
+                     LongSupplier clockMillis, long statusPeriodMs, Consumer<String> finished, FileSync sync) {
 }

@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -20,7 +22,14 @@ import java.util.stream.Stream;
  * resumed job) sees either no result or a whole one, and a retried or re-run input replaces its result with
  * an equal one instead of adding a second. Inputs that failed after their retries get
  * {@code _failed/<key>.json} (the cause), removed when a later attempt succeeds; {@code _job.json} holds the
- * job's spec. Blocking; call it on worker threads. Thread-safe (files are written whole and renamed).
+ * job's spec.
+ *
+ * <p><b>Durability.</b> {@link #writeResults} writes a group of results, forces them to disk together, renames
+ * them and forces the folder once: when it returns, every result of the group is on disk under its name (a
+ * power loss keeps it), and the coordinator counts a result only then. A crash before that leaves each result
+ * either absent (redone on resume) or whole (its data was forced before its rename).
+ *
+ * <p>Blocking; call it on worker threads. Thread-safe (files are written whole and renamed).
  */
 public final class JobOutputs {
 
@@ -28,9 +37,15 @@ public final class JobOutputs {
   static final String TEMP_PREFIX = ".tmp-";
 
   private final Path dir;
+  private final FileSync sync;
 
-  public JobOutputs(Path dir) {
+  public JobOutputs(Path dir, FileSync sync) {
     this.dir = dir;
+    this.sync = sync;
+  }
+
+  /** One input's result, to be written as part of a group. */
+  public record Result(String key, byte[] json) {
   }
 
   public Path dir() {
@@ -69,32 +84,66 @@ public final class JobOutputs {
 
   /** Writes {@code key}'s result (replacing an earlier one whole) and drops its failure record. */
   public void writeResult(String key, byte[] json) throws IOException {
-    atomicWrite(result(key), json);
-    Files.deleteIfExists(failed(key));
+    writeResults(List.of(new Result(key, json)));
+  }
+
+  /**
+   * Writes a group of results durably (see the class comment); returns once all are on disk under their names.
+   * On an error some may be in place and the rest not; none is half-written.
+   */
+  public void writeResults(List<Result> results) throws IOException {
+    List<Path> temps = new ArrayList<>(results.size());
+    try {
+      for (Result r : results) {
+        Path tmp = dir.resolve(TEMP_PREFIX + r.key() + SUFFIX + "-" + UUID.randomUUID());
+        temps.add(tmp);
+        write(tmp, r.json());
+      }
+      sync.forceAll(temps);
+      for (int i = 0; i < results.size(); i++) {
+        rename(temps.get(i), result(results.get(i).key()));
+        Files.deleteIfExists(failed(results.get(i).key()));
+      }
+      FileSync.forceDir(dir);
+    } finally {
+      for (Path tmp : temps) {
+        Files.deleteIfExists(tmp);
+      }
+    }
   }
 
   public void writeFailure(String key, byte[] json) throws IOException {
     atomicWrite(failed(key), json);
   }
 
+  /** The spec and failure records: whole or absent after a crash, forced to disk with their folder. */
   private void atomicWrite(Path target, byte[] bytes) throws IOException {
     Path tmp = target.resolveSibling(TEMP_PREFIX + target.getFileName() + "-" + UUID.randomUUID());
+    try {
+      write(tmp, bytes);
+      FileSync.force(tmp);
+      rename(tmp, target);
+      FileSync.forceDir(target.getParent());
+    } finally {
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  private static void write(Path tmp, byte[] bytes) throws IOException {
     try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       ByteBuffer b = ByteBuffer.wrap(bytes);
       while (b.hasRemaining()) {
         ch.write(b);
       }
-      // Not forced to disk: the rename is atomic against a crashed process (what a resume recovers from); after
-      // a power loss a result may be missing or empty, and an empty one counts as missing (see prepare).
     }
+  }
+
+  private void rename(Path tmp, Path target) throws IOException {
     try {
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
-      Files.deleteIfExists(tmp);
       throw new IOException("the output folder " + dir + " cannot rename atomically; results need a filesystem"
           + " that can", e);
-    } finally {
-      Files.deleteIfExists(tmp);
     }
   }
 }

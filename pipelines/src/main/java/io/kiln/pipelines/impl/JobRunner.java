@@ -20,7 +20,7 @@ public final class JobRunner {
         base.clockMillis(), base.statusPeriodMs(), id -> {
           active.remove(id);
           base.finished().accept(id);
-        });
+        }, base.sync());
   }
 
   /** Starts coordinating; completes once the first status is stored. */

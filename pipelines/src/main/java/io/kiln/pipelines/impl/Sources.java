@@ -29,8 +29,16 @@ import java.util.List;
  */
 public final class Sources {
 
-  /** Result of one copy. */
-  public record Copied(long bytes, String sha256) {
+  /**
+   * Result of one copy.
+   *
+   * @param data the bytes copied when the caller asked to keep them and they fit; else null
+   */
+  public record Copied(long bytes, String sha256, byte[] data) {
+
+    public Copied(long bytes, String sha256) {
+      this(bytes, sha256, null);
+    }
   }
 
   private final List<Path> fileRoots;
@@ -69,9 +77,22 @@ public final class Sources {
    * @throws IOException if the source cannot be read, is larger than {@code maxBytes}, or is refused
    */
   public Copied copy(String uri, long maxBytes, Path target) throws IOException {
+    return copy(uri, maxBytes, target, true);
+  }
+
+  /**
+   * As {@link #copy(String, long, Path)}; with {@code force} false the file is left for the caller to force
+   * (a group of them together, see {@link FileSync}).
+   */
+  public Copied copy(String uri, long maxBytes, Path target, boolean force) throws IOException {
+    return copy(uri, maxBytes, target, force, 0);
+  }
+
+  /** As {@link #copy(String, long, Path, boolean)}, keeping the bytes in {@link Copied#data} if at most {@code keep}. */
+  public Copied copy(String uri, long maxBytes, Path target, boolean force, int keep) throws IOException {
     String scheme = scheme(uri);
     try (InputStream in = scheme.equals("file") ? openFile(uri, maxBytes) : openHttp(uri, maxBytes)) {
-      return write(in, maxBytes, target, uri);
+      return write(in, maxBytes, target, uri, force, keep);
     }
   }
 
@@ -122,9 +143,11 @@ public final class Sources {
     return resp.body();
   }
 
-  private static Copied write(InputStream in, long maxBytes, Path target, String uri) throws IOException {
+  private static Copied write(InputStream in, long maxBytes, Path target, String uri, boolean force, int keep)
+      throws IOException {
     MessageDigest sha = sha256();
     long total = 0;
+    java.io.ByteArrayOutputStream kept = keep > 0 ? new java.io.ByteArrayOutputStream() : null;
     try (FileChannel ch = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       OutputStream out = new DigestOutputStream(Channels.newOutputStream(ch), sha);
       byte[] buf = new byte[64 * 1024];
@@ -135,11 +158,18 @@ public final class Sources {
           throw new IOException(uri + " is larger than the step allows (" + maxBytes + " bytes)");
         }
         out.write(buf, 0, n);
+        if (kept != null && total <= keep) {
+          kept.write(buf, 0, n);
+        } else {
+          kept = null;
+        }
       }
       out.flush();
-      ch.force(true);
+      if (force) {
+        ch.force(true);
+      }
     }
-    return new Copied(total, HexFormat.of().formatHex(sha.digest()));
+    return new Copied(total, HexFormat.of().formatHex(sha.digest()), kept == null ? null : kept.toByteArray());
   }
 
   /** Lowercase hex SHA-256 of a string's UTF-8 bytes. */

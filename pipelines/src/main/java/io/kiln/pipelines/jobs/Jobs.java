@@ -70,7 +70,7 @@ public final class Jobs implements AutoCloseable {
     this.clock = clockMillis;
     CacheIndex index = pipelines.cacheIndex();
     this.runner = new JobRunner(new JobEnv(runtime, store, board, index, pipelines, clockMillis, statusPeriodMs,
-        id -> { }));
+        id -> { }, new io.kiln.pipelines.impl.FileSync("jobs-" + runtime.nodeId())));
   }
 
   /**
