@@ -1,5 +1,6 @@
 package io.kiln.gateway.impl;
 
+import io.kiln.pools.MeterBuckets;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -13,7 +14,6 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -25,7 +25,8 @@ import java.util.function.LongSupplier;
 
 /**
  * The gateway's meters: {@code kiln_gateway_requests_total{model,outcome,code,protocol}},
- * {@code kiln_gateway_request_duration_seconds} (histogram), {@code kiln_gateway_requests_in_flight},
+ * {@code kiln_gateway_request_duration_seconds} (histogram, {@link MeterBuckets#LATENCY} buckets),
+ * {@code kiln_gateway_requests_in_flight},
  * {@code kiln_gateway_routes_total{reason}}, plus the JVM binders. Thread-safe. {@link #close()} removes the
  * gateway's own meters so a shared registry does not keep a stopped gateway's series.
  *
@@ -128,12 +129,10 @@ final class GatewayMetrics implements AutoCloseable {
           .description("Inference requests by model, outcome and status code")
           .tags("model", model, "outcome", outcome, "code", code, "protocol", protocol)
           .register(into)).increment();
-      timers.computeIfAbsent(new TimerKey(model, protocol, outcome), k -> Timer.builder("kiln.gateway.request.duration")
+      timers.computeIfAbsent(new TimerKey(model, protocol, outcome), k -> MeterBuckets
+          .latency(Timer.builder("kiln.gateway.request.duration"))
           .description("Inference request latency, from receipt to response")
           .tags("model", model, "outcome", outcome, "protocol", protocol)
-          .publishPercentileHistogram()
-          .minimumExpectedValue(Duration.ofMillis(1))
-          .maximumExpectedValue(Duration.ofSeconds(60))
           .register(into)).record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
     }
 
