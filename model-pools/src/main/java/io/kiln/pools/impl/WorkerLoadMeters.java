@@ -13,7 +13,7 @@ import io.micrometer.core.instrument.Timer;
  * (engine start-up and load, until the model could warm up) and {@code kiln.pool.worker.warmup.duration} (its
  * warm-up inferences), with the {@link MeterBuckets#LOAD} buckets, and the counter {@code kiln.pool.worker.restarts}
  * (a worker's constructor ran again after a failure, counted before it loads, so a worker that fails every load
- * still counts). They stay registered after the worker closes: counts only grow.
+ * still counts; registered at 0 with the first load). They stay registered after the worker closes: counts only grow.
  */
 public final class WorkerLoadMeters {
 
@@ -27,13 +27,18 @@ public final class WorkerLoadMeters {
 
   /** Counts a worker's restart. */
   public static void restarted(MeterRegistry registry, Tags tags) {
-    Counter.builder("kiln.pool.worker.restarts")
+    restarts(registry, tags).increment();
+  }
+
+  private static Counter restarts(MeterRegistry registry, Tags tags) {
+    return Counter.builder("kiln.pool.worker.restarts")
         .description("Pool workers restarted after a failure (a model call, load or process died)")
-        .tags(tags).register(registry).increment();
+        .tags(tags).register(registry);
   }
 
   /** Counts one finished model load and records its load and warm-up times. */
   public static void loaded(MeterRegistry registry, Tags tags, ModelLoadInfo info) {
+    restarts(registry, tags); // at 0 from the first load on, so that increase() sees the first restart
     Counter.builder("kiln.pool.worker.loads")
         .description("Models loaded by pool workers (first loads and restarts)")
         .tags(tags).register(registry).increment();
