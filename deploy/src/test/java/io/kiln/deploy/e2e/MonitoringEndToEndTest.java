@@ -133,8 +133,10 @@ class MonitoringEndToEndTest {
 
   @Test
   void prometheusOwnLinterAcceptsEveryKilnSeriesOfBothNodes() throws Exception {
+    Path out = Files.createDirectories(Path.of("target", "monitoring"));
     for (ServingNode n : List.of(gpuNode, cpuNode)) {
       String text = metrics(n);
+      Files.writeString(out.resolve("metrics-" + n.nodeId() + ".txt"), text); // to read: what a node exports
       Promtool.Result lint = Promtool.checkMetrics(text);
       assertThat(lint.problems()).as("promtool check metrics on %s:%n%s", n.nodeId(), lint.output())
           .noneMatch(line -> line.startsWith("kiln_"));
