@@ -249,7 +249,7 @@ def read_text(path):
         return ""
 
 
-METRIC = re.compile(r'^(kiln_pool_(?:batch_size_rows|compute_time_seconds|queue_time_seconds)_(?:sum|count))\{([^}]*)\}\s+(\S+)')
+METRIC = re.compile(r'^(kiln_pool_(?:batch_size_rows|compute_duration_seconds|queue_duration_seconds)_(?:sum|count))\{([^}]*)\}\s+(\S+)')
 
 
 def pool_metrics(text, deployment):
