@@ -30,8 +30,8 @@ lg "${load[@]}" --warmup 5s --duration 10s >/dev/null
 
 metrics() { curl -s "http://127.0.0.1:$PORT/metrics" | awk -v m="$MODEL" '
   /^kiln_gateway_request_duration_seconds_(count|sum)/ && index($0, "model=\"" m "\"") { g[$1 ~ /_count/ ? "c" : "s"] += $2 }
-  /^kiln_pool_queue_time_seconds_(count|sum)/ && index($0, "deployment=\"" m "\"") { q[$1 ~ /_count/ ? "c" : "s"] += $2 }
-  /^kiln_pool_compute_time_seconds_(count|sum)/ && index($0, "deployment=\"" m "\"") { k[$1 ~ /_count/ ? "c" : "s"] += $2 }
+  /^kiln_pool_queue_duration_seconds_(count|sum)/ && index($0, "deployment=\"" m "\"") { q[$1 ~ /_count/ ? "c" : "s"] += $2 }
+  /^kiln_pool_compute_duration_seconds_(count|sum)/ && index($0, "deployment=\"" m "\"") { k[$1 ~ /_count/ ? "c" : "s"] += $2 }
   /^kiln_pool_batch_size_rows_(count|sum)/ && index($0, "deployment=\"" m "\"") { b[$1 ~ /_count/ ? "c" : "s"] += $2 }
   END { print g["c"]+0, g["s"]+0, q["c"]+0, q["s"]+0, k["c"]+0, k["s"]+0, b["c"]+0, b["s"]+0 }'; }
 threads() { for t in /proc/"$1"/task/*; do

@@ -249,7 +249,7 @@ def read_text(path):
         return ""
 
 
-METRIC = re.compile(r'^(kiln_pool_(?:batch_size_rows|compute_time_seconds|queue_time_seconds)_(?:sum|count))\{([^}]*)\}\s+(\S+)')
+METRIC = re.compile(r'^(kiln_pool_(?:batch_size_rows|compute_duration_seconds|queue_duration_seconds)_(?:sum|count))\{([^}]*)\}\s+(\S+)')
 
 
 def pool_metrics(text, deployment):
@@ -318,7 +318,7 @@ def cmd_report(a):
         name = os.path.basename(path)[:-5]
         before = pool_metrics(read_text(os.path.join(w, "metrics", name + ".before.txt")), meta.get("load_model", ""))
         after = pool_metrics(read_text(os.path.join(w, "metrics", name + ".after.txt")), meta.get("load_model", ""))
-        cm = delta_mean(before, after, "kiln_pool_compute_time_seconds")
+        cm = delta_mean(before, after, "kiln_pool_compute_duration_seconds")
         lat = r.get("latencyMs", {})
         runs.append({"name": name, "protocol": r.get("config", {}).get("protocol"),
                      "connections": r.get("config", {}).get("connections"), "measured_s": r.get("measuredSeconds"),
@@ -385,7 +385,7 @@ def cmd_report(a):
         md.append("not run or failed: see Steps and run.log")
     md += ["", "## Kiln: ResNet-18 (%s) through the gateway, closed loop, batching on" % meta.get("load_model", "?"), "",
            "Warm-up %s + measured %s per run; requests of one 3x224x224 FP32 image (588 KiB). Mean batch and compute "
-           "ms/batch: the pool's own /metrics (kiln_pool_batch_size, kiln_pool_compute_time) over the run; device "
+           "ms/batch: the pool's own /metrics (kiln_pool_batch_size, kiln_pool_compute_duration) over the run; device "
            "memory and utilisation: nvidia-smi every 0.5 s during the run (the whole card, all processes)." % (
                meta.get("warmup", "?"), meta.get("duration", "?")), "",
            "| run | protocol | c | ok req/s | p50 ms | p90 ms | p99 ms | errors | mean batch | compute ms/batch | device mem used max MiB | GPU util mean % |",

@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
+import io.kiln.pools.MeterBuckets;
 import io.micrometer.core.instrument.Gauge;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** Health, metadata, readiness and metrics endpoints over a real HTTP client. */
@@ -116,5 +120,12 @@ class HttpEndpointsTest extends GatewayTestBase {
         .contains("kiln_gateway_routes_total{reason=\"local\"}")
         .contains("jvm_memory_used_bytes")
         .contains("kiln_pool_queue_depth{model=\"mlp\"} 7");
+    // The fixed buckets, the same on every node (so they add up across nodes), and no client-side quantiles.
+    List<String> bounds = text.lines()
+        .filter(l -> l.startsWith("kiln_gateway_request_duration_seconds_bucket{") && l.contains("outcome=\"ok\""))
+        .map(l -> l.replaceAll(".*le=\"([^\"]+)\".*", "$1")).toList();
+    assertThat(bounds).containsExactlyElementsOf(Stream.concat(Arrays.stream(MeterBuckets.LATENCY)
+        .map(d -> Double.toString(d.toNanos() / 1e9)), Stream.of("+Inf")).toList());
+    assertThat(text).doesNotContain("quantile=");
   }
 }

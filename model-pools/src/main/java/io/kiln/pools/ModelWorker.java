@@ -7,12 +7,12 @@ import io.kiln.runtime.SchedulingStrategy;
 import io.kiln.pools.impl.StreamHub;
 import io.kiln.pools.impl.StreamSteps;
 import io.kiln.pools.impl.WorkerGpuMeters;
+import io.kiln.pools.impl.WorkerLoadMeters;
 import io.kiln.pools.impl.WorkerModels;
 import java.time.Duration;
 import java.util.OptionalLong;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.runtime.gpu.GpuSnapshot;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.util.List;
@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * as a failed worker and answers by restarting it (reloading its model).
  *
  * <p>Each load increments the counter {@code kiln.pool.worker.loads} (tags deployment, version, node) of
- * the node's {@link MeterRegistry} local service, when the node has one. On a node that samples its GPUs
+ * the node's {@link MeterRegistry} local service, when the node has one, and records its load and warm-up times;
+ * each restart counts in {@code kiln.pool.worker.restarts} ({@link WorkerLoadMeters}). On a node that samples its GPUs
  * (a {@link GpuSampler} local service too) the worker also shows the device it runs on and its model's device
  * memory ({@link WorkerGpuMeters}: {@code kiln.pool.worker.device.info}, {@code kiln.pool.worker.gpu.memory},
  * tagged with its index as {@code worker}) until it closes. A streaming worker records each model step's width (streams
@@ -65,13 +66,16 @@ public final class ModelWorker implements AutoCloseable {
     Optional<MeterRegistry> registry = ctx.runtime().localService(MeterRegistry.class);
     Optional<GpuSampler> gpus = ctx.runtime().localService(GpuSampler.class);
     GpuSnapshot before = gpus.map(GpuSampler::latest).orElse(GpuSnapshot.NONE);
+    Tags tags = WorkerLoadMeters.tags(spec.deployment(), spec.version(), spec.node());
+    if (ctx.restartCount() > 0) {
+      registry.ifPresent(r -> WorkerLoadMeters.restarted(r, tags));
+    }
     if (spec.repository() != null) {
       this.runner = null;
       this.streams = null;
       this.stepWidth = n -> { };
       this.gpuMeters = null;
-      this.models = new WorkerModels(spec.repository(), ctx.gpuIndices(), registry.orElse(null),
-          Tags.of("deployment", spec.deployment(), "version", spec.version(), "node", spec.node()));
+      this.models = new WorkerModels(spec.repository(), ctx.gpuIndices(), registry.orElse(null), tags);
       this.multiplexInfo = new ModelLoadInfo(ctx.gpuIndices().isEmpty() ? "cpu" : "gpu(" + ctx.gpuIndices().get(0) + ")",
           Duration.ZERO, Duration.ZERO, List.of(), spec.model().engine(), "", "multiplexed", OptionalLong.empty(), 0);
       LOG.info("multiplexed worker {} ready: {} models, at most {} loaded", name, spec.repository().models().size(),
@@ -81,10 +85,7 @@ public final class ModelWorker implements AutoCloseable {
     this.models = null;
     this.multiplexInfo = null;
     this.runner = ModelRunners.load(spec.model(), ctx.gpuIndices());
-    registry.ifPresent(r -> Counter.builder("kiln.pool.worker.loads")
-        .description("Models loaded by pool workers (first loads and restarts)")
-        .tags("deployment", spec.deployment(), "version", spec.version(), "node", spec.node())
-        .register(r).increment());
+    registry.ifPresent(r -> WorkerLoadMeters.loaded(r, tags, runner.loadInfo()));
     this.gpuMeters = registry.isPresent() && gpus.isPresent()
         ? WorkerGpuMeters.register(registry.get(), gpus.get(), Tags.of("deployment", spec.deployment(), "version",
             spec.version(), "node", spec.node(), "worker", Integer.toString(spec.index())), runner.loadInfo().device(),

@@ -134,7 +134,7 @@ class MultiplexPoolTest {
     }
     answers.forEach(a -> assertThat(result(a, PoolNodes.WAIT).outputs().get(0).shape()).containsExactly(1, 10));
     assertThat(loads("mux-once")).as("24 requests for two models not loaded yet: one load each").isEqualTo(2);
-    assertThat(nodes.registry("a").get("kiln.pool.multiplex.load.time").tag("deployment", "mux-once").timer().count())
+    assertThat(nodes.registry("a").get("kiln.pool.multiplex.load.duration").tag("deployment", "mux-once").timer().count())
         .isEqualTo(2);
   }
 

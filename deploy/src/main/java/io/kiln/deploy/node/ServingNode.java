@@ -34,7 +34,8 @@ import java.util.concurrent.CompletionStage;
  * under {@code /api/v1/}). {@code kiln up} and {@code kiln start} run one per process; tests run several on one
  * in-process cluster. Given {@link GpuSampling} (GPUs that {@code nvidia-smi} found), it also runs a
  * {@link GpuSampler} (registered as the node's {@link GpuSampler} service, so workers show their device and
- * model memory) and registers the {@code kiln.gpu.*} meters; without, neither.
+ * model memory) and registers the {@code kiln.gpu.*} meters; without, neither. Every node also exports the
+ * cluster's node count and each deployment's phase ({@link ClusterMeters}).
  *
  * <p><b>Ready means fast.</b> Given {@link WarmupOptions} that are {@link WarmupOptions#enabled() enabled}, the
  * node warms its serving path before it reports ready: the gateway is held not ready ({@code /v2/health/ready}
@@ -76,6 +77,7 @@ public final class ServingNode implements AutoCloseable {
   private volatile NodeDrain draining; // from the drain's start on
   private volatile Jobs jobs; // set once by start, before anything else sees the node
   private volatile DashboardApi dashboard; // likewise
+  private volatile ClusterMeters clusterMeters; // likewise
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -172,6 +174,7 @@ public final class ServingNode implements AutoCloseable {
         models);
     node.jobs = jobs;
     node.dashboard = dashboard;
+    node.clusterMeters = ClusterMeters.register(runtime, serve, registry);
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
@@ -353,6 +356,9 @@ public final class ServingNode implements AutoCloseable {
         .thenCompose(x -> dashboard == null ? CompletableFuture.completedFuture(null)
             : dashboard.closeAsync().handle((v, e) -> null))
         .thenRun(() -> {
+          if (clusterMeters != null) {
+            clusterMeters.close();
+          }
           serve.close();
           if (jobs != null) {
             jobs.close();

@@ -359,7 +359,7 @@ class StreamingEndToEndTest {
   }
 
   private double active() {
-    return Http.metric(http.get(port, "/metrics").text(), "kiln_gateway_streams_active", Map.of());
+    return Http.metric(http.get(port, "/metrics").text(), "kiln_gateway_streams_in_flight", Map.of());
   }
 
   /** True once the value has not changed over {@code polls} consecutive polls. */

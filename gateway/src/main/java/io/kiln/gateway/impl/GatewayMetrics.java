@@ -1,5 +1,6 @@
 package io.kiln.gateway.impl;
 
+import io.kiln.pools.MeterBuckets;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -13,7 +14,6 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -21,11 +21,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
 
 /**
  * The gateway's meters: {@code kiln_gateway_requests_total{model,outcome,code,protocol}},
- * {@code kiln_gateway_request_duration_seconds} (histogram), {@code kiln_gateway_requests_in_flight},
+ * {@code kiln_gateway_request_duration_seconds} (histogram, {@link MeterBuckets#LATENCY} buckets),
+ * {@code kiln_gateway_requests_in_flight},
  * {@code kiln_gateway_routes_total{reason}}, plus the JVM binders. Thread-safe. {@link #close()} removes the
  * gateway's own meters so a shared registry does not keep a stopped gateway's series.
  *
@@ -112,72 +114,88 @@ final class GatewayMetrics implements AutoCloseable {
   /** The request and routing meters of one registry. */
   private final class Series {
     private final MeterRegistry into;
-    // Keyed by small records of the label values, not by strings joined per request: a joined key is a new
-    // string each time, allocated and hashed anew on every request.
-    private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
-    private final Map<TimerKey, Timer> timers = new ConcurrentHashMap<>();
-    private final Map<Router.Reason, Counter> routes = new ConcurrentHashMap<>();
+    // Looked up label by label, by the label strings themselves (their hashes are cached), with get() before any
+    // computeIfAbsent: a request for series that exist allocates nothing. A key object per request, or a
+    // capturing lambda handed to computeIfAbsent, would be new garbage each time.
+    private final Map<String, Map<String, Map<String, Cell>>> byModel = new ConcurrentHashMap<>();
+    private final AtomicReferenceArray<Counter> routes = new AtomicReferenceArray<>(Router.Reason.values().length);
 
     Series(MeterRegistry into) {
       this.into = into;
     }
 
     void finish(long startNanos, String model, String protocol, String outcome, String code) {
-      counters.computeIfAbsent(new CounterKey(model, protocol, outcome, code), k -> Counter
-          .builder("kiln.gateway.requests")
-          .description("Inference requests by model, outcome and status code")
-          .tags("model", model, "outcome", outcome, "code", code, "protocol", protocol)
-          .register(into)).increment();
-      timers.computeIfAbsent(new TimerKey(model, protocol, outcome), k -> Timer.builder("kiln.gateway.request.duration")
-          .description("Inference request latency, from receipt to response")
-          .tags("model", model, "outcome", outcome, "protocol", protocol)
-          .publishPercentileHistogram()
-          .minimumExpectedValue(Duration.ofMillis(1))
-          .maximumExpectedValue(Duration.ofSeconds(60))
-          .register(into)).record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
+      Cell cell = cell(model, protocol, outcome);
+      Counter c = cell.counters.get(code);
+      if (c == null) {
+        c = cell.counters.computeIfAbsent(code, k -> Counter.builder("kiln.gateway.requests")
+            .description("Inference requests by model, outcome and status code")
+            .tags("model", model, "outcome", outcome, "code", k, "protocol", protocol)
+            .register(into));
+      }
+      c.increment();
+      cell.timer.record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
+    }
+
+    private Cell cell(String model, String protocol, String outcome) {
+      Map<String, Map<String, Cell>> byProtocol = byModel.get(model);
+      if (byProtocol == null) {
+        byProtocol = byModel.computeIfAbsent(model, k -> new ConcurrentHashMap<>());
+      }
+      Map<String, Cell> byOutcome = byProtocol.get(protocol);
+      if (byOutcome == null) {
+        byOutcome = byProtocol.computeIfAbsent(protocol, k -> new ConcurrentHashMap<>());
+      }
+      Cell cell = byOutcome.get(outcome);
+      if (cell == null) {
+        cell = byOutcome.computeIfAbsent(outcome, k -> new Cell(MeterBuckets
+            .latency(Timer.builder("kiln.gateway.request.duration"))
+            .description("Inference request latency, from receipt to response")
+            .tags("model", model, "outcome", k, "protocol", protocol)
+            .register(into)));
+      }
+      return cell;
     }
 
     void routed(Router.Reason reason) {
-      routes.computeIfAbsent(reason, k -> Counter.builder("kiln.gateway.routes")
-          .description("Routing decisions: pinned by a locality hint, local, spilled from a full local pool, balanced")
-          .tag("reason", reason.name().toLowerCase(Locale.ROOT))
-          .register(into)).increment();
+      Counter c = routes.get(reason.ordinal());
+      if (c == null) {
+        // Registering is idempotent: two threads that race here get the same counter.
+        c = Counter.builder("kiln.gateway.routes")
+            .description("Routing decisions: pinned by a locality hint, local, spilled from a full local pool, balanced")
+            .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+            .register(into);
+        routes.set(reason.ordinal(), c);
+      }
+      c.increment();
     }
 
     void close() {
-      counters.values().forEach(into::remove);
-      timers.values().forEach(into::remove);
-      routes.values().forEach(into::remove);
-      counters.clear();
-      timers.clear();
-      routes.clear();
+      for (Map<String, Map<String, Cell>> byProtocol : byModel.values()) {
+        for (Map<String, Cell> byOutcome : byProtocol.values()) {
+          for (Cell cell : byOutcome.values()) {
+            into.remove(cell.timer);
+            cell.counters.values().forEach(into::remove);
+          }
+        }
+      }
+      byModel.clear();
+      for (int i = 0; i < routes.length(); i++) {
+        Counter c = routes.getAndSet(i, null);
+        if (c != null) {
+          into.remove(c);
+        }
+      }
     }
   }
 
-  // hashCode and equals by hand: a record's generated ones (ObjectMethods bootstraps) showed up in profiles.
-  private record CounterKey(String model, String protocol, String outcome, String code) {
-    @Override
-    public int hashCode() {
-      return ((model.hashCode() * 31 + protocol.hashCode()) * 31 + outcome.hashCode()) * 31 + code.hashCode();
-    }
+  /** One (model, protocol, outcome)'s latency histogram and its request counters by status code. */
+  private static final class Cell {
+    final Timer timer;
+    final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof CounterKey k && model.equals(k.model) && protocol.equals(k.protocol)
-          && outcome.equals(k.outcome) && code.equals(k.code);
-    }
-  }
-
-  private record TimerKey(String model, String protocol, String outcome) {
-    @Override
-    public int hashCode() {
-      return (model.hashCode() * 31 + protocol.hashCode()) * 31 + outcome.hashCode();
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof TimerKey k && model.equals(k.model) && protocol.equals(k.protocol)
-          && outcome.equals(k.outcome);
+    Cell(Timer timer) {
+      this.timer = timer;
     }
   }
 }

@@ -19,8 +19,9 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * What the gateway's metrics cost per inference request (one {@code routed} and one {@code finish}, as
- * {@link Dispatcher} and {@link HttpApi} record them): {@code gateway} is {@link GatewayMetrics} itself, keyed by
- * label records; {@code joinedKeys} is how it looked its meters up before (a key string joined per request, a
+ * {@link Dispatcher} and {@link HttpApi} record them): {@code gateway} is {@link GatewayMetrics} itself, looked up
+ * label by label with no allocation (0 B/op; keyed by label records before, 144 B/op); {@code joinedKeys} is how
+ * it looked its meters up before that (a key string joined per request, a
  * new string hashed anew each time), kept here as the baseline. Run with
  * {@code loadtest/bench-codec.sh io.kiln.gateway.impl.RequestMetricsBenchmark}; B/op is the stable figure.
  */

@@ -1,5 +1,6 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.MeterBuckets;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -18,7 +19,7 @@ import java.util.function.IntSupplier;
  * (a worker dropped its least recently used model to make room) and the gauge {@code kiln.pool.multiplex.loaded}
  * (distinct models loaded on the node's pool). The workers' side records what loading took:
  * {@code kiln.pool.multiplex.loads} (tagged {@code outcome} ok/failed) and the timer
- * {@code kiln.pool.multiplex.load.time} (load and warm-up, with a histogram). The manager's meters are removed when
+ * {@code kiln.pool.multiplex.load.duration} (load and warm-up, a histogram with the {@link MeterBuckets#LOAD} buckets). The manager's meters are removed when
  * it closes; the workers' stay, as {@code kiln.pool.worker.loads} does.
  */
 public final class MultiplexMeters implements AutoCloseable {
@@ -68,8 +69,8 @@ public final class MultiplexMeters implements AutoCloseable {
   public static void loaded(MeterRegistry registry, Tags tags, Duration took, boolean ok) {
     Counter.builder("kiln.pool.multiplex.loads").description("Models loaded on demand by multiplexed workers")
         .tags(tags).tag("outcome", ok ? "ok" : "failed").register(registry).increment();
-    Timer.builder("kiln.pool.multiplex.load.time").description("Time to load and warm a multiplexed model")
-        .tags(tags).publishPercentileHistogram().register(registry).record(took);
+    MeterBuckets.load(Timer.builder("kiln.pool.multiplex.load.duration"))
+        .description("Time to load and warm a multiplexed model").tags(tags).register(registry).record(took);
   }
 
   @Override

@@ -123,7 +123,7 @@ public final class PoolDispatcher implements AutoCloseable {
     this.listener = Objects.requireNonNull(listener, "listener");
     this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
     this.throughput = new Throughput(THROUGHPUT_TAU_NANOS, nanoClock.getAsLong());
-    this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags);
+    this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags, config.maxQueued());
     this.batchTimer = new BatchTimer(timers, this::run);
     publish();
   }

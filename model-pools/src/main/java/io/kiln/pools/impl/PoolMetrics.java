@@ -1,5 +1,6 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.MeterBuckets;
 import io.kiln.pools.PoolStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -19,12 +20,13 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * thread; read by any thread ({@link #snapshot()}, gauges scraped by a registry), which is why the live
  * counts are volatile and the counters are published with release stores.
  *
- * <p>Meters (base units; tagged with the pool's deployment, version and node):
- * {@code kiln.pool.queue.time} (Timer, per dispatch), {@code kiln.pool.compute.time} (Timer, per batch),
- * {@code kiln.pool.batch.size} (DistributionSummary, rows per batch), {@code kiln.pool.requests}
- * (Counter tagged {@code outcome}), gauges {@code kiln.pool.queue.depth}, {@code kiln.pool.inflight}
- * (requests) and {@code kiln.pool.workers} tagged {@code state} idle/busy. Two live pools must not share
- * the same tags: Micrometer would hand both the same meters, and closing one would remove the other's.
+ * <p>Meters (base units; tagged with the pool's deployment, version and node): histograms with the fixed
+ * {@link MeterBuckets} {@code kiln.pool.queue.duration} (Timer, per dispatch), {@code kiln.pool.compute.duration}
+ * (Timer, per batch) and {@code kiln.pool.batch.size} (DistributionSummary, rows per batch);
+ * {@code kiln.pool.requests} (Counter tagged {@code outcome}); gauges {@code kiln.pool.queue.depth},
+ * {@code kiln.pool.queue.capacity} (the configured {@code max_queued}), {@code kiln.pool.requests.in.flight} and
+ * {@code kiln.pool.workers} tagged {@code state} idle/busy. Two live pools must not share the same tags:
+ * Micrometer would hand both the same meters, and closing one would remove the other's.
  */
 final class PoolMetrics implements AutoCloseable {
 
@@ -51,14 +53,15 @@ final class PoolMetrics implements AutoCloseable {
     return Tags.of("deployment", deployment, "version", version, "node", node);
   }
 
-  PoolMetrics(MeterRegistry registry, Iterable<Tag> tags) {
+  /** @param capacity the queue's {@code max_queued}, exported as a gauge for alerts on a nearly full queue */
+  PoolMetrics(MeterRegistry registry, Iterable<Tag> tags, int capacity) {
     this.registry = registry;
-    queueTime = add(Timer.builder("kiln.pool.queue.time")
+    queueTime = add(MeterBuckets.latency(Timer.builder("kiln.pool.queue.duration"))
         .description("Time a request waited in the pool's queue before a worker took it")
         .tags(tags).register(registry));
-    computeTime = add(Timer.builder("kiln.pool.compute.time")
+    computeTime = add(MeterBuckets.latency(Timer.builder("kiln.pool.compute.duration"))
         .description("Time a worker took to execute one batch").tags(tags).register(registry));
-    batchSize = add(DistributionSummary.builder("kiln.pool.batch.size")
+    batchSize = add(MeterBuckets.rows(DistributionSummary.builder("kiln.pool.batch.size"))
         .description("Rows per dispatched batch").baseUnit("rows").tags(tags).register(registry));
     for (Outcome o : Outcome.values()) {
       outcomeCounters[o.ordinal()] = add(Counter.builder("kiln.pool.requests")
@@ -67,7 +70,9 @@ final class PoolMetrics implements AutoCloseable {
     }
     add(Gauge.builder("kiln.pool.queue.depth", this, m -> m.queueDepth)
         .description("Requests waiting for a worker").tags(tags).register(registry));
-    add(Gauge.builder("kiln.pool.inflight", this, m -> m.inFlightRequests)
+    add(Gauge.builder("kiln.pool.queue.capacity", () -> capacity).strongReference(true)
+        .description("Requests the queue holds at most (max_queued); more are refused").tags(tags).register(registry));
+    add(Gauge.builder("kiln.pool.requests.in.flight", this, m -> m.inFlightRequests)
         .description("Requests being executed by workers").tags(tags).register(registry));
     add(Gauge.builder("kiln.pool.workers", this, m -> m.idleWorkers)
         .description("Workers by state").tags(tags).tag("state", "idle").register(registry));
