@@ -133,9 +133,14 @@ class MultiplexPoolTest {
           Map.of(ModelRepository.MODEL_ID, "mlp" + i % 2))));
     }
     answers.forEach(a -> assertThat(result(a, PoolNodes.WAIT).outputs().get(0).shape()).containsExactly(1, 10));
-    assertThat(loads("mux-once")).as("24 requests for two models not loaded yet: one load each").isEqualTo(2);
+    // Requests for a model being loaded wait for that load. Once it is in, a second worker may load it too when the
+    // first is busy (load balancing: on a loaded machine it happens), but no worker ever loads a model twice.
+    double loads = loads("mux-once");
+    int held = workerModels("mux-once", 0).size() + workerModels("mux-once", 1).size();
+    assertThat(loads).as("24 requests for two models not loaded yet: one load per model and worker at most")
+        .isBetween(2.0, 4.0).isEqualTo(held);
     assertThat(nodes.registry("a").get("kiln.pool.multiplex.load.duration").tag("deployment", "mux-once").timer().count())
-        .isEqualTo(2);
+        .isEqualTo((long) loads);
   }
 
   @Test
