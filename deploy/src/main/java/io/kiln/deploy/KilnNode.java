@@ -33,12 +33,21 @@ public final class KilnNode implements AutoCloseable {
    * @param token management token, or null for none
    * @param gpuSampling null for a node without GPUs found by {@code nvidia-smi} (no GPU meters)
    * @param warmup how the node warms its serving path before it reports ready ({@code --warmup-seconds})
+   * @param otelEndpoint the OTLP/HTTP endpoint the node exports its spans to ({@code --otel-endpoint}), or null for
+   *     none: then no OpenTelemetry SDK is started
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
-                        Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup) {
+                        Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup, String otelEndpoint) {
 
     public Options {
       warmup = warmup == null ? WarmupOptions.OFF : warmup;
+      otelEndpoint = otelEndpoint == null || otelEndpoint.isBlank() ? null : otelEndpoint.strip();
+    }
+
+    /** Without span export. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, null);
     }
 
     /** Without a warm-up. */
@@ -57,9 +66,12 @@ public final class KilnNode implements AutoCloseable {
   private final KilnRuntime runtime;
   private final ServingNode serving;
 
-  private KilnNode(KilnRuntime runtime, ServingNode serving) {
+  private final io.kiln.deploy.tracing.OtelSpans spans; // null without span export
+
+  private KilnNode(KilnRuntime runtime, ServingNode serving, io.kiln.deploy.tracing.OtelSpans spans) {
     this.runtime = runtime;
     this.serving = serving;
+    this.spans = spans;
   }
 
   /**
@@ -76,16 +88,34 @@ public final class KilnNode implements AutoCloseable {
     }
     CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
         : KilnCluster.join(o.node(), o.cluster());
+    if (o.otelEndpoint() != null) {
+      try {
+        io.kiln.deploy.tracing.OtelSpans.tracesUrl(o.otelEndpoint());
+      } catch (IllegalArgumentException e) {
+        return CompletableFuture.failedFuture(new IllegalArgumentException("--otel-endpoint " + e.getMessage()));
+      }
+    }
     return rt.thenCompose(runtime -> {
+      io.kiln.deploy.tracing.OtelSpans spans = null;
+      if (o.otelEndpoint() != null) {
+        spans = io.kiln.deploy.tracing.OtelSpans.start(o.otelEndpoint(), runtime.nodeId());
+        runtime.registerLocalService(io.kiln.pools.trace.Spans.class, spans);
+        LOG.info("node {} exports spans to {}", runtime.nodeId(), spans.endpoint());
+      }
+      io.kiln.deploy.tracing.OtelSpans exporter = spans;
       return ServingNode.start(runtime, gateway, o.token(), java.nio.file.Path.of(System.getProperty("kiln.home", ".")),
               o.gpuSampling(), o.warmup())
           .thenApply(serving -> {
             LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),
                 o.node().host(), serving.grpcPort());
-            return new KilnNode(runtime, serving);
+            return new KilnNode(runtime, serving, exporter);
           })
-          .exceptionallyCompose(err -> runtime.shutdown().handle((v, e) -> null)
-              .thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(err)));
+          .exceptionallyCompose(err -> runtime.shutdown().handle((v, e) -> {
+            if (exporter != null) {
+              exporter.close();
+            }
+            return null;
+          }).thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(err)));
     });
   }
 
@@ -132,5 +162,8 @@ public final class KilnNode implements AutoCloseable {
   public void close() {
     serving.close();
     runtime.close();
+    if (spans != null) {
+      spans.close(); // last: the spans of what the drain still served go out
+    }
   }
 }

@@ -47,10 +47,12 @@ final class UpCommand implements Callable<Integer> {
       out.println("kiln: PyTorch engine on " + libTorch.describe());
     }
     var drain = opts.drain();
+    var nodeOptions = opts.node();
+    opts.configureLogging(nodeOptions.nodeId());
     KilnNode node;
     try {
-      node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup())).toCompletableFuture().join();
+      node = KilnNode.start(new KilnNode.Options(nodeOptions, null, opts.httpPort, opts.grpcPort, opts.token(),
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), opts.otelEndpoint())).toCompletableFuture().join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));
     }

@@ -74,6 +74,7 @@ public final class ServingNode implements AutoCloseable {
   private volatile NodeWarmup warming; // from the warm-up's start until close
   private volatile NodeDrain draining; // from the drain's start on
   private volatile Jobs jobs; // set once by start, before anything else sees the node
+  private volatile NodeLogs logs; // as jobs
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -160,11 +161,15 @@ public final class ServingNode implements AutoCloseable {
     Jobs jobs = new Jobs(runtime, pipelines, DeploymentResolver.of(serve), board);
     gateway.addRoutes(new JobApi(runtime, jobs, managementToken)::mount);
     gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, pools, managementToken)::mount);
+    NodeLogs logs = new NodeLogs(runtime, io.kiln.deploy.logging.KilnLogging::lines);
+    gateway.addRoutes(new LogsApi(runtime.vertx(), logs, managementToken)::mount);
+    gateway.spans(runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF));
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,
         models);
     node.jobs = jobs;
+    node.logs = logs;
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
@@ -349,6 +354,9 @@ public final class ServingNode implements AutoCloseable {
           }
           pipelines.close();
           board.close();
+          if (logs != null) {
+            logs.close();
+          }
           if (gpuSampler != null) {
             gpuMeters.close();
             gpuSampler.close();
