@@ -48,6 +48,11 @@ public final class KilnLogging {
    * again (each call replaces what the previous set up).
    */
   public static synchronized void configure(LogFormat format, Level kilnLevel, String node) {
+    // Hazelcast's members log through SLF4J (their config says so), but its class-path checks run before any config
+    // is read and would write java.util.logging lines, in neither format.
+    if (System.getProperty("hazelcast.logging.type") == null) {
+      System.setProperty("hazelcast.logging.type", "slf4j");
+    }
     LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
     configure(ctx, format, kilnLevel, node);
   }
