@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
 @Command(name = "kiln", mixinStandardHelpOptions = true, version = "kiln 0.1.0",
     description = "Kiln: model serving from warm, node-pinned worker pools.",
     subcommands = {UpCommand.class, StartCommand.class, DeployCommand.class, StatusCommand.class,
-        DeleteCommand.class, StopCommand.class, JobCommand.class})
+        DeleteCommand.class, StopCommand.class, JobCommand.class, LogsCommand.class})
 public final class KilnCli implements Runnable {
 
   @CommandLine.Spec

@@ -34,22 +34,25 @@ public final class KilnNode implements AutoCloseable {
    * @param gpuSampling null for a node without GPUs found by {@code nvidia-smi} (no GPU meters)
    * @param warmup how the node warms its serving path before it reports ready ({@code --warmup-seconds})
    * @param tls the gateway's certificate and key ({@code --tls-cert}, {@code --tls-key}), or null for plain text
+   * @param otelEndpoint the OTLP/HTTP endpoint the node exports its spans to ({@code --otel-endpoint}), or null for
+   *     none: then no OpenTelemetry SDK is started
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                         Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
-                        io.kiln.gateway.TlsFiles tls) {
+                        io.kiln.gateway.TlsFiles tls, String otelEndpoint) {
 
     public Options {
       warmup = warmup == null ? WarmupOptions.OFF : warmup;
+      otelEndpoint = otelEndpoint == null || otelEndpoint.isBlank() ? null : otelEndpoint.strip();
     }
 
-    /** Plain text. */
+    /** Plain text, without span export. */
     public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                    Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup) {
-      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, null);
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, null, null);
     }
 
-    /** Without a warm-up. */
+  /** Without a warm-up. */
     public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                    Duration requestTimeout, GpuSampling gpuSampling) {
       this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, WarmupOptions.OFF);
@@ -65,9 +68,12 @@ public final class KilnNode implements AutoCloseable {
   private final KilnRuntime runtime;
   private final ServingNode serving;
 
-  private KilnNode(KilnRuntime runtime, ServingNode serving) {
+  private final io.kiln.deploy.tracing.OtelSpans spans; // null without span export
+
+  private KilnNode(KilnRuntime runtime, ServingNode serving, io.kiln.deploy.tracing.OtelSpans spans) {
     this.runtime = runtime;
     this.serving = serving;
+    this.spans = spans;
   }
 
   /**
@@ -84,16 +90,34 @@ public final class KilnNode implements AutoCloseable {
     }
     CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
         : KilnCluster.join(o.node(), o.cluster());
+    if (o.otelEndpoint() != null) {
+      try {
+        io.kiln.deploy.tracing.OtelSpans.tracesUrl(o.otelEndpoint());
+      } catch (IllegalArgumentException e) {
+        return CompletableFuture.failedFuture(new IllegalArgumentException("--otel-endpoint " + e.getMessage()));
+      }
+    }
     return rt.thenCompose(runtime -> {
+      io.kiln.deploy.tracing.OtelSpans spans = null;
+      if (o.otelEndpoint() != null) {
+        spans = io.kiln.deploy.tracing.OtelSpans.start(o.otelEndpoint(), runtime.nodeId());
+        runtime.registerLocalService(io.kiln.pools.trace.Spans.class, spans);
+        LOG.info("node {} exports spans to {}", runtime.nodeId(), spans.endpoint());
+      }
+      io.kiln.deploy.tracing.OtelSpans exporter = spans;
       return ServingNode.start(runtime, gateway, o.token(), java.nio.file.Path.of(System.getProperty("kiln.home", ".")),
               o.gpuSampling(), o.warmup())
           .thenApply(serving -> {
             LOG.info("node {} serving: HTTP {}:{} gRPC {}:{}", runtime.nodeId(), o.node().host(), serving.httpPort(),
                 o.node().host(), serving.grpcPort());
-            return new KilnNode(runtime, serving);
+            return new KilnNode(runtime, serving, exporter);
           })
-          .exceptionallyCompose(err -> runtime.shutdown().handle((v, e) -> null)
-              .thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(err)));
+          .exceptionallyCompose(err -> runtime.shutdown().handle((v, e) -> {
+            if (exporter != null) {
+              exporter.close();
+            }
+            return null;
+          }).thenCompose(v -> CompletableFuture.<KilnNode>failedFuture(err)));
     });
   }
 
@@ -140,5 +164,8 @@ public final class KilnNode implements AutoCloseable {
   public void close() {
     serving.close();
     runtime.close();
+    if (spans != null) {
+      spans.close(); // last: the spans of what the drain still served go out
+    }
   }
 }

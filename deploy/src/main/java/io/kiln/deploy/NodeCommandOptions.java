@@ -97,6 +97,68 @@ final class NodeCommandOptions {
       + " this many requests (default ${DEFAULT-VALUE})")
   long warmupRequests = 200_000;
 
+  @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "${env:KILN_LOG_FORMAT:-text}",
+      description = "how the node writes its log lines: text (default) or json, one object per line with time, level,"
+      + " logger, thread, message, node, and request_id / trace_id on the lines about a request (default:"
+      + " $KILN_LOG_FORMAT, else text)")
+  String logFormat = "text";
+
+  @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "${env:KILN_LOG_LEVEL:-info}",
+      description = "level of Kiln's own loggers: error, warn, info (default), debug (adds a line per request and per"
+      + " routing retry), trace (default: $KILN_LOG_LEVEL, else info)")
+  String logLevel = "info";
+
+  @Option(names = "--otel-endpoint", paramLabel = "URL", defaultValue = "${env:OTEL_EXPORTER_OTLP_ENDPOINT}",
+      description = "export spans (kiln.gateway.request, kiln.pool.queue, kiln.worker.batch) with OpenTelemetry over"
+      + " OTLP/HTTP to URL (e.g. http://collector:4318; /v1/traces is appended); W3C traceparent headers are continued"
+      + " either way (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else none: no spans)")
+  String otelEndpoint;
+
+  /** Refuses a bad {@code --log-format} or {@code --log-level}. */
+  void checkLogging() {
+    try {
+      io.kiln.deploy.logging.LogFormat.parse(logFormat);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--log-format: " + e.getMessage());
+    }
+    try {
+      io.kiln.deploy.logging.KilnLogging.level(logLevel);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--log-level: " + e.getMessage());
+    }
+  }
+
+  /** Re-configures this process's logging for node {@code nodeId} as {@code --log-format}/{@code --log-level} say. */
+  void configureLogging(String nodeId) {
+    checkLogging();
+    io.kiln.deploy.logging.LogFormat format;
+    ch.qos.logback.classic.Level level;
+    try {
+      format = io.kiln.deploy.logging.LogFormat.parse(logFormat);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--log-format: " + e.getMessage());
+    }
+    try {
+      level = io.kiln.deploy.logging.KilnLogging.level(logLevel);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--log-level: " + e.getMessage());
+    }
+    io.kiln.deploy.logging.KilnLogging.configure(format, level, nodeId);
+  }
+
+  /** {@code --otel-endpoint}, checked; null for none. */
+  String otelEndpoint() {
+    if (otelEndpoint == null || otelEndpoint.isBlank()) {
+      return null;
+    }
+    try {
+      io.kiln.deploy.tracing.OtelSpans.tracesUrl(otelEndpoint);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--otel-endpoint " + e.getMessage());
+    }
+    return otelEndpoint.strip();
+  }
+
   /**
    * The GPUs a node advertises: how many, the labels describing them, and where that came from.
    *

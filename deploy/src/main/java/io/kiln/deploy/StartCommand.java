@@ -115,6 +115,12 @@ final class StartCommand implements Callable<Integer> {
     opts.warmup(); // and a bad warm-up
     opts.drain(); // and a bad drain grace
     opts.tls(); // and unreadable TLS files
+    opts.otelEndpoint(); // and a bad span endpoint
+    if (foreground) {
+      opts.configureLogging(opts.nodeId); // and a bad log format or level (the background child checks here)
+    } else {
+      opts.checkLogging();
+    }
     if (startTimeoutSeconds < 1) {
       throw new CliException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
     }
@@ -182,7 +188,8 @@ final class StartCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls)).toCompletableFuture().join();
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls, opts.otelEndpoint())).toCompletableFuture()
+          .join();
     } catch (CompletionException e) {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
     }
@@ -306,7 +313,11 @@ final class StartCommand implements Callable<Integer> {
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
         "--request-timeout-ms", Long.toString(opts.requestTimeoutMs), "--warmup-seconds",
         Double.toString(opts.warmupSeconds), "--warmup-requests", Long.toString(opts.warmupRequests),
-        "--drain-grace", Double.toString(opts.drainGraceSeconds)));
+        "--drain-grace", Double.toString(opts.drainGraceSeconds), "--log-format", opts.logFormat, "--log-level",
+        opts.logLevel));
+    if (opts.otelEndpoint != null && !opts.otelEndpoint.isBlank()) {
+      out.addAll(List.of("--otel-endpoint", opts.otelEndpoint));
+    }
     out.addAll(List.of("--gpus", opts.gpus == null ? "auto" : opts.gpus, "--nvidia-smi",
         opts.nvidiaSmi == null ? "nvidia-smi" : opts.nvidiaSmi, "--gpu-sample-period",
         Integer.toString(opts.gpuSamplePeriodSeconds)));

@@ -49,10 +49,13 @@ final class UpCommand implements Callable<Integer> {
     var drain = opts.drain();
     var tls = opts.tls();
     String scheme = tls == null ? "http://" : "https://";
+    var nodeOptions = opts.node();
+    opts.configureLogging(nodeOptions.nodeId());
     KilnNode node;
     try {
-      node = KilnNode.start(new KilnNode.Options(opts.node(), null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls)).toCompletableFuture().join();
+      node = KilnNode.start(new KilnNode.Options(nodeOptions, null, opts.httpPort, opts.grpcPort, opts.token(),
+          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls, opts.otelEndpoint())).toCompletableFuture()
+          .join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));
     }

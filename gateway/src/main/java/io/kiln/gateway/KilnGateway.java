@@ -67,6 +67,15 @@ public final class KilnGateway {
   }
 
   /** The streaming endpoints' limits (default {@link StreamOptions#DEFAULTS}); any time, for streams opened after. */
+  /**
+   * Where the gateway's {@code kiln.gateway.request} spans go (the node's span export); {@link
+   * io.kiln.pools.trace.Spans#OFF}, the default, records none. Set it before {@link #start}.
+   */
+  public KilnGateway spans(io.kiln.pools.trace.Spans spans) {
+    servers.spans(spans);
+    return this;
+  }
+
   public KilnGateway streamOptions(StreamOptions options) {
     servers.streamOptions(options);
     return this;

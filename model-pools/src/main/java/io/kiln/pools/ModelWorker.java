@@ -58,11 +58,13 @@ public final class ModelWorker implements AutoCloseable {
   private final StreamHub streams; // null for a model that does not stream
   private final java.util.function.IntConsumer stepWidth; // streams per model step of the stream loop
   private final String name;
+  private final io.kiln.pools.trace.Spans spans;
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
     ActorContext ctx = ActorContext.current();
     this.name = spec.actorName();
+    this.spans = ctx.runtime().localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF);
     Optional<MeterRegistry> registry = ctx.runtime().localService(MeterRegistry.class);
     Optional<GpuSampler> gpus = ctx.runtime().localService(GpuSampler.class);
     GpuSnapshot before = gpus.map(GpuSampler::latest).orElse(GpuSnapshot.NONE);
@@ -131,6 +133,41 @@ public final class ModelWorker implements AutoCloseable {
    */
   public List<List<Tensor>> infer(List<InferenceRequest> batch) {
     return models != null ? models.infer(batch) : runner.infer(batch);
+  }
+
+  /**
+   * {@link #infer} for a batch of which some requests carry a trace ({@code traces}, one per request, null for one
+   * without): while it runs, this thread's log lines name the first traced request (its id and trace id), and when
+   * the node exports spans each traced, sampled request gets a {@code kiln.worker.batch} span of the batch's compute
+   * (parent: the span its traceparent names; attributes {@code kiln.worker}, {@code kiln.batch.size}).
+   */
+  public List<List<Tensor>> inferTraced(List<InferenceRequest> batch, List<io.kiln.pools.trace.RequestTrace> traces) {
+    io.kiln.pools.trace.RequestTrace first = null;
+    for (io.kiln.pools.trace.RequestTrace t : traces) {
+      if (t != null) {
+        first = t;
+        break;
+      }
+    }
+    List<io.kiln.pools.trace.Spans.Span> open = List.of();
+    if (spans.enabled()) {
+      open = new java.util.ArrayList<>(traces.size());
+      for (io.kiln.pools.trace.RequestTrace t : traces) {
+        io.kiln.pools.trace.TraceParent parent = t == null ? null : io.kiln.pools.trace.TraceParent.parse(t.traceparent());
+        if (parent != null && parent.sampled()) {
+          open.add(spans.start("kiln.worker.batch", parent, t.tracestate(), false).attribute("kiln.worker", name)
+              .attribute("kiln.batch.size", batch.size()));
+        }
+      }
+    }
+    try (io.kiln.pools.trace.RequestLog.Scope log = io.kiln.pools.trace.RequestLog.open(first)) {
+      List<List<Tensor>> out = infer(batch);
+      open.forEach(io.kiln.pools.trace.Spans.Span::end);
+      return out;
+    } catch (RuntimeException | Error e) {
+      open.forEach(span -> span.error(e.toString()).end());
+      throw e;
+    }
   }
 
   /**

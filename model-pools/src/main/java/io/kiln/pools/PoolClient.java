@@ -37,6 +37,8 @@ import java.util.function.Function;
  */
 public final class PoolClient {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PoolClient.class);
+
   /** The call timeout exceeds the request's by this much, so the pool's own deadline answer arrives first. */
   private static final Duration GRACE = Duration.ofSeconds(5);
   /** Chunks a worker may send ahead of what the receiver consumed, unless the caller says otherwise. */
@@ -75,11 +77,27 @@ public final class PoolClient {
    */
   public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
                                                    ValidatedRequest request, Duration timeout) {
-    return send(deployment, version, nodeId, request.request(), true, timeout);
+    return send(deployment, version, nodeId, request.request(), true, timeout, null);
+  }
+
+  /**
+   * {@link #infer(String, String, String, ValidatedRequest, Duration)} carrying {@code trace} (the request id and
+   * W3C trace context) to the pool and its worker, for their log lines and spans; null carries nothing.
+   */
+  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
+                                                   ValidatedRequest request, Duration timeout,
+                                                   io.kiln.pools.trace.RequestTrace trace) {
+    return send(deployment, version, nodeId, request.request(), true, timeout, trace);
   }
 
   private CompletableFuture<InferenceResponse> send(String deployment, String version, String nodeId,
                                                     InferenceRequest request, boolean validated, Duration timeout) {
+    return send(deployment, version, nodeId, request, validated, timeout, null);
+  }
+
+  private CompletableFuture<InferenceResponse> send(String deployment, String version, String nodeId,
+                                                    InferenceRequest request, boolean validated, Duration timeout,
+                                                    io.kiln.pools.trace.RequestTrace trace) {
     CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
     if (timeout.isNegative() || timeout.isZero()) {
       result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
@@ -87,7 +105,7 @@ public final class PoolClient {
     }
     String name = PoolNames.poolManager(deployment, version, nodeId);
     Call call = new Call(name, request, validated, System.nanoTime() + timeout.toNanos(),
-        clientId + "/" + sequence.incrementAndGet(), result, null);
+        clientId + "/" + sequence.incrementAndGet(), result, null, trace);
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
         call.cancelRemote();
@@ -122,7 +140,7 @@ public final class PoolClient {
     } else {
       Call call = new Call(PoolNames.poolManager(deployment, version, nodeId), request.request(), true,
           System.nanoTime() + timeout.toNanos(), id, result,
-          new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes));
+          new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes), null);
       result.whenComplete((r, e) -> {
         if (result.isCancelled()) {
           call.cancelRemote();
@@ -216,11 +234,13 @@ public final class PoolClient {
     final String ticket;
     final CompletableFuture<InferenceResponse> result;
     final StreamTarget stream;
+    final io.kiln.pools.trace.RequestTrace trace;
     volatile ActorHandle<PoolManager> sentTo;
 
     Call(String name, InferenceRequest request, boolean validated, long deadlineNanos, String ticket,
-         CompletableFuture<InferenceResponse> result, StreamTarget stream) {
+         CompletableFuture<InferenceResponse> result, StreamTarget stream, io.kiln.pools.trace.RequestTrace trace) {
       this.stream = stream;
+      this.trace = trace;
       this.name = name;
       this.request = request;
       this.validated = validated;
@@ -248,7 +268,7 @@ public final class PoolClient {
         long timeoutMs = Math.max(1, left / 1_000_000);
         sentTo = h;
         h.withTimeout(Duration.ofMillis(timeoutMs).plus(GRACE))
-            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream))
+            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream, trace))
             .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
         if (result.isCancelled()) {
           cancelRemote(); // cancelled while we were sending: the listener may have seen no target yet
@@ -266,11 +286,21 @@ public final class PoolClient {
       if (isGone(t)) {
         managers.remove(name, lookup);
         if (mayRetry && t instanceof ActorDiedException && !result.isDone()) {
+          if (LOG.isInfoEnabled()) {
+            try (var log = io.kiln.pools.trace.RequestLog.open(requestId(), trace == null ? null : trace.traceId())) {
+              LOG.info("pool {} died under request {}; re-sending it once", name, requestId());
+            }
+          }
           send(false);
           return;
         }
       }
       result.completeExceptionally(translate(name, t));
+    }
+
+    String requestId() {
+      return !request.id().isEmpty() ? request.id() : trace != null && !trace.requestId().isEmpty() ? trace.requestId()
+          : ticket;
     }
 
     void cancelRemote() {

@@ -99,7 +99,7 @@ public final class PoolManager implements AutoCloseable {
     this.dispatcher = new PoolDispatcher(dispatch, System::nanoTime, new VertxTimers(context), this::onContext,
         this::workerFailed, registry,
         PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), validator(spec),
-        spec.repository());
+        spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF));
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
@@ -177,7 +177,7 @@ public final class PoolManager implements AutoCloseable {
           : "model '" + spec.deployment() + "' does not stream"));
     }
     CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000,
-        call.validated(), call.stream());
+        call.validated(), call.stream(), call.requestId(), call.trace());
     String ticket = call.ticket();
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, outputs);

@@ -47,6 +47,14 @@ public final class PoolsDirectory implements PoolDirectory {
   }
 
   @Override
+  public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
+                                                   ValidatedRequest request, long deadlineNanos,
+                                                   io.kiln.pools.trace.RequestTrace trace) {
+    return client.infer(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()),
+        trace);
+  }
+
+  @Override
   public ResponseStream stream(PoolEndpoint target, String model, String version, ValidatedRequest request,
                                long deadlineNanos, int window, int maxChunkBytes, ChunkListener listener) {
     return client.stream(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()),

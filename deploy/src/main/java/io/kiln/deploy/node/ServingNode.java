@@ -78,6 +78,7 @@ public final class ServingNode implements AutoCloseable {
   private volatile Jobs jobs; // set once by start, before anything else sees the node
   private volatile DashboardApi dashboard; // likewise
   private volatile ClusterMeters clusterMeters; // likewise
+  private volatile NodeLogs logs; // as jobs
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -168,6 +169,9 @@ public final class ServingNode implements AutoCloseable {
         managementToken)::register);
     DashboardApi dashboard = new DashboardApi(runtime, serve, board, pipelines, jobs, registry, managementToken);
     gateway.addRoutes(dashboard::mount); // before the management API, which takes the rest of /api/v1/
+    NodeLogs logs = new NodeLogs(runtime, io.kiln.deploy.logging.KilnLogging::lines);
+    gateway.addRoutes(new LogsApi(runtime.vertx(), logs, managementToken)::mount);
+    gateway.spans(runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF));
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines),
         managementToken)::mount);
     ServingNode node = new ServingNode(runtime, registry, board, pools, serve, pipelines, gateway, sampler, gpuMeters,
@@ -175,6 +179,7 @@ public final class ServingNode implements AutoCloseable {
     node.jobs = jobs;
     node.dashboard = dashboard;
     node.clusterMeters = ClusterMeters.register(runtime, serve, registry);
+    node.logs = logs;
     return board.ready()
         .thenCompose(v -> serve.start())
         .thenCompose(v -> pipelines.start())
@@ -365,6 +370,9 @@ public final class ServingNode implements AutoCloseable {
           }
           pipelines.close();
           board.close();
+          if (logs != null) {
+            logs.close();
+          }
           if (gpuSampler != null) {
             gpuMeters.close();
             gpuSampler.close();

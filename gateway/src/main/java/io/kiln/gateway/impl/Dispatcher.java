@@ -25,6 +25,8 @@ import java.util.function.Predicate;
  */
 final class Dispatcher {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dispatcher.class);
+
   /** One request in flight. {@link #cancel()} withdraws it from its pool (idempotent). */
   static final class Call {
     private final Promise<InferenceResponse> promise;
@@ -77,6 +79,11 @@ final class Dispatcher {
    * result rather than throw.
    */
   Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints) {
+    return dispatch(model, request, hints, null);
+  }
+
+  /** {@link #dispatch(ModelInfo, ValidatedRequest, Hints)} carrying {@code trace} (or null) to the pool. */
+  Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints, io.kiln.pools.trace.RequestTrace trace) {
     Context context = vertx.getOrCreateContext();
     Call call = new Call(Promise.promise());
     long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
@@ -85,7 +92,7 @@ final class Dispatcher {
     if (model.multiplexed() != null) { // a repository model: its deployment's pools serve it, told which model
       request = request.withParameter(io.kiln.pools.ModelRepository.MODEL_ID, model.name());
     }
-    if (!send(call, context, model, request, hints, deadline, java.util.Set.of())) {
+    if (!send(call, context, model, request, hints, deadline, java.util.Set.of(), trace)) {
       return call;
     }
     long timer = vertx.setTimer(timeoutMillis, id -> {
@@ -103,7 +110,7 @@ final class Dispatcher {
    * skipped once and the request routed again, unless it was pinned to that node.
    */
   private boolean send(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
-                       long deadline, java.util.Set<String> refused) {
+                       long deadline, java.util.Set<String> refused, io.kiln.pools.trace.RequestTrace trace) {
     PoolEndpoint target;
     try {
       String deployment = model.deployment();
@@ -113,7 +120,8 @@ final class Dispatcher {
       Router.Route route = router.route(deployment, candidates, hints.pinnedNode(), multiplexedModel(model, request));
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
-      call.sent = pools.send(target, deployment, model.version(), request, deadline);
+      call.sent = trace == null ? pools.send(target, deployment, model.version(), request, deadline)
+          : pools.send(target, deployment, model.version(), request, deadline, trace);
     } catch (RuntimeException e) {
       call.promise.tryFail(e);
       return false;
@@ -123,10 +131,10 @@ final class Dispatcher {
     // the answer is handled at once, without another trip through the event loop's task queue.
     call.sent.whenComplete((response, error) -> {
       if (Vertx.currentContext() == context) {
-        answered(call, context, model, request, hints, deadline, refused, node, response, error);
+        answered(call, context, model, request, hints, deadline, refused, node, response, error, trace);
       } else {
         context.runOnContext(v -> answered(call, context, model, request, hints, deadline, refused, node, response,
-            error));
+            error, trace));
       }
     });
     return true;
@@ -134,14 +142,19 @@ final class Dispatcher {
 
   private void answered(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
                         long deadline, java.util.Set<String> refused, String node, InferenceResponse response,
-                        Throwable error) {
+                        Throwable error, io.kiln.pools.trace.RequestTrace trace) {
     if (error != null) {
       Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
           ? error.getCause() : error;
       if (cause instanceof CapacityExceededException && hints.pinnedNode() == null && refused.isEmpty()
           && !call.promise.future().isComplete() && nanoClock.getAsLong() < deadline) {
         java.util.Set<String> skip = java.util.Set.of(node);
-        if (!send(call, context, model, request, hints, deadline, skip)) {
+        if (LOG.isDebugEnabled()) {
+          try (var log = io.kiln.pools.trace.RequestLog.open(trace)) {
+            LOG.debug("request {}: pool on node {} was full; routing it once more", request.request().id(), node);
+          }
+        }
+        if (!send(call, context, model, request, hints, deadline, skip, trace)) {
           call.promise.tryFail(cause); // nowhere else to go: the pool's own answer stands
         }
         return;

@@ -44,6 +44,7 @@ public final class GatewayServers {
   private volatile ReadDeadlines deadlines;
   private TlsReloader tls;
   // Replaced whole, read per stream: a change applies to the next stream opened.
+  private io.kiln.pools.trace.Spans spans = io.kiln.pools.trace.Spans.OFF; // guarded by this until start
   private volatile io.kiln.gateway.StreamOptions streamOptions = io.kiln.gateway.StreamOptions.DEFAULTS;
 
   public GatewayServers(GatewayOptions options, ModelDirectory models, PoolDirectory pools, DataLocator locator,
@@ -86,7 +87,7 @@ public final class GatewayServers {
     JsonRequestDecoder json = new JsonRequestDecoder(options.maxBodyBytes());
     GatewayContext gw = new GatewayContext(options, lookup, locator, dispatcher,
         new HttpInferDecoder(json), new JsonResponseEncoder(json.factory()), new ErrorMapper(options.retryAfterSeconds()),
-        metrics, registry, () -> started && !closed && !holds.held(), holds);
+        metrics, registry, () -> started && !closed && !holds.held(), holds, spans);
 
     // HTTP/1.1 only: with h2c upgrades on, Vert.x opens a connection (and so its read clock) only once the
     // first request's headers are complete, which a slowloris client never sends.
@@ -196,6 +197,14 @@ public final class GatewayServers {
         .setMaxHeaderSize(HttpServerOptions.DEFAULT_MAX_HEADER_SIZE)
         .setIdleTimeoutUnit(java.util.concurrent.TimeUnit.MILLISECONDS)
         .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, options.effectiveIdleTimeout().toMillis()));
+  }
+
+  /** See {@link io.kiln.gateway.KilnGateway#spans}; before {@link #start}. */
+  public synchronized void spans(io.kiln.pools.trace.Spans value) {
+    if (metrics != null) {
+      throw new IllegalStateException("spans must be set before the gateway starts");
+    }
+    spans = java.util.Objects.requireNonNull(value, "spans");
   }
 
   /** See {@link io.kiln.gateway.KilnGateway#streamOptions}; any time, from any thread. */

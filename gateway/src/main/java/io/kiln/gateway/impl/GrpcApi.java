@@ -27,6 +27,8 @@ import java.util.function.Function;
  */
 final class GrpcApi {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GrpcApi.class);
+
   static final String RETRY_AFTER_TRAILER = "retry-after";
 
   private final Vertx vertx;
@@ -72,7 +74,9 @@ final class GrpcApi {
 
   private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> req) {
     long start = gw.metrics().start();
-    Exchange ex = new Exchange(req.response(), start);
+    GatewayTrace trace = GatewayTrace.start(gw.spans(), req.headers().get(GatewayTrace.TRACEPARENT),
+        req.headers().get(GatewayTrace.TRACESTATE), "grpc");
+    Exchange ex = new Exchange(req.response(), start, trace);
     tooLarge(req, ex);
     // A client cancel arrives as a gRPC error (RST_STREAM CANCELLED) on the request; a broken connection may
     // surface as an exception on either side. clientGone() is idempotent, so listen to all three.
@@ -81,6 +85,10 @@ final class GrpcApi {
     req.response().exceptionHandler(err -> ex.clientGone());
     req.handler(msg -> {
       ex.model = gw.models().label(msg.getModelName());
+      ex.requestId = msg.getId();
+      if (trace != null) {
+        trace.model(ex.model);
+      }
       ModelInfo model;
       DecodedRequest decoded;
       Hints hints;
@@ -93,7 +101,8 @@ final class GrpcApi {
         ex.fail(e);
         return;
       }
-      Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints);
+      Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints,
+          trace == null ? null : trace.forPool(ex.requestId));
       ex.call = call;
       call.result()
           .compose(r -> Future.succeededFuture(GrpcCodec.encode(r, decoded)))
@@ -132,10 +141,16 @@ final class GrpcApi {
     String model = GatewayMetrics.UNKNOWN_MODEL;
     Dispatcher.Call call;
     private boolean clientGone;
+    private final GatewayTrace trace; // null: none
+    String requestId;
 
-    Exchange(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, long start) {
+    Exchange(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, long start, GatewayTrace trace) {
       this.response = response;
       this.start = start;
+      this.trace = trace;
+      if (trace != null) {
+        response.headers().set(GatewayTrace.TRACEPARENT, trace.traceparent());
+      }
     }
 
     /** The client cancelled or the stream broke: withdraw the request, answer nothing. */
@@ -159,7 +174,10 @@ final class GrpcApi {
         finish("cancelled", GrpcStatus.CANCELLED);
         return;
       }
-      ErrorMapper.Failure f = gw.errors().map(t);
+      ErrorMapper.Failure f;
+      try (var log = GatewayTrace.log(requestId, trace)) { // an internal error is logged: name the request
+        f = gw.errors().map(t);
+      }
       if (finish(ErrorMapper.outcome(f.kind()), ErrorMapper.grpcStatus(f.kind()))) {
         GrpcApi.fail(response, f);
       }
@@ -171,6 +189,15 @@ final class GrpcApi {
       }
       done = true;
       gw.metrics().finish(start, model, "grpc", outcome, status.name());
+      if (trace != null) {
+        trace.end(outcome, status.name(), status == GrpcStatus.OK);
+      }
+      if (LOG.isDebugEnabled()) {
+        try (var log = GatewayTrace.log(requestId, trace)) {
+          LOG.debug("request {} to {} over grpc: {} {} after {} ms", requestId, model, outcome, status,
+              (System.nanoTime() - start) / 1_000_000);
+        }
+      }
       return true;
     }
   }

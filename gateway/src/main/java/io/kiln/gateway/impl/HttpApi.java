@@ -26,6 +26,8 @@ import java.util.function.Predicate;
  */
 final class HttpApi {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HttpApi.class);
+
   static final String JSON = "application/json";
   static final String OCTETS = "application/octet-stream";
   static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
@@ -105,7 +107,10 @@ final class HttpApi {
 
   private void infer(RoutingContext ctx) {
     String name = ctx.pathParam("model");
-    Exchange ex = new Exchange(ctx, gw.metrics().start(), gw.models().label(name));
+    long start = gw.metrics().start();
+    GatewayTrace trace = GatewayTrace.start(gw.spans(), ctx.request().getHeader(GatewayTrace.TRACEPARENT),
+        ctx.request().getHeader(GatewayTrace.TRACESTATE), "http");
+    Exchange ex = new Exchange(ctx, start, gw.models().label(name), trace);
     ctx.response().closeHandler(v -> ex.clientGone());
     ModelInfo model;
     try {
@@ -124,7 +129,9 @@ final class HttpApi {
           if (ex.clientGone) {
             return Future.failedFuture(InferenceException.unavailable("client went away"));
           }
-          Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints);
+          ex.requestId = decoded.request().request().id();
+          Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints,
+              trace == null ? null : trace.forPool(ex.requestId));
           ex.call = call;
           return call.result().compose(response -> offload(outputBytes(response), () -> gw.encoder().infer(response, binary)));
         })
@@ -213,14 +220,21 @@ final class HttpApi {
     private final RoutingContext ctx;
     private final long start;
     private final String model;
+    private final GatewayTrace trace; // null: none
     private boolean done;
     private boolean clientGone;
     Dispatcher.Call call;
+    String requestId; // the OIP id, once decoded
 
-    Exchange(RoutingContext ctx, long start, String model) {
+    Exchange(RoutingContext ctx, long start, String model, GatewayTrace trace) {
       this.ctx = ctx;
       this.start = start;
       this.model = model;
+      this.trace = trace;
+      if (trace != null) {
+        trace.model(model);
+        ctx.response().putHeader(GatewayTrace.TRACEPARENT, trace.traceparent());
+      }
     }
 
     /** The connection closed before the answer: withdraw the request, answer nothing. */
@@ -256,7 +270,10 @@ final class HttpApi {
         finish("cancelled", Integer.toString(CLIENT_CLOSED));
         return;
       }
-      ErrorMapper.Failure f = gw.errors().map(t);
+      ErrorMapper.Failure f;
+      try (var log = GatewayTrace.log(requestId, trace)) { // an internal error is logged: name the request
+        f = gw.errors().map(t);
+      }
       if (finish(ErrorMapper.outcome(f.kind()), Integer.toString(f.httpStatus()))) {
         HttpApi.this.fail(ctx, f);
       }
@@ -268,6 +285,15 @@ final class HttpApi {
       }
       done = true;
       gw.metrics().finish(start, model, "http", outcome, code);
+      if (trace != null) {
+        trace.end(outcome, code, outcome.equals("ok"));
+      }
+      if (LOG.isDebugEnabled()) {
+        try (var log = GatewayTrace.log(requestId, trace)) {
+          LOG.debug("request {} to {} over http: {} {} after {} ms", requestId, model, outcome, code,
+              (System.nanoTime() - start) / 1_000_000);
+        }
+      }
       return true;
     }
   }

@@ -46,6 +46,17 @@ public interface PoolDirectory {
                                             ValidatedRequest request, long deadlineNanos);
 
   /**
+   * {@link #send(PoolEndpoint, String, String, ValidatedRequest, long)} carrying the request's id and trace context
+   * ({@code trace}, or null) to the pool, for its and its worker's log lines and spans. Directories that cannot
+   * carry it send the request without (the default).
+   */
+  default CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
+                                                    ValidatedRequest request, long deadlineNanos,
+                                                    io.kiln.pools.trace.RequestTrace trace) {
+    return send(target, model, version, request, deadlineNanos);
+  }
+
+  /**
    * Sends one request to one pool of a streaming model and receives its answer chunk by chunk (see
    * {@link io.kiln.pools.PoolClient#stream}): the listener hears the chunks in order, then exactly one of end or
    * error, on the calling Vert.x context; the returned stream pauses, resumes and cancels it. Returns at once.

@@ -54,6 +54,17 @@ public final class ActorWorkerChannel implements WorkerChannel {
   }
 
   @Override
+  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
+                                                  List<io.kiln.pools.trace.RequestTrace> traces) {
+    DispatchTimes.Stamp stamp = times.dispatched(batch, clock.getAsLong());
+    CompletableFuture<List<List<Tensor>>> call = handle.call(ModelWorker::inferTraced, batch, traces)
+        .toCompletableFuture();
+    CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> stamp.done(clock.getAsLong()));
+    last = out;
+    return out;
+  }
+
+  @Override
   public CompletionStage<Boolean> load(String model) {
     // A load may take as long as a worker's first load; the batches behind it wait in the worker's mailbox.
     CompletableFuture<Boolean> call = handle.withTimeout(LOOP_TIMEOUT).call(ModelWorker::loadModel, model)

@@ -23,6 +23,12 @@ final class PendingRequest {
   final CompletableFuture<List<Tensor>> future = new CompletableFuture<>();
   /** Where a streamed answer goes; null for a request answered once. */
   final StreamTarget stream;
+  /** The id its log lines name (the client's, else its ticket); null when its submitter gave none. */
+  String requestId;
+  /** Its trace context, carried to its worker; null when it has none. */
+  io.kiln.pools.trace.RequestTrace trace;
+  /** Its {@code kiln.pool.queue} span while queued, when spans are exported and it is traced. */
+  io.kiln.pools.trace.Spans.Span queueSpan;
 
   State state = State.QUEUED;
   /** When it was last queued, for the queue-time metric. */

@@ -22,6 +22,10 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import io.kiln.pools.trace.RequestLog;
+import io.kiln.pools.trace.RequestTrace;
+import io.kiln.pools.trace.Spans;
+import io.kiln.pools.trace.TraceParent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,6 +65,7 @@ public final class PoolDispatcher implements AutoCloseable {
   private static final long THROUGHPUT_TAU_NANOS = Duration.ofSeconds(5).toNanos();
 
   private final PoolConfig config;
+  private final Spans spans;
   private final LongSupplier clock;
   private final Timers timers;
   private final Executor executor;
@@ -112,6 +117,15 @@ public final class PoolDispatcher implements AutoCloseable {
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
                         Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository) {
+    this(config, nanoClock, timers, executor, listener, registry, tags, validator, repository, Spans.OFF);
+  }
+
+  /** @param spans where the {@code kiln.pool.queue} spans of traced requests go ({@link Spans#OFF}: nowhere) */
+  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
+                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
+                        Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository,
+                        Spans spans) {
+    this.spans = Objects.requireNonNull(spans, "spans");
     this.affinity = repository == null ? null
         : new ModelAffinity(repository, MultiplexMeters.forPool(registry, Tags.of(tags)));
     this.control = affinity == null ? null : new RepositoryControl(affinity, workers, executor, completions, this::run);
@@ -165,6 +179,16 @@ public final class PoolDispatcher implements AutoCloseable {
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated,
                                                 StreamTarget stream) {
+    return submit(request, deadlineNanos, validated, stream, null, null);
+  }
+
+  /**
+   * {@link #submit(InferenceRequest, long, boolean, StreamTarget)} naming the request in log lines by
+   * {@code requestId} and carrying {@code trace} (or null) to its worker; a traced request's time in the queue is a
+   * {@code kiln.pool.queue} span when spans are exported.
+   */
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated,
+                                                StreamTarget stream, String requestId, RequestTrace trace) {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
@@ -190,6 +214,16 @@ public final class PoolDispatcher implements AutoCloseable {
           "pool queue is full (" + queue.size() + " requests waiting)", throughput.retryAfter(queue.size(), now)));
     }
     PendingRequest p = new PendingRequest(request, key, deadlineNanos, now, stream);
+    p.requestId = requestId;
+    if (trace != null) {
+      p.trace = trace;
+      if (spans.enabled()) {
+        TraceParent parent = TraceParent.parse(trace.traceparent());
+        if (parent != null && parent.sampled()) {
+          p.queueSpan = spans.start("kiln.pool.queue", parent, trace.tracestate(), false);
+        }
+      }
+    }
     p.future.whenComplete((v, e) -> {
       if (!p.settled) {
         executor.execute(() -> abandoned(p));
@@ -378,11 +412,17 @@ public final class PoolDispatcher implements AutoCloseable {
     inFlightRequests += batch.size();
     List<InferenceRequest> requests = new ArrayList<>(batch.size());
     long rows = 0;
+    boolean traced = false;
     for (PendingRequest p : batch) {
       p.state = PendingRequest.State.IN_FLIGHT;
       metrics.dispatched(now - p.queuedSinceNanos);
       rows += p.rows;
       requests.add(p.request);
+      traced |= p.trace != null;
+      if (p.queueSpan != null) {
+        p.queueSpan.attribute("kiln.worker", worker.channel.id()).attribute("kiln.requeues", p.requeues).end();
+        p.queueSpan = null;
+      }
     }
     metrics.batchStarted(rows);
     CompletionStage<List<List<Tensor>>> stage;
@@ -394,12 +434,21 @@ public final class PoolDispatcher implements AutoCloseable {
         }
         stage = Objects.requireNonNull(worker.channel.stream(calls), "stream returned null");
       } else {
-        stage = Objects.requireNonNull(worker.channel.infer(Collections.unmodifiableList(requests)), "infer returned null");
+        stage = Objects.requireNonNull(traced ? worker.channel.infer(Collections.unmodifiableList(requests), traces(batch))
+            : worker.channel.infer(Collections.unmodifiableList(requests)), "infer returned null");
       }
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
     stage.whenComplete((results, error) -> executor.execute(() -> batchDone(worker, batch, results, error)));
+  }
+
+  private static List<RequestTrace> traces(List<PendingRequest> batch) {
+    List<RequestTrace> out = new ArrayList<>(batch.size());
+    for (PendingRequest p : batch) {
+      out.add(p.trace);
+    }
+    return Collections.unmodifiableList(out);
   }
 
   private void batchDone(WorkerSlot worker, List<PendingRequest> batch, List<List<Tensor>> results, Throwable error) {
@@ -436,7 +485,12 @@ public final class PoolDispatcher implements AutoCloseable {
 
   private void workerFailed(WorkerSlot worker, List<PendingRequest> batch, Throwable cause, long now) {
     String id = worker.channel.id();
-    LOG.warn("worker {} failed under a batch of {} requests: {}", id, batch.size(), BatchResults.describe(cause));
+    if (LOG.isWarnEnabled()) {
+      try (RequestLog.Scope log = RequestLog.open(batch.get(0).requestId, traceId(batch.get(0)))) {
+        LOG.warn("worker {} failed under a batch of {} requests ({}): {}", id, batch.size(), requestIds(batch),
+            BatchResults.describe(cause));
+      }
+    }
     LOG.debug("worker {} failure", id, cause);
     InferenceException failed = new InferenceException(InferenceException.Kind.UNAVAILABLE,
         "worker " + id + " failed: " + BatchResults.describe(cause), cause);
@@ -447,6 +501,11 @@ public final class PoolDispatcher implements AutoCloseable {
       }
       if (p.stream == null && p.requeues < config.maxRequeues() && queue.size() + again.size() < config.maxQueued()) {
         p.requeues++;
+        if (LOG.isDebugEnabled()) {
+          try (RequestLog.Scope log = RequestLog.open(p.requestId, traceId(p))) {
+            LOG.debug("request {} re-queued (attempt {}) after worker {} failed", p.requestId, p.requeues + 1, id);
+          }
+        }
         p.state = PendingRequest.State.QUEUED;
         p.queuedSinceNanos = now;
         again.add(p);
@@ -494,6 +553,12 @@ public final class PoolDispatcher implements AutoCloseable {
       return;
     }
     finish(p);
+    if (error != null && outcome != Outcome.OK && LOG.isDebugEnabled()) {
+      try (RequestLog.Scope log = RequestLog.open(p.requestId, traceId(p))) {
+        LOG.debug("request {} {}: {}", p.requestId, outcome.name().toLowerCase(java.util.Locale.ROOT),
+            error.getMessage());
+      }
+    }
     completions.add(() -> {
       boolean won = error == null ? p.future.complete(value) : p.future.completeExceptionally(error);
       metrics.outcome(won ? outcome : Outcome.CANCELLED);
@@ -501,6 +566,10 @@ public final class PoolDispatcher implements AutoCloseable {
   }
 
   private void finish(PendingRequest p) {
+    if (p.queueSpan != null) { // it never left the queue: expired, cancelled, or the pool closed
+      p.queueSpan.error(p.future.isDone() ? "cancelled" : "not dispatched").end();
+      p.queueSpan = null;
+    }
     queue.remove(p);
     p.state = PendingRequest.State.DONE;
     p.settled = true;
@@ -508,6 +577,18 @@ public final class PoolDispatcher implements AutoCloseable {
       timers.cancel(p.deadlineTimer);
       p.deadlineTimer = -1;
     }
+  }
+
+  private static String traceId(PendingRequest p) {
+    return p.trace == null ? null : p.trace.traceId();
+  }
+
+  private static String requestIds(List<PendingRequest> batch) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < batch.size() && i < 8; i++) {
+      b.append(i == 0 ? "" : ", ").append(batch.get(i).requestId);
+    }
+    return batch.size() > 8 ? b.append(", ...").toString() : b.toString();
   }
 
   private CompletableFuture<List<Tensor>> refuse(Outcome outcome, InferenceException error) {

@@ -29,6 +29,16 @@ public interface WorkerChannel {
   CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch);
 
   /**
+   * {@link #infer(List)} for a batch of which some requests carry a trace ({@code traces}: one per request, null for
+   * one without), so that the worker's spans and log lines continue theirs. Channels that cannot carry them run the
+   * batch as {@link #infer(List)} does.
+   */
+  default CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
+                                                    List<io.kiln.pools.trace.RequestTrace> traces) {
+    return infer(batch);
+  }
+
+  /**
    * Runs a batch of streams (a streaming model's requests); completes, as {@link #infer} does, with one (empty)
    * list per call once every stream is over. Channels of workers that cannot stream refuse.
    */

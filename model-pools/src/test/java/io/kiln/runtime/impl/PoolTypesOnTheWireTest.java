@@ -131,6 +131,18 @@ class PoolTypesOnTheWireTest {
   }
 
   @Test
+  void aTracedRequestCrossesWithItsTrace() {
+    ActorAsyncMethod1<PoolManager, PoolRequest, InferenceResponse> submit = PoolManager::submit;
+    PoolRequest request = new PoolRequest(new InferenceRequest("", List.of(FLOATS), List.of(), Map.of()), 1500, "b/c/2",
+        true, null, new io.kiln.pools.trace.RequestTrace("b/c/2",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "k=v"));
+    CallMessage got = wire(new CallMessage.Codec(), new CallMessage(Lambdas.resolve(submit), submit, new Object[] {request}));
+    assertThat(got.args).containsExactly(request);
+    assertThat(((PoolRequest) got.args[0]).requestId()).isEqualTo("b/c/2");
+    assertThat(((PoolRequest) got.args[0]).trace().traceId()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+  }
+
+  @Test
   void poolErrorsArriveAsThemselves() {
     Throwable capacity = replyError(new CapacityExceededException("pool queue is full (512 requests waiting)",
         Duration.ofSeconds(3)));

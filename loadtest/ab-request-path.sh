@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A/B of the request path's cost between two checkouts, interleaved: for each round, a fresh `kiln up` of
+# deploy/examples/bench/noop.yaml per checkout, pinned to SERVER_CPU, loaded by wrk -t1 -c16 (oip-json.lua) pinned
+# to CLIENT_CPU: WARM of load, then MEASURE seconds measured: requests/s and the server's CPU time per request
+# (utime+stime from /proc), which a busy machine disturbs less than the rate. Make the other checkout with e.g.
+#   mkdir /tmp/kiln-base && git archive <commit> | tar -x -C /tmp/kiln-base
+# Usage: BASE=/tmp/kiln-base loadtest/ab-request-path.sh [ROUNDS]   (prints one line per run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here="$(pwd)"
+BASE="${BASE:?set BASE to the other checkout}" ROUNDS="${1:-3}"
+SERVER_CPU="${SERVER_CPU:-1}" CLIENT_CPU="${CLIENT_CPU:-0}" PORT="${PORT:-18400}" WARM="${WARM:-20}" MEASURE="${MEASURE:-15}"
+out="$(mktemp -d)"
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+run() { # name dir round
+  local name=$1 dir=$2 round=$3 pid t0 t1 n
+  (cd "$dir" && setsid taskset -c "$SERVER_CPU" ./kiln up --port "$PORT" --grpc-port "$((PORT + 1))" \
+    --file deploy/examples/bench/noop.yaml --cpus 2 --node-id "ab-$name" --warmup-seconds 5 >"$out/$name.$round.log" 2>&1 &)
+  for _ in $(seq 1 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/v2/models/noop/ready" && break; sleep 0.5; done
+  pid=$(pgrep -n -f "kiln.jar up --port $PORT")
+  url="http://127.0.0.1:$PORT/v2/models/noop/infer"
+  taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"${WARM}s" -s "$here/loadtest/wrk/oip-json.lua" "$url" >/dev/null 2>&1
+  t0=$(ticks "$pid")
+  taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"${MEASURE}s" -s "$here/loadtest/wrk/oip-json.lua" "$url" >"$out/$name.$round.wrk" 2>&1
+  t1=$(ticks "$pid")
+  n=$(awk '/requests in/ {print $1}' "$out/$name.$round.wrk")
+  echo "$name round $round: $(awk '/^Requests\/sec/ {print $2}' "$out/$name.$round.wrk") req/s, server CPU" \
+    "$(awk -v t=$((t1 - t0)) -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}') us/request"
+  kill -TERM "$pid"
+  for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$dir/.kiln/nodes/ab-$name.json"
+}
+for r in $(seq 1 "$ROUNDS"); do
+  run this "$here" "$r"
+  run base "$BASE" "$r"
+done
+echo "logs and wrk output: $out" >&2
