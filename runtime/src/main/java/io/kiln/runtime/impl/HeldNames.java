@@ -2,10 +2,12 @@ package io.kiln.runtime.impl;
 
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorState;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +32,9 @@ import org.slf4j.LoggerFactory;
 final class HeldNames {
 
   private static final Logger LOG = LoggerFactory.getLogger(HeldNames.class);
+  /** How long {@link #reassert} waits for a creation in flight under a name held here to settle. */
+  static final Duration SETTLE = Duration.ofSeconds(60);
+  private static final int MAX_CHECKS = 3;
 
   private final ActorRegistry registry;
   private final LocalActors cells;
@@ -78,32 +83,42 @@ final class HeldNames {
     });
   }
 
-  /** Checks every live named cell's registry entry: puts back one that is absent; a cell whose name another holds dies. */
+  /**
+   * Checks every live named cell's registry entry: puts back one that is absent; a cell whose name another actor holds
+   * (not merely claims: a PENDING claim is waited out) dies.
+   */
   void reassert() {
     for (ActorCell c : cells.cells()) {
       String own = registryJson.get(c.actorId);
-      if (c.options.name() == null || own == null || c.info().state() != ActorState.ALIVE) {
-        continue;
+      if (c.options.name() != null && own != null && c.info().state() == ActorState.ALIVE) {
+        check(c, ActorRecord.key(c.options.namespace(), c.options.name()), own, 1);
       }
-      String key = ActorRecord.key(c.options.namespace(), c.options.name());
-      registry.get(key).thenCompose(current -> {
-        if (current.isPresent()) {
-          return CompletableFuture.completedFuture(current.get().actorId().equals(c.actorId));
-        }
-        return registry.putIfAbsent(ActorRegistry.decode(own), own).thenApply(held -> {
-          if (held.isEmpty()) {
-            LOG.info("put back the registry entry of {} ({}), which the other side of a partition had freed", key,
-                c.actorId);
-          }
-          return held.isEmpty() || held.get().actorId().equals(c.actorId);
-        });
-      }).whenComplete((mine, err) -> {
-        if (err != null) {
-          LOG.warn("could not check the registry entry of {} ({}): {}", key, c.actorId, err.toString());
-        } else if (!mine) {
-          nameLost.accept(c, key);
-        }
-      });
     }
+  }
+
+  private void check(ActorCell c, String key, String own, int attempt) {
+    // Another's PENDING claim is a creation in flight, not a holder: perhaps of this very name on this node, which
+    // then gets this actor (reclaim). Its outcome decides.
+    registry.await(key, r -> r.state() != ActorState.PENDING || r.actorId().equals(c.actorId))
+        .toCompletableFuture().orTimeout(SETTLE.toMillis(), TimeUnit.MILLISECONDS)
+        .thenCompose(current -> current.isPresent() ? CompletableFuture.completedFuture(current)
+            : registry.putIfAbsent(ActorRegistry.decode(own), own).thenApply(held -> {
+              if (held.isEmpty()) {
+                LOG.info("put back the registry entry of {} ({}), which the other side of a partition had freed", key,
+                    c.actorId);
+              }
+              return held;
+            }))
+        .whenComplete((holder, err) -> {
+          if (err != null) {
+            LOG.warn("could not check the registry entry of {} ({}): {}", key, c.actorId, err.toString());
+          } else if (holder.isEmpty() || holder.get().actorId().equals(c.actorId)) {
+            return; // its own
+          } else if (holder.get().state() == ActorState.PENDING && attempt < MAX_CHECKS) {
+            check(c, key, own, attempt + 1); // a claim slipped in before the put: wait that one out too
+          } else {
+            nameLost.accept(c, key);
+          }
+        });
   }
 }

@@ -115,6 +115,25 @@ class HeldNamesTest {
   }
 
   @Test
+  void anotherCreatorsPendingClaimIsWaitedOutNotObeyed() {
+    ActorHandle<Named> first = onB();
+    freeTheEntry();
+    // A creator's claim, in flight when the heal shows (the leader asking for a manager it sees missing).
+    ActorRecord claim = new ActorRecord("claimant", "default", "held", Named.class.getName(), null, ActorState.PENDING,
+        io.kiln.runtime.Lifetime.DETACHED, "a", "a", null, 0, null, true, 0, null, 0);
+    String claimJson = ActorRegistry.encode(claim);
+    assertThat(result(((RuntimeImpl) a).backend().map(ActorRegistry.MAP).putIfAbsent(KEY, claimJson))).isEmpty();
+
+    result(cluster.startNode(new NodeOptions("c", "127.0.0.1", Resources.cpu(1), Map.of())));
+
+    await().during(Duration.ofSeconds(1)).atMost(WAIT).until(() -> liveHere(b).equals(List.of(first.actorId())));
+    // The creator gives up its claim: the entry goes back to the live actor.
+    assertThat(result(((RuntimeImpl) a).backend().map(ActorRegistry.MAP).remove(KEY, claimJson))).isTrue();
+    await().atMost(WAIT).until(() -> registered().equals(Optional.of(first.actorId())));
+    assertThat(liveHere(b)).containsExactly(first.actorId());
+  }
+
+  @Test
   void whenAnotherActorTookTheNameTheRegistrysHolderWinsAndTheOtherDiesFailingItsCalls() {
     ActorHandle<Named> loser = onB();
     freeTheEntry();
