@@ -49,6 +49,8 @@ class HeldNamesTest {
     cluster = LocalCluster.create();
     a = result(cluster.startNode(new NodeOptions("a", "127.0.0.1", Resources.cpu(4), Map.of())));
     b = result(cluster.startNode(new NodeOptions("b", "127.0.0.1", Resources.cpu(4), Map.of())));
+    // a places on b once b's row reached it
+    await().atMost(WAIT).until(() -> a.clusterView().aliveNodes().stream().anyMatch(n -> n.nodeId().equals("b")));
   }
 
   @AfterEach
