@@ -404,7 +404,6 @@ final class NodeAgent {
     }
   }
 
-  /** Owned actors die with their owner's node. */
   /** The live actor here holding name {@code key} (namespace/name), if any: {@link HeldNames#holder}. */
   Optional<ActorInfo> heldHere(String key) {
     return names.holder(key, null).map(ActorCell::info);
@@ -420,6 +419,7 @@ final class NodeAgent {
     }
   }
 
+  /** Owned actors die with their owner's node. */
   void nodeDied(String deadNode) {
     for (ActorCell c : cells.cells()) {
       if (c.options.lifetime() == Lifetime.OWNED && deadNode.equals(c.ownerNodeId)) {
