@@ -35,6 +35,8 @@ final class MultiHostCluster implements AutoCloseable {
   private final CliProcesses cli;
   private final NetnsClient.Remote client;
   private final Map<String, Process> processes = new LinkedHashMap<>();
+  /** Further clients, in nodes' namespaces ({@link #clientIn}), closed with the rest. */
+  private final List<NetnsClient.Remote> moreClients = new ArrayList<>();
   private boolean closed;
 
   private MultiHostCluster(List<String> nodeIds, NetNamespaces net, Path home, CliProcesses cli,
@@ -132,13 +134,28 @@ final class MultiHostCluster implements AutoCloseable {
     return client;
   }
 
+  /**
+   * A second client, inside {@code host}'s own namespace (e.g. a node's: it reaches that node's gateway even while the
+   * node's cable is pulled, as a caller on the same host would); closed with the cluster.
+   */
+  synchronized NetnsClient.Remote clientIn(String host) throws IOException {
+    NetnsClient.Remote c = new NetnsClient.Remote(net.exec(host), home.resolve("client-" + host + ".err"));
+    moreClients.add(c);
+    return c;
+  }
+
   NetNamespaces network() {
     return net;
   }
 
   /** {@code /api/v1/status} as {@code node}'s gateway answers it. */
   JsonNode status(String node, String token) throws Exception {
-    NetnsClient.Remote.Answer a = client.http("GET", url(node, "/api/v1/status"), token, null);
+    return status(client, node, token);
+  }
+
+  /** {@code /api/v1/status} as {@code node}'s gateway answers it to {@code from}. */
+  JsonNode status(NetnsClient.Remote from, String node, String token) throws Exception {
+    NetnsClient.Remote.Answer a = from.http("GET", url(node, "/api/v1/status"), token, null);
     assertThat(a.status()).as(a.body()).isEqualTo(200);
     return a.json();
   }
@@ -160,10 +177,14 @@ final class MultiHostCluster implements AutoCloseable {
       return;
     }
     closed = true;
-    try {
-      client.close();
-    } catch (Exception e) {
-      System.err.println("MultiHost: closing the client: " + e);
+    List<NetnsClient.Remote> all = new ArrayList<>(moreClients);
+    all.add(0, client);
+    for (NetnsClient.Remote c : all) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        System.err.println("MultiHost: closing a client: " + e);
+      }
     }
     try {
       cli.close(); // kills the nodes still running

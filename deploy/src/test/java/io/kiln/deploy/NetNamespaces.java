@@ -156,6 +156,11 @@ final class NetNamespaces implements AutoCloseable {
     ip("-n", namespace(SWITCH), "link", "set", "v-" + host, "down");
   }
 
+  /** Plugs {@code host}'s cable back in: its port on the bridge comes up again (the undoing of {@link #disconnect}). */
+  void reconnect(String host) throws IOException {
+    ip("-n", namespace(SWITCH), "link", "set", "v-" + host, "up");
+  }
+
   /** What runs a command inside {@code host}'s namespace: {@code ip netns exec NS}, which execs the command. */
   List<String> exec(String host) {
     return List.of("ip", "netns", "exec", namespace(host));

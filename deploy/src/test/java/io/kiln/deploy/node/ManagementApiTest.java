@@ -85,6 +85,12 @@ class ManagementApiTest {
     assertThat(status.getJsonArray("nodes")).hasSize(1);
     assertThat(status.getJsonArray("actors").stream().map(a -> ((JsonObject) a).getString("name")))
         .contains("kiln/pool/applied@1/node-a");
+    // The answering node's own table: the live named actors it hosts, the pool's manager and worker among them.
+    assertThat(status.getJsonArray("localActors").stream().map(a -> (JsonObject) a)
+        .filter(a -> a.getString("name").startsWith("kiln/pool/applied@1/node-a")))
+        .allSatisfy(a -> assertThat(a.getString("nodeId")).isEqualTo("node-a"))
+        .extracting(a -> a.getString("name"))
+        .contains("kiln/pool/applied@1/node-a", "kiln/pool/applied@1/node-a/worker-0");
 
     // The gateway serves it.
     HttpResponse<Buffer> infer = node.call(HttpMethod.POST, "/v2/models/applied/infer", """

@@ -9,6 +9,9 @@ import io.kiln.pipelines.PipelineSpec;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ActorInfo;
+import io.kiln.runtime.ActorState;
+import io.kiln.runtime.BelowMinimumClusterSizeException;
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
 import io.kiln.runtime.WireCodec;
@@ -29,7 +32,6 @@ import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletionException;
 
 /**
  * The management REST API under {@code /api/v1/}, mounted on the gateway's HTTP server:
@@ -56,6 +58,8 @@ public final class ManagementApi {
 
   public static final int MAX_YAML_BYTES = 1024 * 1024;
 
+  /** What a write refused below the minimum cluster size tells the caller to wait: about one failure detection. */
+  static final long QUORUM_RETRY_AFTER_SECONDS = 5;
   private static final ObjectMapper JSON = WireCodec.json();
 
   private final KilnRuntime runtime;
@@ -125,15 +129,26 @@ public final class ManagementApi {
         send(ctx, 200, applied(result.deployments()));
         return;
       }
-      Throwable t = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+      Throwable t = Futures.unwrap(err);
       if (t instanceof DeploymentValidationException v) {
         problems(ctx, v.problems());
+      } else if (t instanceof BelowMinimumClusterSizeException) {
+        belowMinimum(ctx, t);
       } else if (t instanceof IllegalArgumentException) {
         error(ctx, 400, String.valueOf(t.getMessage()));
       } else {
         error(ctx, 500, "applying deployments failed: " + t);
       }
     }));
+  }
+
+  /**
+   * Split-brain protection refused the write: this node is on the smaller side of a partition (or the cluster is short
+   * of members). 503 with Retry-After, the message naming the sizes; nothing was written.
+   */
+  private static void belowMinimum(RoutingContext ctx, Throwable t) {
+    ctx.response().putHeader("Retry-After", Long.toString(QUORUM_RETRY_AFTER_SECONDS));
+    error(ctx, 503, t.getMessage());
   }
 
   private static ObjectNode applied(ApplyResult result) {
@@ -185,7 +200,9 @@ public final class ManagementApi {
   private void delete(RoutingContext ctx) {
     String name = ctx.pathParam("name");
     serve.delete(name).whenComplete(answer(ctx, (found, err) -> {
-      if (err != null) {
+      if (Futures.unwrap(err) instanceof BelowMinimumClusterSizeException) {
+        belowMinimum(ctx, Futures.unwrap(err));
+      } else if (err != null) {
         error(ctx, 500, "deleting " + name + " failed: " + err);
       } else if (!found) {
         error(ctx, 404, "no deployment named " + name);
@@ -221,6 +238,12 @@ public final class ManagementApi {
         actors.stream().filter(a -> !nodeLocalPool(a)).sorted(Comparator.comparing(ActorInfo::displayName))
             .forEach(a -> list.add(JSON.valueToTree(a)));
       }
+      // The named actors living (not dead) on the answering node, as its own table holds them (the registry above is the
+      // cluster's claim): after a partition heals, each name's one owner shows here on exactly one node.
+      ArrayNode local = o.putArray("localActors");
+      runtime.localActors().stream()
+          .filter(a -> a.name() != null && a.state() != ActorState.DEAD && !nodeLocalPool(a))
+          .sorted(Comparator.comparing(ActorInfo::displayName)).forEach(a -> local.add(JSON.valueToTree(a)));
       send(ctx, 200, o);
     }));
   }

@@ -47,6 +47,8 @@ final class NodeAgent {
   private final BundleHost bundles;
   private long sweepTimer = -1;
   private final Map<String, String> registryJson = new ConcurrentHashMap<>();
+  /** The names of the live named actors here, kept against a registry that lost them (a healed partition). */
+  private final HeldNames names;
   private final AtomicLong rowVersion = new AtomicLong();
   private final long startedAt = System.currentTimeMillis();
   private final Map<String, String> services = new ConcurrentHashMap<>();
@@ -77,6 +79,8 @@ final class NodeAgent {
     this.ledger = ledger;
     this.cells = cells;
     this.registry = registry;
+    this.names = new HeldNames(registry, cells, registryJson,
+        (cell, key) -> nameLost(cell, key, "while a partition split the cluster"));
     this.nodeTable = nodeTable;
     this.resourcesReleased = resourcesReleased;
     this.callPath = callPath;
@@ -173,6 +177,18 @@ final class NodeAgent {
     if (closing) {
       m.reply(ReplyMessage.failed(new PlacementRefusedException("node " + nodeId() + " is shutting down")));
       return;
+    }
+    if (req.options().name() != null) {
+      // A name whose actor still lives here (its entry freed by the other side of a partition): no second one.
+      String key = ActorRecord.key(req.options().namespace(), req.options().name());
+      Optional<ActorCell> live = names.holder(key, req.actorId());
+      if (live.isPresent()) {
+        names.reclaim(key, live.get(), req.pendingRecordJson()).whenComplete((info, err) -> m.reply(
+            err == null && info.isPresent() ? ReplyMessage.ok(info.get(), ActorInfo.class)
+                : ReplyMessage.failed(new io.kiln.runtime.ActorNameTakenException("actor name " + key + " is held on "
+                    + nodeId() + " by live actor " + live.get().actorId))));
+        return;
+      }
     }
     String[] whyNot = new String[1];
     Optional<Allocation> allocation = reserve(req.options().resources(), req.options().strategy(), whyNot);
@@ -306,12 +322,16 @@ final class NodeAgent {
    * the name.
    */
   private void nameLost(ActorCell cell, String key) {
+    nameLost(cell, key, "while it was being created");
+  }
+
+  /** As {@link #nameLost(ActorCell, String)}; {@code when} says when the name went, for the log and the death cause. */
+  private void nameLost(ActorCell cell, String key, String when) {
     registry.get(key).thenAccept(current -> {
       if (current.isEmpty() || !current.get().actorId().equals(cell.actorId)) {
-        LOG.warn("actor {} lost its name {} (freed or taken while it was being created); stopping it",
-            cell.actorId, key);
+        LOG.warn("actor {} lost its name {} (freed or taken {}); stopping it", cell.actorId, key, when);
         registryJson.remove(cell.actorId);
-        cell.kill("its name " + key + " was freed or taken by another actor while it was being created", false);
+        cell.kill("its name " + key + " was freed or taken by another actor " + when, false);
       }
     });
   }
@@ -382,6 +402,21 @@ final class NodeAgent {
       if (c.options.lifetime() == Lifetime.OWNED && deadActor.equals(c.ownerActorId)) {
         c.kill("owner actor " + deadActor + " died", false);
       }
+    }
+  }
+
+  /** The live actor here holding name {@code key} (namespace/name), if any: {@link HeldNames#holder}. */
+  Optional<ActorInfo> heldHere(String key) {
+    return names.holder(key, null).map(ActorCell::info);
+  }
+
+  /**
+   * A member joined: also how a healed partition shows (the other side's members join), after which the registry may
+   * have lost or given away the names of live actors here ({@link HeldNames#reassert}).
+   */
+  void memberJoined() {
+    if (!closing) {
+      names.reassert();
     }
   }
 

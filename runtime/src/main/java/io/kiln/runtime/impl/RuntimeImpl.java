@@ -219,7 +219,10 @@ public final class RuntimeImpl implements KilnRuntime {
     String key = ActorRecord.key(namespace, name);
     return registry.await(key, r -> r.state() != ActorState.PENDING).thenApply(rec -> {
       if (rec.isEmpty()) {
-        throw new ActorNotFoundException("no live actor named " + key);
+        // A live actor here keeps its name where this side's registry lost the entry: on the smaller side of a
+        // partition (the map's partition holding it was on the other side, or the other side freed it).
+        ActorInfo here = agent.heldHere(key).orElseThrow(() -> new ActorNotFoundException("no live actor named " + key));
+        return handle(here.actorId(), namespace, name, here.nodeId(), type);
       }
       return handle(rec.get().actorId(), namespace, name, rec.get().nodeId(), type);
     });
@@ -348,6 +351,7 @@ public final class RuntimeImpl implements KilnRuntime {
     @Override
     public void memberJoined(String memberId) {
       views.nodeChanged(memberId);
+      agent.memberJoined();
     }
 
     @Override

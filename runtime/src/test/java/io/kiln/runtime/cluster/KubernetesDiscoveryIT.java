@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kiln.runtime.ActorHandle;
+import io.kiln.runtime.BelowMinimumClusterSizeException;
 import io.kiln.runtime.ClusterDiscovery;
 import io.kiln.runtime.ClusterOptions;
 import io.kiln.runtime.KilnCluster;
@@ -130,6 +131,16 @@ class KubernetesDiscoveryIT {
     CompletableFuture<ActorHandle<Echo>> refused = head.actor(Echo::new).name("after").remote().toCompletableFuture();
     assertThat(refused).failsWithin(JOIN).withThrowableThat().havingRootCause()
         .withMessageContaining("Split brain protection exception");
+    // Through the runtime's public face: the cause named, with the sizes (the management API answers 503 with it).
+    CompletableFuture<Void> desired = head.store("kiln.deployments", String.class).put("d", "x").toCompletableFuture();
+    assertThat(desired).failsWithin(JOIN).withThrowableThat().havingCause()
+        .isInstanceOfSatisfying(BelowMinimumClusterSizeException.class, e -> {
+          assertThat(e.minimum()).isEqualTo(2);
+          assertThat(e.members()).isEqualTo(1);
+          assertThat(e).hasMessageContaining("kiln.deployments").hasMessageContaining("minimum cluster size of 2");
+        });
+    assertThat(head.store("kiln.deployment-status", String.class).put("d", "x").toCompletableFuture())
+        .as("observations are not protected").succeedsWithin(JOIN);
     // Reads still work: the name taken before the partition is still there.
     assertThat(head.getActor("default", "before", Echo.class).toCompletableFuture().get(30, TimeUnit.SECONDS))
         .isNotNull();

@@ -111,7 +111,9 @@ class HazelcastConfigsTest {
 
   @Test
   void aMinimumClusterSizeProtectsTheRegistryAndNodeTableAndWaitsAtStart() {
-    assertThat(HazelcastConfigs.PROTECTED_MAPS).containsExactlyInAnyOrder(ActorRegistry.MAP, NodeTable.MAP);
+    // serve's desired deployments too (DesiredState.DEPLOYMENTS, a module above: named here by its value)
+    assertThat(HazelcastConfigs.PROTECTED_MAPS).containsExactlyInAnyOrder(ActorRegistry.MAP, NodeTable.MAP,
+        "kiln.deployments");
 
     Config c = HazelcastConfigs.memberConfig("kiln-0", ClusterOptions.discovered("10.1.2.3", 5701,
         ClusterDiscovery.kubernetesDns("kiln-headless")).withMinClusterSize(2));
@@ -121,7 +123,7 @@ class HazelcastConfigsTest {
     assertThat(sbp.isEnabled()).isTrue();
     assertThat(sbp.getMinimumClusterSize()).isEqualTo(2);
     assertThat(sbp.getProtectOn()).isEqualTo(SplitBrainProtectionOn.WRITE);
-    for (String name : List.of(ActorRegistry.MAP, NodeTable.MAP)) {
+    for (String name : List.of(ActorRegistry.MAP, NodeTable.MAP, "kiln.deployments")) {
       MapConfig m = c.getMapConfigs().get(name);
       assertThat(m).as(name).isNotNull();
       assertThat(m.getSplitBrainProtectionName()).as(name).isEqualTo(HazelcastConfigs.SPLIT_BRAIN_PROTECTION);
@@ -131,7 +133,7 @@ class HazelcastConfigsTest {
       assertThat(c.findMapConfig(name).getSplitBrainProtectionName()).as(name)
           .isEqualTo(HazelcastConfigs.SPLIT_BRAIN_PROTECTION);
     }
-    assertThat(c.findMapConfig("kiln.deployments").getSplitBrainProtectionName()).isNull();
+    assertThat(c.findMapConfig("kiln.deployment-status").getSplitBrainProtectionName()).isNull();
     assertThat(c.getProperty("hazelcast.initial.min.cluster.size")).isEqualTo("2");
   }
 }

@@ -11,6 +11,8 @@ import com.hazelcast.map.listener.EntryEvictedListener;
 import com.hazelcast.map.listener.EntryExpiredListener;
 import com.hazelcast.map.listener.EntryRemovedListener;
 import com.hazelcast.map.listener.EntryUpdatedListener;
+import com.hazelcast.splitbrainprotection.SplitBrainProtectionException;
+import io.kiln.runtime.BelowMinimumClusterSizeException;
 import io.kiln.runtime.spi.cluster.ClusterBackend;
 import io.kiln.runtime.spi.cluster.SharedMap;
 import java.util.ArrayList;
@@ -225,7 +227,7 @@ public final class HazelcastBackend implements ClusterBackend {
 
     @Override
     public CompletionStage<Void> put(String key, String value) {
-      return async(() -> {
+      return write(() -> {
         map.set(key, value);
         return null;
       });
@@ -233,17 +235,17 @@ public final class HazelcastBackend implements ClusterBackend {
 
     @Override
     public CompletionStage<Optional<String>> putIfAbsent(String key, String value) {
-      return async(() -> Optional.ofNullable(map.putIfAbsent(key, value)));
+      return write(() -> Optional.ofNullable(map.putIfAbsent(key, value)));
     }
 
     @Override
     public CompletionStage<Boolean> replace(String key, String expected, String update) {
-      return async(() -> map.replace(key, expected, update));
+      return write(() -> map.replace(key, expected, update));
     }
 
     @Override
     public CompletionStage<Void> remove(String key) {
-      return async(() -> {
+      return write(() -> {
         map.delete(key);
         return null;
       });
@@ -251,7 +253,20 @@ public final class HazelcastBackend implements ClusterBackend {
 
     @Override
     public CompletionStage<Boolean> remove(String key, String expected) {
-      return async(() -> map.remove(key, expected));
+      return write(() -> map.remove(key, expected));
+    }
+
+    /** A write; split-brain protection's refusal becomes {@link BelowMinimumClusterSizeException}, naming the sizes. */
+    private <T> CompletionStage<T> write(Supplier<T> op) {
+      return async(() -> {
+        try {
+          return op.get();
+        } catch (SplitBrainProtectionException e) {
+          var sbp = hz.getConfig().getSplitBrainProtectionConfigs().get(HazelcastConfigs.SPLIT_BRAIN_PROTECTION);
+          throw new BelowMinimumClusterSizeException(map.getName(), sbp == null ? 0 : sbp.getMinimumClusterSize(),
+              hz.getCluster().getMembers().size(), e);
+        }
+      });
     }
 
     @Override

@@ -31,9 +31,11 @@ public final class HazelcastConfigs {
 
   /**
    * The maps whose writes split-brain protection refuses below the minimum size: the named-actor registry and
-   * the node table (the runtime's {@code ActorRegistry.MAP} and {@code NodeTable.MAP}; a test holds them equal).
+   * the node table (the runtime's {@code ActorRegistry.MAP} and {@code NodeTable.MAP}; a test holds them equal), and
+   * the desired deployments (serve's {@code DesiredState.DEPLOYMENTS}), so that the smaller side of a partition
+   * accepts no deployment the larger never sees (and Hazelcast's merge would drop or resurrect).
    */
-  public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes");
+  public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes", "kiln.deployments");
 
   /** How long a DNS lookup of a Kubernetes discovery may take (Hazelcast's default, stated). */
   static final int SERVICE_DNS_TIMEOUT_SECONDS = 5;
