@@ -310,7 +310,8 @@ final class NodeCommandOptions {
     return files;
   }
 
-  private static Path envPath(String name) {
+  /** The path in environment variable {@code name}, or null when it is unset or blank. */
+  static Path envPath(String name) {
     String v = System.getenv(name);
     return v == null || v.isBlank() ? null : Path.of(v);
   }

@@ -271,9 +271,9 @@ final class StartCommand implements Callable<Integer> {
   /** This invocation's options, minus the ones the background child gets explicitly. */
   /** Mutual TLS on the event bus: all three files, or none (null). */
   private io.kiln.runtime.BusTls busTls() {
-    Path cert = clusterTlsCert != null ? clusterTlsCert : env("KILN_CLUSTER_TLS_CERT");
-    Path key = clusterTlsKey != null ? clusterTlsKey : env("KILN_CLUSTER_TLS_KEY");
-    Path ca = clusterTlsCa != null ? clusterTlsCa : env("KILN_CLUSTER_TLS_CA");
+    Path cert = clusterTlsCert != null ? clusterTlsCert : NodeCommandOptions.envPath("KILN_CLUSTER_TLS_CERT");
+    Path key = clusterTlsKey != null ? clusterTlsKey : NodeCommandOptions.envPath("KILN_CLUSTER_TLS_KEY");
+    Path ca = clusterTlsCa != null ? clusterTlsCa : NodeCommandOptions.envPath("KILN_CLUSTER_TLS_CA");
     int given = (cert != null ? 1 : 0) + (key != null ? 1 : 0) + (ca != null ? 1 : 0);
     if (given == 0) {
       return null;
@@ -289,11 +289,6 @@ final class StartCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CliException("--cluster-tls-*: " + e.getMessage());
     }
-  }
-
-  private static Path env(String name) {
-    String v = System.getenv(name);
-    return v == null || v.isBlank() ? null : Path.of(v);
   }
 
   private List<String> forwardedArgs() {
