@@ -1,19 +1,12 @@
 package io.kiln.deploy;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.RandomAccessFile;
-import java.net.ConnectException;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -159,45 +152,15 @@ final class LogsCommand implements Callable<Integer> {
     return pos;
   }
 
-  private void printFromApi(PrintWriter out) throws IOException, InterruptedException {
-    String address = LocalNodes.address(client.address);
-    String a = address.startsWith("http://") || address.startsWith("https://") ? address : "http://" + address;
-    StringBuilder q = new StringBuilder(a.endsWith("/") ? a : a + "/").append("api/v1/logs?lines=").append(lines);
+  private void printFromApi(PrintWriter out) throws IOException {
+    StringBuilder q = new StringBuilder("api/v1/logs?lines=").append(lines);
     if (node != null) {
       q.append("&node=").append(URLEncoder.encode(node, StandardCharsets.UTF_8));
     }
     if (follow) {
       q.append("&follow=true");
     }
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(q.toString()));
-    if (!follow) {
-      b.timeout(Duration.ofSeconds(30));
-    }
-    String token = client.token != null ? client.token : System.getenv("KILN_TOKEN");
-    if (token != null && !token.isEmpty()) {
-      b.header("Authorization", "Bearer " + token);
-    }
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    HttpResponse<InputStream> resp;
-    try {
-      resp = http.send(b.GET().build(), HttpResponse.BodyHandlers.ofInputStream());
-    } catch (ConnectException e) {
-      throw new CliException("no Kiln node answers at " + a + " (start one with ./kiln up or ./kiln start --head)");
-    }
-    try (InputStream body = resp.body()) {
-      if (resp.statusCode() >= 400) {
-        String text = new String(body.readNBytes(64 * 1024), StandardCharsets.UTF_8);
-        String msg = text;
-        try {
-          JsonNode j = new ObjectMapper().readTree(text);
-          if (j != null && j.has("error")) {
-            msg = j.get("error").asText();
-          }
-        } catch (IOException ignored) {
-          // not JSON: say what came
-        }
-        throw new CliException(resp.statusCode() + " from " + a + ": " + msg);
-      }
+    try (InputStream body = client.client().stream(q.toString(), follow ? null : Duration.ofSeconds(30))) {
       BufferedReader r = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8));
       for (String line = r.readLine(); line != null; line = r.readLine()) {
         out.println(line);

@@ -81,12 +81,46 @@ final class ManagementClient {
     return send(builder(path).POST(HttpRequest.BodyPublishers.noBody()));
   }
 
+  /**
+   * GETs a text answer as a stream (e.g. a followed log), with no read timeout when {@code timeout} is null; an
+   * error status fails as {@link #get} does. The caller closes the stream.
+   */
+  java.io.InputStream stream(String path, Duration timeout) {
+    HttpRequest.Builder b = builder(path, timeout).GET();
+    HttpRequest r = b.build();
+    try {
+      HttpResponse<java.io.InputStream> resp = http.send(r, HttpResponse.BodyHandlers.ofInputStream());
+      if (resp.statusCode() >= 400) {
+        String text;
+        try (java.io.InputStream body = resp.body()) {
+          text = new String(body.readNBytes(64 * 1024), StandardCharsets.UTF_8);
+        }
+        JsonNode body = text.isEmpty() ? JSON.createObjectNode() : parse(text);
+        throw new CliException(resp.statusCode() + " from " + r.uri() + ": "
+            + (body.has("error") ? body.get("error").asText() : text), body);
+      }
+      return resp.body();
+    } catch (IOException e) {
+      throw failed(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException("interrupted");
+    }
+  }
+
   static String query(String key, String value) {
     return key + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
   private HttpRequest.Builder builder(String path) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofMinutes(5));
+    return builder(path, Duration.ofMinutes(5));
+  }
+
+  private HttpRequest.Builder builder(String path, Duration timeout) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path));
+    if (timeout != null) {
+      b.timeout(timeout);
+    }
     if (token != null && !token.isEmpty()) {
       b.header("Authorization", "Bearer " + token);
     }
@@ -103,17 +137,24 @@ final class ManagementClient {
         throw new CliException(resp.statusCode() + " from " + r.uri() + ": " + msg, body);
       }
       return body;
-    } catch (ConnectException e) {
-      throw new CliException("no Kiln node answers at " + base + " (start one with ./kiln up or ./kiln start --head)");
-    } catch (javax.net.ssl.SSLHandshakeException e) {
-      throw new CliException("the TLS handshake with " + base + " failed (" + e.getMessage()
-          + "); pass the node's CA certificate with --cacert FILE or $KILN_CACERT");
     } catch (IOException e) {
-      throw new CliException("talking to " + base + " failed: " + e.getMessage());
+      throw failed(e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CliException("interrupted");
     }
+  }
+
+  /** What the user reads when the node cannot be reached or spoken to. */
+  private CliException failed(IOException e) {
+    if (e instanceof ConnectException) {
+      return new CliException("no Kiln node answers at " + base + " (start one with ./kiln up or ./kiln start --head)");
+    }
+    if (e instanceof javax.net.ssl.SSLHandshakeException) {
+      return new CliException("the TLS handshake with " + base + " failed (" + e.getMessage()
+          + "); pass the node's CA certificate with --cacert FILE or $KILN_CACERT");
+    }
+    return new CliException("talking to " + base + " failed: " + e.getMessage());
   }
 
   private static JsonNode parse(String text) {
