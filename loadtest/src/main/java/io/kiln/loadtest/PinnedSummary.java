@@ -58,9 +58,27 @@ public final class PinnedSummary {
   record Measurement(String name, String client, double rps, double p50, double p99, long errors) {
   }
 
+  /**
+   * One of the issue's targets, judged.
+   *
+   * @param label    what is compared, e.g. {@code identity JSON / bare JSON, c16}
+   * @param run      the measured target's name
+   * @param base     the limit's (or baseline's) name, measured in the same run; {@code null} for a p99 bound
+   * @param measured the measured value as the target is stated: {@code 49 %}, {@code 0.93×}, {@code 3.720 ms}; empty
+   *                 when not measured
+   * @param goal     the issue's target, e.g. {@code ≥ 70 %}
+   * @param verdict  {@code met}, {@code missed by …}, {@code not measured (…)} or {@code not judged: …}
+   */
+  public record Check(String label, String run, String base, String measured, String goal, String verdict) {
+    public boolean met() {
+      return verdict.equals("met");
+    }
+  }
+
   private final Path dir;
   private final Map<String, String> meta;
   private final Map<String, Measurement> runs = new LinkedHashMap<>();
+  private final List<Check> checks = new ArrayList<>();
 
   private PinnedSummary(Path dir) throws IOException {
     this.dir = dir;
@@ -71,6 +89,47 @@ public final class PinnedSummary {
         runs.put(t.name(), m);
       }
     }
+    for (int c : new int[] {1, 16, 64}) {
+      ratio("identity JSON / bare JSON, c" + c, "identity-json-c" + c, "bare-json-c" + c, c == 1 ? 0.5 : 0.7, true);
+    }
+    ratio("MLP JSON / bare JSON, c16", "mlp-json-c16", "bare-json-c16", 0.5, true);
+    p99("MLP JSON p99, c16", "mlp-json-c16", 2.0);
+    // gRPC against JSON with native clients on both sides (h2load, wrk); LoadGen's gRPC rows compare only with
+    // LoadGen's bare gRPC row.
+    ratio("identity gRPC (h2load) / identity JSON (wrk), c16", "identity-grpc-h2load-c16", "identity-json-c16", 1.3,
+        false);
+    ratio("MLP gRPC (h2load) / MLP JSON (wrk), c16", "mlp-grpc-h2load-c16", "mlp-json-c16", 1.3, false);
+    ratio("identity gRPC / bare gRPC, c16 (h2load)", "identity-grpc-h2load-c16", "bare-grpc-h2load-c16", 0.6, true);
+    ratio("MLP gRPC / bare gRPC, c16 (h2load)", "mlp-grpc-h2load-c16", "bare-grpc-h2load-c16", 0.6, true);
+    ratio("identity gRPC / bare gRPC, c16 (LoadGen)", "identity-grpc-c16", "bare-grpc-c16", 0.6, true);
+    ratio("MLP gRPC / bare gRPC, c16 (LoadGen)", "mlp-grpc-c16", "bare-grpc-c16", 0.6, true);
+    ratio("identity binary / identity JSON, c16", "identity-binary-c16", "identity-json-c16", 1.2, false);
+    ratio("MLP binary / MLP JSON, c16", "mlp-binary-c16", "mlp-json-c16", 1.2, false);
+    String cold = meta.getOrDefault("cold_duration", "5s");
+    ratio("identity cold / steady, c16 (first " + cold + " after ready)", "identity-cold-c16", "identity-json-c16", 0.8,
+        true);
+    ratio("MLP cold / steady, c16 (first " + cold + " after ready)", "mlp-cold-c16", "mlp-json-c16", 0.8, true);
+  }
+
+  /**
+   * The issue's targets judged from a pinned-scenario folder, in the order summary.md lists them.
+   *
+   * @throws IOException if a file cannot be read
+   * @throws IllegalArgumentException if a wrk output is not one of a completed {@code --latency} run
+   */
+  public static List<Check> checks(Path dir) throws IOException {
+    return List.copyOf(new PinnedSummary(dir).checks);
+  }
+
+  /**
+   * The pinned scenario's part of RESULTS.md: how it was measured, every target, and every check with the
+   * figures it compares (both measured in this folder's run), the issue's target and the verdict.
+   *
+   * @throws IOException if a file cannot be read
+   * @throws IllegalArgumentException if a wrk output is not one of a completed {@code --latency} run
+   */
+  public static String resultsSection(Path dir) throws IOException {
+    return new PinnedSummary(dir).section();
   }
 
   /**
@@ -125,7 +184,52 @@ public final class PinnedSummary {
     line(sb, "per measurement", m("duration") + "; warm-up: " + m("warm_rule"));
     line(sb, "load average", "start " + m("loadavg_start") + ", end " + m("loadavg_end"));
     sb.append('\n');
+    targets(sb);
+    sb.append("| check | measured | target | verdict |\n|---|---:|---:|---|\n");
+    for (Check c : checks) {
+      sb.append("| ").append(c.label()).append(" | ").append(c.measured().isEmpty() ? "" : c.measured() + " ")
+          .append("| ").append(c.goal()).append(" | ").append(c.verdict()).append(" |\n");
+    }
+    sb.append('\n');
+    notes(sb);
+    return sb.toString();
+  }
 
+  private String section() throws IOException {
+    StringBuilder sb = new StringBuilder();
+    sb.append("- pinning: servers on CPU ").append(m("server_cpu")).append(", clients (wrk -t1, h2load, LoadGen) on CPU ")
+        .append(m("client_cpu")).append(" (taskset); one server at a time; tools: ").append(m("wrk")).append('\n');
+    sb.append("- per measurement: ").append(m("duration")).append("; every JVM warmed first: ").append(m("warm_rule"))
+        .append('\n');
+    sb.append("- limits measured in this same run: bare Vert.x HTTP (the same OIP JSON parse + encode) and bare gRPC "
+        + "(the same protobuf work)\n\n");
+    sb.append("| check | measured | limit or baseline (same run) | ratio | issue's target | verdict |\n")
+        .append("|---|---|---|---:|---:|---|\n");
+    for (Check c : checks) {
+      Measurement a = runs.get(c.run());
+      Measurement b = c.base() == null ? null : runs.get(c.base());
+      boolean latency = c.base() == null;
+      sb.append("| ").append(c.label()).append(" | ").append(figure(c.run(), a, latency)).append(" | ")
+          .append(latency ? "–" : figure(c.base(), b, false)).append(" | ").append(c.measured().isEmpty() ? "–"
+              : c.measured()).append(" | ").append(c.goal()).append(" | ")
+          .append(c.met() ? "met" : c.verdict().startsWith("missed") ? "**" + c.verdict() + "**" : c.verdict())
+          .append(" |\n");
+    }
+    sb.append('\n');
+    targets(sb);
+    notes(sb);
+    return sb.toString();
+  }
+
+  private static String figure(String name, Measurement m, boolean p99) {
+    if (m == null) {
+      return "not measured (" + name + ")";
+    }
+    return p99 ? String.format(Locale.ROOT, "p99 %.3f ms (%s)", m.p99(), name)
+        : String.format(Locale.ROOT, "%,.0f req/s (%s, %s)", m.rps(), name, m.client());
+  }
+
+  private void targets(StringBuilder sb) throws IOException {
     sb.append("| target | what | client | req/s | p50 ms | p99 ms | errors | load before | warm-up (req/s per round) |\n");
     sb.append("|---|---|---|---:|---:|---:|---:|---:|---|\n");
     Set<String> warmShown = new java.util.HashSet<>();
@@ -142,29 +246,9 @@ public final class PinnedSummary {
           m.errors(), meta.getOrDefault("loadavg_before_" + t.name(), ""), warm));
     }
     sb.append('\n');
+  }
 
-    sb.append("| check | measured | target | verdict |\n|---|---:|---:|---|\n");
-    for (int c : new int[] {1, 16, 64}) {
-      ratio(sb, "identity JSON / bare JSON, c" + c, "identity-json-c" + c, "bare-json-c" + c, c == 1 ? 0.5 : 0.7, true);
-    }
-    ratio(sb, "MLP JSON / bare JSON, c16", "mlp-json-c16", "bare-json-c16", 0.5, true);
-    p99(sb, "MLP JSON p99, c16", "mlp-json-c16", 2.0);
-    // gRPC against JSON with native clients on both sides (h2load, wrk); LoadGen's gRPC rows compare only with
-    // LoadGen's bare gRPC row.
-    ratio(sb, "identity gRPC (h2load) / identity JSON (wrk), c16", "identity-grpc-h2load-c16", "identity-json-c16", 1.3,
-        false);
-    ratio(sb, "MLP gRPC (h2load) / MLP JSON (wrk), c16", "mlp-grpc-h2load-c16", "mlp-json-c16", 1.3, false);
-    ratio(sb, "identity gRPC / bare gRPC, c16 (h2load)", "identity-grpc-h2load-c16", "bare-grpc-h2load-c16", 0.6, true);
-    ratio(sb, "MLP gRPC / bare gRPC, c16 (h2load)", "mlp-grpc-h2load-c16", "bare-grpc-h2load-c16", 0.6, true);
-    ratio(sb, "identity gRPC / bare gRPC, c16 (LoadGen)", "identity-grpc-c16", "bare-grpc-c16", 0.6, true);
-    ratio(sb, "MLP gRPC / bare gRPC, c16 (LoadGen)", "mlp-grpc-c16", "bare-grpc-c16", 0.6, true);
-    ratio(sb, "identity binary / identity JSON, c16", "identity-binary-c16", "identity-json-c16", 1.2, false);
-    ratio(sb, "MLP binary / MLP JSON, c16", "mlp-binary-c16", "mlp-json-c16", 1.2, false);
-    String cold = meta.getOrDefault("cold_duration", "5s");
-    ratio(sb, "identity cold / steady, c16 (first " + cold + " after ready)", "identity-cold-c16", "identity-json-c16", 0.8, true);
-    ratio(sb, "MLP cold / steady, c16 (first " + cold + " after ready)", "mlp-cold-c16", "mlp-json-c16", 0.8, true);
-    sb.append('\n');
-
+  private void notes(StringBuilder sb) {
     for (String model : new String[] {"identity", "mlp"}) {
       if (meta.containsKey("ready_s_" + model)) {
         sb.append("- ").append(model).append(": ready ").append(meta.get("ready_s_" + model))
@@ -179,34 +263,31 @@ public final class PinnedSummary {
     sb.append("- \"load before\": the 1-minute load average just before the run. This scenario accounts for about "
         + "2 of it (one busy server core, one busy client core); more means other processes shared the cores.\n");
     sb.append("- Ratios are of req/s; \"missed by\" is how far the ratio (or p99) is from its target.\n");
-    return sb.toString();
   }
 
-  private void ratio(StringBuilder sb, String label, String run, String base, double target, boolean percent) {
+  private void ratio(String label, String run, String base, double target, boolean percent) {
     Measurement a = runs.get(run);
     Measurement b = runs.get(base);
     String goal = percent ? String.format(Locale.ROOT, "≥ %.0f %%", target * 100) : String.format(Locale.ROOT, "≥ %.2f×", target);
     if (a == null || b == null) {
-      sb.append("| ").append(label).append(" | | ").append(goal).append(" | not measured (")
-          .append(a == null ? run : base).append(") |\n");
+      checks.add(new Check(label, run, base, "", goal, "not measured (" + (a == null ? run : base) + ")"));
       return;
     }
     double r = a.rps() / b.rps();
     String measured = percent ? String.format(Locale.ROOT, "%.0f %%", r * 100) : String.format(Locale.ROOT, "%.2f×", r);
     String miss = percent ? String.format(Locale.ROOT, "missed by %.0f points", (target - r) * 100)
         : String.format(Locale.ROOT, "missed by %.2f×", target - r);
-    sb.append("| ").append(label).append(" | ").append(measured).append(" | ").append(goal).append(" | ")
-        .append(verdict(r >= target, miss, a, b)).append(" |\n");
+    checks.add(new Check(label, run, base, measured, goal, verdict(r >= target, miss, a, b)));
   }
 
-  private void p99(StringBuilder sb, String label, String run, double maxMs) {
+  private void p99(String label, String run, double maxMs) {
     Measurement a = runs.get(run);
     String goal = String.format(Locale.ROOT, "≤ %.1f ms", maxMs);
     if (a == null) {
-      sb.append("| ").append(label).append(" | | ").append(goal).append(" | not measured (").append(run).append(") |\n");
+      checks.add(new Check(label, run, null, "", goal, "not measured (" + run + ")"));
       return;
     }
-    sb.append(String.format(Locale.ROOT, "| %s | %.3f ms | %s | %s |%n", label, a.p99(), goal,
+    checks.add(new Check(label, run, null, String.format(Locale.ROOT, "%.3f ms", a.p99()), goal,
         verdict(a.p99() <= maxMs, String.format(Locale.ROOT, "missed by %.3f ms", a.p99() - maxMs), a)));
   }
 

@@ -31,8 +31,8 @@ public final class ResultsMarkdown {
   public static final String END = "<!-- END GENERATED -->";
 
   /** Scenarios in the order the file presents them; others follow by name. */
-  private static final List<String> ORDER = List.of("noop", "tiny", "resnet", "cluster", "bare", "runtime-local",
-      "runtime-cluster", "pools");
+  private static final List<String> ORDER = List.of("pinned", "runtime-local", "runtime-cluster", "pools", "noop",
+      "tiny", "resnet", "cluster", "bare");
 
   private ResultsMarkdown() {
   }
@@ -75,8 +75,12 @@ public final class ResultsMarkdown {
     return existing.substring(0, b) + block + existing.substring(e + END.length());
   }
 
-  /** The generated text for these folders (scenario → its latest complete folder). */
-  static String render(Map<String, ResultsFolder> latest) {
+  /**
+   * The generated text for these folders (scenario → its latest complete folder).
+   *
+   * @throws IOException if the pinned folder's files cannot be read
+   */
+  static String render(Map<String, ResultsFolder> latest) throws IOException {
     StringBuilder sb = new StringBuilder();
     List<ResultsFolder> ordered = new ArrayList<>();
     for (String s : ORDER) {
@@ -117,7 +121,7 @@ public final class ResultsMarkdown {
         m.getOrDefault("os", "?"));
   }
 
-  private static void scenario(StringBuilder sb, ResultsFolder f) {
+  private static void scenario(StringBuilder sb, ResultsFolder f) throws IOException {
     Map<String, String> m = f.meta();
     sb.append("## ").append(f.scenario()).append(m.containsKey("title") ? ": " + m.get("title") : "").append("\n\n");
     if (m.containsKey("notes")) {
@@ -132,6 +136,14 @@ public final class ResultsMarkdown {
     sb.append("- load average (1/5/15 min) at the start: ").append(m.getOrDefault("loadavg_start", "?"))
         .append("; at the end: ").append(m.getOrDefault("loadavg_end", "?"))
         .append(m.containsKey("load_wait") ? "; before starting: " + m.get("load_wait") : "").append("\n\n");
+    if (f.scenario().equals("pinned")) {
+      // The tools' own outputs (wrk, h2load) and LoadGen's summaries, judged as the issue states its targets.
+      sb.append(PinnedSummary.resultsSection(f.dir())).append('\n');
+      return;
+    }
+    if (f.scenario().equals("pools")) {
+      abRounds(sb, BenchOutput.abRounds(f.output()));
+    }
     if (!f.runs().isEmpty()) {
       runs(sb, f);
     }
@@ -154,6 +166,22 @@ public final class ResultsMarkdown {
       lines.forEach(l -> sb.append(l).append('\n'));
       sb.append("```\n\n");
     }
+  }
+
+  /** PoolBenchmark's A/B rounds: one ratio per round, and their spread (computed here from the round lines). */
+  private static void abRounds(StringBuilder sb, List<BenchOutput.AbRound> rounds) {
+    BenchOutput.abSummary(rounds).ifPresent(a -> {
+      sb.append("| A/B round | best direct, images/s (batch) | best pool with batching, images/s (max_batch_size) | "
+          + "pool / direct |\n|---:|---:|---:|---:|\n");
+      for (BenchOutput.AbRound r : rounds) {
+        sb.append(String.format(Locale.ROOT, "| %d | %.1f (%d) | %.1f (%d) | %.0f %% |%n", r.round(), r.directPerSecond(),
+            r.directBatch(), r.poolPerSecond(), r.poolBatch(), r.ratio() * 100));
+      }
+      sb.append(String.format(Locale.ROOT, "%nPool / direct over %d rounds: **median %.0f %%**, mean %.1f %%, min %.0f %%, "
+              + "max %.0f %%, standard deviation %.1f points (target ≥ 90 %%: %s).%n%n", a.rounds(), a.median() * 100,
+          a.mean() * 100, a.min() * 100, a.max() * 100, a.sd() * 100, a.median() >= 0.9 ? "met"
+              : String.format(Locale.ROOT, "**missed by %.0f points**", (0.9 - a.median()) * 100)));
+    });
   }
 
   private static void runs(StringBuilder sb, ResultsFolder f) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kiln.loadtest.impl.ResultsFolder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -81,6 +82,66 @@ class ResultsMarkdownTest {
         .contains("280.0 images/s (pool, max_batch_size 16, mean batch 15.5) vs 300.0 (direct runner, batch 16): 93 % | met")
         .contains("280.0 vs 110.0 images/s (2.55×) | met")
         .doesNotContain("noise")
+        .doesNotContain("## round 1");
+  }
+
+  @Test
+  void thePinnedScenarioIsRenderedWithEveryCheckItsLimitAndItsVerdict(@TempDir Path results) throws Exception {
+    Path d = folder(results, "pinned-1", "pinned", "2026-01-01T00:00:00Z", true);
+    Files.writeString(d.resolve("meta.txt"), "git=abc1234\nserver_cpu=1\nclient_cpu=0\nwrk=wrk 4.1.0\n"
+        + "duration=10s per measured run\nwarm_rule=rounds of 5s at c16\nready_s_identity=4.2\n", StandardOpenOption.APPEND);
+    Files.writeString(d.resolve("bare-json-c16.wrk.txt"), WrkOutputTest.recorded("bare-json-c16.txt"));  // 59776.75
+    Files.writeString(d.resolve("identity-json-c16.wrk.txt"), WrkOutputTest.recorded("binary-c64.txt")); // 84512.55
+    Files.writeString(d.resolve("identity-cold-c16.wrk.txt"), WrkOutputTest.recorded("bare-json-c16.txt"));
+    Files.writeString(d.resolve("mlp-json-c16.wrk.txt"), WrkOutputTest.recorded("bare-json-c16.txt"));   // p99 3.14
+    Reports.writeJson(ReportsTest.synthetic("bare-grpc-c16", 100000, 0.1, 0.5), d.resolve("bare-grpc-c16.json"));
+
+    String md = ResultsMarkdown.render(ResultsFolder.latestByScenario(results));
+
+    assertThat(md).contains("## pinned").contains("(commit abc1234)").contains("servers on CPU 1")
+        .contains("| identity JSON / bare JSON, c16 | 84,513 req/s (identity-json-c16, wrk) | 59,777 req/s "
+            + "(bare-json-c16, wrk) | 141 % | ≥ 70 % | met |")
+        .contains("| identity cold / steady, c16 (first 5s after ready) | 59,777 req/s (identity-cold-c16, wrk) | "
+            + "84,513 req/s (identity-json-c16, wrk) | 71 % | ≥ 80 % | **missed by 9 points** |")
+        .contains("| MLP JSON p99, c16 | p99 3.140 ms (mlp-json-c16) | – | 3.140 ms | ≤ 2.0 ms | **missed by 1.140 ms** |")
+        .contains("| identity binary / identity JSON, c16 | not measured (identity-binary-c16) | 84,513 req/s "
+            + "(identity-json-c16, wrk) | – | ≥ 1.20× | not measured (identity-binary-c16) |")
+        .contains("identity: ready 4.2 s after `kiln up`")
+        // the floors: the pinned checks, and no gateway floors of scenarios that did not run
+        .contains("| request path | identity JSON / bare JSON, c16 ≥ 70 % | 141 % | met | `pinned-1` |")
+        .contains("| request path | identity cold / steady, c16 (first 5s after ready) ≥ 80 % | 71 % | **MISSED** "
+            + "(missed by 9 points) | `pinned-1` |")
+        .contains("local actor call p50 ≤ 20 µs, from another thread (request-path issue) | – | not measured")
+        .doesNotContain("gateway, no-op model")
+        // LoadGen's JSON summaries are in the pinned table, not in a second, generic one
+        .doesNotContain("| run | protocol |");
+  }
+
+  @Test
+  void poolAbRoundsAreTabulatedAndJudgedByTheirMedian(@TempDir Path results) throws Exception {
+    Path p = folder(results, "pools-1", "pools", "2026-01-01T00:00:00Z", true);
+    Files.write(p.resolve("output.txt"), List.of("# ResNet-18", "", "## round 1",
+        "scenario                          concurrency   images/s     p50 ms     p99 ms mean batch   errors",
+        "direct runner, batch 16                    -      200.0      50.00      60.00      16.00        0",
+        "pool, max_batch_size 16                   32      180.0     110.00     130.00      15.50        0",
+        "A/B round 1: direct 200.0 images/s (batch 16), pool 180.0 images/s (max_batch_size 16), ratio 0.900",
+        "", "## round 2",
+        "A/B round 2: direct 100.0 images/s (batch 8), pool 95.0 images/s (max_batch_size 16), ratio 0.950",
+        "", "## round 3",
+        "direct runner, batch 16                    -      300.0      50.00      60.00      16.00        0",
+        "pool, max_batch_size 1                    32      110.0     290.00     300.00       1.00        0",
+        "pool, max_batch_size 16                   32      255.0     110.00     130.00      15.50        0",
+        "A/B round 3: direct 300.0 images/s (batch 16), pool 255.0 images/s (max_batch_size 16), ratio 0.850",
+        "", "A/B over 3 rounds: pool/direct median 0.900, mean 0.900, min 0.850, max 0.950, sd 0.050"));
+
+    String md = ResultsMarkdown.render(ResultsFolder.latestByScenario(results));
+
+    assertThat(md).contains("| 2 | 100.0 (8) | 95.0 (16) | 95 % |")
+        .contains("Pool / direct over 3 rounds: **median 90 %**, mean 90.0 %, min 85 %, max 95 %, standard deviation "
+            + "5.0 points (target ≥ 90 %: met).")
+        .contains("concurrency 32 ≥ 90 % of the best direct batched throughput, A/B interleaved (median of the rounds) | "
+            + "median 90 % (mean 90.0 %, 85–95 %, sd 5.0 points) over 3 rounds | met")
+        .contains("255.0 vs 110.0 images/s (2.32×) | met")
         .doesNotContain("## round 1");
   }
 

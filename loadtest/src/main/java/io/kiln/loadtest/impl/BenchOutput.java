@@ -20,6 +20,19 @@ public final class BenchOutput {
       double meanBatch, long errors) {
   }
 
+  /** An {@code A/B round} line of {@code PoolBenchmark}: the round's best batched direct and pool slices. */
+  public record AbRound(int round, double directPerSecond, int directBatch, double poolPerSecond, int poolBatch) {
+    public double ratio() {
+      return poolPerSecond / directPerSecond;
+    }
+  }
+
+  /** The spread of the A/B rounds' ratios (pool over direct), computed here from the round lines. */
+  public record AbSummary(int rounds, double median, double mean, double min, double max, double sd) {
+  }
+
+  private static final Pattern AB = Pattern.compile("^A/B round (\\d+): direct ([\\d.]+) images/s \\(batch (\\d+)\\), "
+      + "pool ([\\d.]+) images/s \\(max_batch_size (\\d+)\\).*$");
   private static final Pattern CALL = Pattern.compile(
       "^(.+?)\\s+([\\d.]+)\\s+([\\d.]+)\\s+([\\d.]+)\\s+([\\d.]+)\\s*$");
   private static final Pattern POOL = Pattern.compile(
@@ -57,6 +70,32 @@ public final class BenchOutput {
       }
     }
     return out;
+  }
+
+  /** Every {@code A/B round} line of a {@code PoolBenchmark} printout, in order. */
+  public static List<AbRound> abRounds(List<String> output) {
+    List<AbRound> out = new ArrayList<>();
+    for (String line : output) {
+      Matcher m = AB.matcher(line.trim());
+      if (m.matches()) {
+        out.add(new AbRound(Integer.parseInt(m.group(1)), Double.parseDouble(m.group(2)), Integer.parseInt(m.group(3)),
+            Double.parseDouble(m.group(4)), Integer.parseInt(m.group(5))));
+      }
+    }
+    return out;
+  }
+
+  /** Median, mean, extremes and sample standard deviation of the rounds' ratios; empty rounds: none. */
+  public static java.util.Optional<AbSummary> abSummary(List<AbRound> rounds) {
+    if (rounds.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    double[] r = rounds.stream().mapToDouble(AbRound::ratio).sorted().toArray();
+    int n = r.length;
+    double median = n % 2 == 1 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+    double mean = java.util.Arrays.stream(r).average().orElseThrow();
+    double var = n < 2 ? 0 : java.util.Arrays.stream(r).map(x -> (x - mean) * (x - mean)).sum() / (n - 1);
+    return java.util.Optional.of(new AbSummary(n, median, mean, r[0], r[n - 1], Math.sqrt(var)));
   }
 
   /**

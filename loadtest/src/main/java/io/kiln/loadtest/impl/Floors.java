@@ -1,6 +1,8 @@
 package io.kiln.loadtest.impl;
 
+import io.kiln.loadtest.PinnedSummary;
 import io.kiln.loadtest.RunResult;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -22,14 +24,40 @@ public final class Floors {
   private Floors() {
   }
 
-  public static List<Verdict> judge(Map<String, ResultsFolder> latest) {
+  /**
+   * Every floor, judged. The gateway floors of the first issues (scenarios {@code noop}, {@code tiny},
+   * {@code resnet}) are listed only where such a folder exists: the {@code pinned} scenario measures the
+   * request path the way the request-path issue states its targets, and its checks are listed instead.
+   *
+   * @throws IOException if the pinned folder cannot be read
+   */
+  public static List<Verdict> judge(Map<String, ResultsFolder> latest) throws IOException {
     List<Verdict> out = new ArrayList<>();
+    pinned(latest.get("pinned"), out);
     runtimeLocal(latest.get("runtime-local"), out);
     runtimeCluster(latest.get("runtime-cluster"), out);
     pools(latest.get("pools"), out);
-    gateway(latest.get("noop"), latest.get("tiny"), out);
-    resnet(latest.get("resnet"), out);
+    if (latest.containsKey("noop") || latest.containsKey("tiny")) {
+      gateway(latest.get("noop"), latest.get("tiny"), out);
+    }
+    if (latest.containsKey("resnet")) {
+      resnet(latest.get("resnet"), out);
+    }
     return out;
+  }
+
+  /** The request-path issue's targets, as {@link PinnedSummary} judges them. */
+  private static void pinned(ResultsFolder f, List<Verdict> out) throws IOException {
+    if (f == null) {
+      out.add(missing("request path", "the request-path targets (loadtest/run.sh pinned)", source(null)));
+      return;
+    }
+    for (PinnedSummary.Check c : PinnedSummary.checks(f.dir())) {
+      String verdict = c.met() ? "met" : c.verdict().startsWith("missed") ? "**MISSED** (" + c.verdict() + ")"
+          : c.verdict();
+      out.add(new Verdict("request path", c.label() + " " + c.goal(), c.measured().isEmpty() ? "–" : c.measured(),
+          verdict, source(f)));
+    }
   }
 
   private static void runtimeLocal(ResultsFolder f, List<Verdict> out) {
@@ -43,6 +71,15 @@ public final class Floors {
                   bare.map(b -> fmt("%.1f", b.p50Us())).orElse("?")), c.p50Us() < 50, src))
           .orElse(missing("runtime", "local actor call (" + mode + ") p50 < 50 µs", src)));
     }
+    String fast = "local actor call p50 ≤ 20 µs, from another thread (request-path issue)";
+    out.add(find(lines, c -> c.name().equals("actor EVENT_LOOP, 1 in flight"))
+        .map(c -> verdict("runtime", fast, fmt("p50 %.1f µs, p99 %.1f µs (actor EVENT_LOOP, 1 in flight)", c.p50Us(),
+            c.p99Us()), c.p50Us() <= 20, src)).orElse(missing("runtime", fast, src)));
+    String many = "local actor calls/s from one caller, 64 in flight ≥ 1,000,000 (request-path issue)";
+    out.add(lines.stream().filter(c -> c.name().startsWith("actor ") && c.name().endsWith(", 64 in flight"))
+        .max(Comparator.comparingDouble(BenchOutput.CallLine::perSecond))
+        .map(c -> verdict("runtime", many, fmt("%,.0f calls/s (%s)", c.perSecond(), c.name()), c.perSecond() >= 1_000_000,
+            src)).orElse(missing("runtime", many, src)));
     Optional<BenchOutput.CallLine> best = lines.stream().filter(c -> c.name().startsWith("actor ")
         && !c.name().endsWith(", 1 in flight")).max(Comparator.comparingDouble(BenchOutput.CallLine::perSecond));
     out.add(best.map(c -> verdict("runtime", "local actor calls/s from one caller > 50,000 (Ray: ~2,000)",
@@ -53,6 +90,10 @@ public final class Floors {
   private static void runtimeCluster(ResultsFolder f, List<Verdict> out) {
     String src = source(f);
     List<BenchOutput.CallLine> lines = f == null ? List.of() : BenchOutput.calls(f.output());
+    String fast = "cross-node (loopback) actor call p50 ≤ 150 µs (request-path issue)";
+    out.add(find(lines, c -> c.name().equals("remote EVENT_LOOP, 1 in flight"))
+        .map(c -> verdict("runtime", fast, fmt("p50 %.1f µs, p99 %.1f µs (remote EVENT_LOOP, 1 in flight)", c.p50Us(),
+            c.p99Us()), c.p50Us() <= 150, src)).orElse(missing("runtime", fast, src)));
     for (String mode : List.of("EVENT_LOOP", "WORKER")) {
       String floor = "cross-node (loopback) actor call (" + mode + ") p50 ≤ 1 ms";
       out.add(find(lines, c -> c.name().equals("remote " + mode + ", 1 in flight"))
@@ -71,7 +112,14 @@ public final class Floors {
         .max(Comparator.comparingDouble(BenchOutput.PoolLine::imagesPerSecond));
     Optional<BenchOutput.PoolLine> off = find(lines, l -> l.scenario().endsWith("max_batch_size 1") && l.concurrency() == 32);
     String floor1 = "pool, batching on, concurrency 32 ≥ 90 % of the best direct batched throughput";
-    if (direct.isPresent() && on.isPresent()) {
+    List<BenchOutput.AbRound> ab = f == null ? List.of() : BenchOutput.abRounds(f.output());
+    Optional<BenchOutput.AbSummary> abs = BenchOutput.abSummary(ab);
+    if (abs.isPresent()) {
+      BenchOutput.AbSummary a = abs.get();
+      out.add(verdict("pools", floor1 + ", A/B interleaved (median of the rounds)", fmt("median %.0f %% (mean %.1f %%, "
+          + "%.0f–%.0f %%, sd %.1f points) over %d rounds", a.median() * 100, a.mean() * 100, a.min() * 100,
+          a.max() * 100, a.sd() * 100, a.rounds()), a.median() >= 0.9, src));
+    } else if (direct.isPresent() && on.isPresent()) {
       double r = on.get().imagesPerSecond() / direct.get().imagesPerSecond();
       out.add(verdict("pools", floor1, fmt("%.1f images/s (%s, mean batch %.1f) vs %.1f (%s): %.0f %%",
           on.get().imagesPerSecond(), on.get().scenario(), on.get().meanBatch(), direct.get().imagesPerSecond(),

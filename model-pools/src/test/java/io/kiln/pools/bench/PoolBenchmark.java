@@ -40,16 +40,22 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * ResNet-18 served three ways on this machine, in one run: direct {@link ModelRunner#infer} calls on one
- * thread at several batch sizes (the compute limit; its best batch size is the ceiling), then a pool on a
- * one-node runtime reached through {@link PoolClient}, with batching off ({@code max_batch_size 1}) and on
- * (8 and 16), each under closed-loop load of 1, 8 and 32 concurrent one-image clients. Reports throughput
- * (images/s) and latency percentiles. Not a test: run it with {@code loadtest/bench-pools.sh}.
+ * ResNet-18 through a pool with batching against the best direct batched throughput on this machine, in one
+ * run, measured A/B/A/B so that drift from other load cancels ({@link AbSlices}): every round alternates short
+ * slices of direct {@link ModelRunner#infer} calls on one thread at each batch size (the compute limit) and of a
+ * pool on a one-node runtime reached through {@link PoolClient} with {@code max_batch_size} = that batch size
+ * under closed-loop load of {@code --ab-concurrency} one-image clients, then the pool with batching off
+ * ({@code max_batch_size 1}); the round's ratio is its best pool slice over its best direct slice. Prints each
+ * round's table, its {@code A/B round} line and the median/mean/spread of the ratios. {@code --rounds N} first
+ * runs N survey rounds of every pool at every {@code --concurrency} (the older table). Not a test: run it with
+ * {@code loadtest/bench-pools.sh}.
  *
- * <p>Usage: {@code PoolBenchmark [--image-size S] [--seconds N] [--warmup N] [--workers N] [--threads N]
- * [--delay-ms N] [--concurrency 1,8,32] [--batches 8,16] [--rounds N] [--model DIR]} (defaults: 64, 5, 2, 1,
- * 2, 2, 1,8,32, 8,16, 2, {@code models/resnet18-<S>}, built there first if missing). Every round runs every
- * scenario; the direct calls run on a thread of their own, like a worker's.
+ * <p>Usage: {@code PoolBenchmark [--image-size S] [--slice N] [--ab-rounds N] [--ab-concurrency C] [--lead N]
+ * [--warmup N] [--workers N] [--threads N] [--delay-ms N] [--batches 8,16] [--rounds N] [--seconds N]
+ * [--concurrency 1,8,32] [--model DIR]} (defaults: 64, 3 s per slice, 6 A/B rounds, 32 clients, 0.5 s lead-in
+ * per slice, 2 s warm-up per scenario before the rounds, 1 worker, 2 intra-op threads, 2 ms, 8,16, 0 survey
+ * rounds of 5 s per scenario at 1,8,32, {@code models/resnet18-<S>}, built there first if missing). The direct
+ * calls run on a thread of their own, like a worker's, with the worker's intra-op threads.
  */
 public final class PoolBenchmark {
 
@@ -67,7 +73,11 @@ public final class PoolBenchmark {
     int workers = 1;
     int threads = 2;
     int delayMs = 2;
-    int rounds = 2;
+    int rounds = 0;
+    int abRounds = 6;
+    int abConcurrency = 32;
+    double slice = 3;
+    double lead = 0.5;
     List<Integer> concurrency = List.of(1, 8, 32);
     List<Integer> batchSizes = List.of(8, 16);
     Path dir = null;
@@ -83,16 +93,25 @@ public final class PoolBenchmark {
         case "--batches" -> batchSizes = ints(args[++i]);
         case "--model" -> dir = Path.of(args[++i]);
         case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+        case "--ab-rounds" -> abRounds = Integer.parseInt(args[++i]);
+        case "--ab-concurrency" -> abConcurrency = Integer.parseInt(args[++i]);
+        case "--slice" -> slice = Double.parseDouble(args[++i]);
+        case "--lead" -> lead = Double.parseDouble(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'; see the class comment");
       }
     }
     dir = dir != null ? dir : Path.of("models", "resnet18-" + imageSize);
     long t0 = System.nanoTime();
     boolean built = BuildModels.buildResNet18(dir, imageSize, 1000, false);
+    if (abRounds < 1 || abConcurrency < 1 || slice <= 0 || lead < 0) {
+      throw new IllegalArgumentException("--ab-rounds and --ab-concurrency must be >= 1, --slice > 0, --lead >= 0");
+    }
     System.out.printf(Locale.ROOT, "# ResNet-18, 3x%dx%d, 1000 classes, %s (%s in %.1f s); %d worker(s), %d intra-op "
-            + "thread(s), max_batch_delay %d ms, %d cores, %.0f s per scenario after %.0f s warm-up%n", imageSize, imageSize,
-        dir, built ? "built" : "present", (System.nanoTime() - t0) / 1e9, workers, threads, delayMs,
-        Runtime.getRuntime().availableProcessors(), seconds, warmup);
+            + "thread(s), max_batch_delay %d ms, %d cores; %.0f s warm-up per scenario, then %d survey round(s) of "
+            + "%.0f s per scenario and %d A/B round(s) of %.1f s slices (after %.1f s lead-in each) at concurrency %d, "
+            + "batch sizes %s%n", imageSize, imageSize, dir, built ? "built" : "present", (System.nanoTime() - t0) / 1e9,
+        workers, threads, delayMs, Runtime.getRuntime().availableProcessors(), warmup, rounds, seconds, abRounds, slice,
+        lead, abConcurrency, batchSizes);
 
     List<Integer> warmBatches = new ArrayList<>(List.of(1));
     warmBatches.addAll(batchSizes);
@@ -123,28 +142,54 @@ public final class PoolBenchmark {
         await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(50)).until(() ->
             m.call(PoolManager::status).toCompletableFuture().get().count(WorkerState.READY) == readyWorkers);
       }
-      // Rounds repeat every scenario so that a change in the (shared) machine's load shows as a difference
-      // between rounds rather than between scenarios.
+      IntFunction<IntFunction<CompletableFuture<?>>> sender = b -> i -> client.infer("resnet-b" + b, "1", rt.nodeId(),
+          images[i % images.length], Duration.ofSeconds(60));
+      // Warm every scenario once (JIT, the pools' first batches) before anything is measured.
+      for (int b : warmBatches) {
+        double w = warmup;
+        directThread.submit(() -> direct(runner, images, b, w)).get();
+      }
+      for (int b : poolBatches) {
+        closedLoop("pool, max_batch_size " + b, abConcurrency, warmup, sender.apply(b), registry, "resnet-b" + b);
+      }
+      // Survey rounds repeat every scenario so that a change in the (shared) machine's load shows as a
+      // difference between rounds rather than between scenarios.
       for (int round = 1; round <= rounds; round++) {
         List<Result> results = new ArrayList<>();
         for (int b : warmBatches) {
-          double w = warmup;
-          directThread.submit(() -> direct(runner, images, b, w)).get();
           double sec = seconds;
           results.add(directThread.submit(() -> direct(runner, images, b, sec)).get());
         }
         for (int b : poolBatches) {
-          String name = "resnet-b" + b;
           for (int c : concurrency) {
             String scenario = "pool, max_batch_size " + b;
-            IntFunction<CompletableFuture<?>> send = i -> client.infer(name, "1", rt.nodeId(),
-                images[i % images.length], Duration.ofSeconds(60));
-            closedLoop(scenario, c, warmup, send, registry, name);
-            results.add(closedLoop(scenario, c, seconds, send, registry, name));
+            closedLoop(scenario, c, lead, sender.apply(b), registry, "resnet-b" + b);
+            results.add(closedLoop(scenario, c, seconds, sender.apply(b), registry, "resnet-b" + b));
           }
         }
-        print(round, results);
+        print("survey round " + round, results);
       }
+      double sliceSeconds = slice;
+      double leadSeconds = lead;
+      int c = abConcurrency;
+      List<AbSlices.Round> ab = AbSlices.run(abRounds, batchSizes, true, s -> {
+        try {
+          if (s.kind() == AbSlices.Kind.DIRECT) {
+            directThread.submit(() -> direct(runner, images, s.batch(), leadSeconds)).get();
+            return directThread.submit(() -> direct(runner, images, s.batch(), sliceSeconds)).get();
+          }
+          String scenario = "pool, max_batch_size " + s.batch();
+          closedLoop(scenario, c, leadSeconds, sender.apply(s.batch()), registry, "resnet-b" + s.batch());
+          return closedLoop(scenario, c, sliceSeconds, sender.apply(s.batch()), registry, "resnet-b" + s.batch());
+        } catch (Exception e) {
+          throw new IllegalStateException(s + ": " + e.getMessage(), e);
+        }
+      }, Result::perSecond, (round, results) -> {
+        print("round " + round.round(), results);
+        System.out.println(AbSlices.line(round));
+      });
+      System.out.println();
+      System.out.println(AbSlices.summarize(ab));
     } finally {
       directThread.submit(runner::close).get();
       directThread.shutdown();
@@ -152,8 +197,8 @@ public final class PoolBenchmark {
     }
   }
 
-  private static void print(int round, List<Result> results) {
-    System.out.printf("%n## round %d%n%-32s %11s %10s %10s %10s %10s %8s%n", round, "scenario", "concurrency",
+  private static void print(String heading, List<Result> results) {
+    System.out.printf("%n## %s%n%-32s %11s %10s %10s %10s %10s %8s%n", heading, "scenario", "concurrency",
         "images/s", "p50 ms", "p99 ms", "mean batch", "errors");
     for (Result r : results) {
       System.out.printf(Locale.ROOT, "%-32s %11s %10.1f %10.2f %10.2f %10.2f %8d%n", r.scenario,
