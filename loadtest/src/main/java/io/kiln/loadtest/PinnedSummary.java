@@ -226,7 +226,8 @@ public final class PinnedSummary {
       return "not measured (" + name + ")";
     }
     return p99 ? String.format(Locale.ROOT, "p99 %.3f ms (%s)", m.p99(), name)
-        : String.format(Locale.ROOT, "%,.0f req/s (%s, %s)", m.rps(), name, m.client());
+        : String.format(Locale.ROOT, "%,.0f req/s (%s, %s)", m.rps(), name,
+            m.client().replace(" (mean)", ", mean"));
   }
 
   private void targets(StringBuilder sb) throws IOException {

@@ -95,6 +95,7 @@ class ResultsMarkdownTest {
     Files.writeString(d.resolve("identity-cold-c16.wrk.txt"), WrkOutputTest.recorded("bare-json-c16.txt"));
     Files.writeString(d.resolve("mlp-json-c16.wrk.txt"), WrkOutputTest.recorded("bare-json-c16.txt"));   // p99 3.14
     Reports.writeJson(ReportsTest.synthetic("bare-grpc-c16", 100000, 0.1, 0.5), d.resolve("bare-grpc-c16.json"));
+    Files.writeString(d.resolve("request.json"), "{\"inputs\": []}"); // the body the scenario sent: not a run
 
     String md = ResultsMarkdown.render(ResultsFolder.latestByScenario(results));
 

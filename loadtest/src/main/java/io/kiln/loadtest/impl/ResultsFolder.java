@@ -17,7 +17,8 @@ import java.util.stream.Stream;
 
 /**
  * One results folder written by {@code loadtest/run.sh} or a {@code bench-*.sh} script, read back:
- * {@code meta.txt} ({@code KEY=VALUE} lines, later lines win), the run summaries ({@code *.json}), the
+ * {@code meta.txt} ({@code KEY=VALUE} lines, later lines win), the run summaries ({@code *.json} but the request
+ * bodies {@code request*.json}), the
  * searches ({@code *.search.json}), {@code limits.txt} ({@code RUN LIMIT} lines) and {@code output.txt}
  * (a benchmark main's printout). Immutable once read; reading blocks on I/O.
  *
@@ -89,7 +90,9 @@ public record ResultsFolder(Path dir, Map<String, String> meta, List<RunResult> 
     List<Search> searches = new ArrayList<>();
     List<Path> files;
     try (Stream<Path> s = Files.list(dir)) {
-      files = s.filter(p -> p.getFileName().toString().endsWith(".json")).sorted().toList();
+      // request*.json are the request bodies a scenario sent (tensor_request in run.sh), not run summaries.
+      files = s.filter(p -> p.getFileName().toString().endsWith(".json")
+          && !p.getFileName().toString().startsWith("request")).sorted().toList();
     }
     for (Path f : files) {
       if (f.getFileName().toString().endsWith(".search.json")) {
