@@ -438,6 +438,9 @@ wrk_to() {
     || die "wrk failed ($url, c$c); see $f"
   WRK_RPS=$(awk '/^Requests\/sec:/ {print $2}' "$f")
   [[ -n "$WRK_RPS" ]] || die "wrk printed no Requests/sec; see $f"
+  if awk -v r="$WRK_RPS" 'BEGIN { exit !(r + 0 == 0) }'; then
+    log "WARNING: no request answered in $d ($url, c$c; see $f): the summary does not judge this run"
+  fi
   if grep -q 'Non-2xx or 3xx responses' "$f"; then
     log "WARNING: $(grep 'Non-2xx or 3xx' "$f" | sed 's/^ *//') in $f (the summary does not judge this run)"
   fi

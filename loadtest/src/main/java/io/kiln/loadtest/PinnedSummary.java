@@ -275,7 +275,8 @@ public final class PinnedSummary {
       return;
     }
     double r = a.rps() / b.rps();
-    String measured = percent ? String.format(Locale.ROOT, "%.0f %%", r * 100) : String.format(Locale.ROOT, "%.2f×", r);
+    String measured = !Double.isFinite(r) ? "–" : percent ? String.format(Locale.ROOT, "%.0f %%", r * 100)
+        : String.format(Locale.ROOT, "%.2f×", r);
     String miss = percent ? String.format(Locale.ROOT, "missed by %.0f points", (target - r) * 100)
         : String.format(Locale.ROOT, "missed by %.2f×", target - r);
     checks.add(new Check(label, run, base, measured, goal, verdict(r >= target, miss, a, b)));
@@ -297,6 +298,8 @@ public final class PinnedSummary {
     for (Measurement m : inputs) {
       if (m.errors() > 0) {
         bad.add(m.name() + " had " + m.errors() + " errors");
+      } else if (!(m.rps() > 0)) {
+        bad.add(m.name() + " answered no requests"); // a stalled server: no ratio to take
       }
     }
     if (!bad.isEmpty()) {

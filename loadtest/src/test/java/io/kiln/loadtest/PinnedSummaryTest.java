@@ -58,6 +58,17 @@ class PinnedSummaryTest {
   }
 
   @Test
+  void aRunThatAnsweredNoRequestIsNotJudged(@TempDir Path dir) throws Exception {
+    wrk(dir, "bare-json-c16", "no-requests.txt");          // a server stalled on a shared core: 0 requests in 2 s
+    wrk(dir, "identity-json-c16", "binary-c64.txt");
+
+    String md = PinnedSummary.markdown(dir);
+
+    assertThat(md).contains("| bare-json-c16 | bare HTTP, OIP JSON work | wrk | 0 |")
+        .contains("| identity JSON / bare JSON, c16 | – | ≥ 70 % | not judged: bare-json-c16 answered no requests |");
+  }
+
+  @Test
   void aWrkOutputOfAFailedRunIsAnErrorNamingTheFile(@TempDir Path dir) throws Exception {
     Files.writeString(dir.resolve("bare-json-c1.wrk.txt"), "unable to connect to 127.0.0.1:8090 Connection refused\n");
 
