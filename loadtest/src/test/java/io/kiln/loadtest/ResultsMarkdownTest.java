@@ -79,6 +79,9 @@ class ResultsMarkdownTest {
         .contains("local actor call (WORKER) p50 < 50 µs | p50 55.0 µs, p99 90.0 µs (bare event bus p50 20.0 µs) | "
             + "**MISSED**")
         .contains("75,000 calls/s (actor EVENT_LOOP, 16 in flight) | met")
+        .contains("local actor call (EVENT_LOOP) p50 ≤ 20 µs, from another thread (request-path issue) | p50 35.5 µs, "
+            + "p99 80.0 µs | **MISSED**")
+        .contains("local actor calls/s from one caller, 64 in flight ≥ 1,000,000 (request-path issue) | – | not measured")
         .contains("280.0 images/s (pool, max_batch_size 16, mean batch 15.5) vs 300.0 (direct runner, batch 16): 93 % | met")
         .contains("280.0 vs 110.0 images/s (2.55×) | met")
         .doesNotContain("noise")
@@ -112,7 +115,7 @@ class ResultsMarkdownTest {
         .contains("| request path | identity JSON / bare JSON, c16 ≥ 70 % | 141 % | met | `pinned-1` |")
         .contains("| request path | identity cold / steady, c16 (first 5s after ready) ≥ 80 % | 71 % | **MISSED** "
             + "(missed by 9 points) | `pinned-1` |")
-        .contains("local actor call p50 ≤ 20 µs, from another thread (request-path issue) | – | not measured")
+        .contains("local actor call (EVENT_LOOP) p50 ≤ 20 µs, from another thread (request-path issue) | – | not measured")
         .doesNotContain("gateway, no-op model")
         // LoadGen's JSON summaries are in the pinned table, not in a second, generic one
         .doesNotContain("| run | protocol |");

@@ -107,7 +107,7 @@ public final class PoolBenchmark {
       throw new IllegalArgumentException("--ab-rounds and --ab-concurrency must be >= 1, --slice > 0, --lead >= 0");
     }
     System.out.printf(Locale.ROOT, "# ResNet-18, 3x%dx%d, 1000 classes, %s (%s in %.1f s); %d worker(s), %d intra-op "
-            + "thread(s), max_batch_delay %d ms, %d cores; %.0f s warm-up per scenario, then %d survey round(s) of "
+            + "thread(s), max_batch_delay %d ms, %d cores; %.1f s warm-up per scenario, then %d survey round(s) of "
             + "%.0f s per scenario and %d A/B round(s) of %.1f s slices (after %.1f s lead-in each) at concurrency %d, "
             + "batch sizes %s%n", imageSize, imageSize, dir, built ? "built" : "present", (System.nanoTime() - t0) / 1e9,
         workers, threads, delayMs, Runtime.getRuntime().availableProcessors(), warmup, rounds, seconds, abRounds, slice,
