@@ -183,13 +183,13 @@ if pt:
     mw = pt["minorityWrite"]
     row("Network partition", "3 node processes in network namespaces, `--min-cluster-size 2`; 5 closed-loop clients "
         "through `n1` (2 unpinned, 1 pinned to `n2`, 2 pinned to `n3`), 2 more inside `n3`'s namespace through `n3` "
-        f"from the split on; deadline {pt['deadlineMs']} ms", f"{pt['cut']}, ~{pt['splitMs'] / 1000:.0f} s, then up",
+        f"from the split on; deadline {pt['deadlineMs']} ms", f"{pt['cut'].replace('n3', '`n3`', 1)}, ~{pt['splitMs'] / 1000:.0f} s, then up",
         sent, out["succeeded"] + ins["succeeded"], out["failedCleanly"] + ins["failedCleanly"],
         out["lost"] + ins["lost"] + unended, "-",
         f"`n1` sees `n3` dead {pt['majoritySawTheCutMs']} ms, `n3` sees both others dead {pt['minoritySawTheCutMs']} ms; "
         f"on `n3` `POST /api/v1/deployments` {mw['status']}{' + Retry-After' if mw['retryAfter'] != 'null' else ''} "
         f"({mw['tookMs']} ms); `n3` answered {split.get('succeeded', 0)} of {split.get('ended', 0)} from its own pool "
-        "while cut off; failures by cause: " + (", ".join(f"{c} {k}" for k, c in sorted(failures.items())) or "none"),
+        "while cut off; failures by cause: " + (", ".join(f"{k}: {c}" for k, c in sorted(failures.items())) or "none"),
         f"every node sees 3 alive and `echo` READY with one ready pool per node "
         f"{max(v for k, v in pt.items() if k.startswith('convergedAt'))} ms after the heal; every registry name held by "
         f"exactly one live actor {pt['namesOwnedOnceMs']} ms (and stays so); `n3`'s pool manager "
