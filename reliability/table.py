@@ -90,7 +90,8 @@ if sl:
         f"{sl['closedAfterMsMax']} ms after connecting (read timeout {sl['readTimeoutMs']} ms), {sl['leftOpen']} left "
         f"open; {sl['unfinishedRequestsThatReachedAPool']} unfinished requests reached a pool; the normal request: "
         f"{sl['normalRequestsSucceeded']} of {sl['normalRequestsSent']} served",
-        f"in flight {sl['requestsLeftInFlight']:.0f}; heap +{mib(sl['heapGrowthBytes'])}", cmd("reliability/run.sh slow"))
+        f"in flight {sl['requestsLeftInFlight']:.0f}; heap +{mib(sl['heapGrowthBytes'])}",
+        cmd("reliability/run.sh slow", None if sl["connections"] >= 500 else f"{CI}{sl['connections']} connections"))
 vc = load("vanishing-clients")
 if vc:
     row("Clients vanish while queued", f"{vc['clients']} requests queued in a real pool",
@@ -99,7 +100,8 @@ if vc:
         f"{vc['refusedExpiredOrFailedInPool']} refused/expired/failed, {vc['unaccountedFor']} unaccounted for",
         f"drained {vc['drainedMs']} ms; queue {vc['queueSlotsLeft']}, in flight {vc['inFlightLeft']}, gateway in "
         f"flight {vc['gatewayInFlightLeft']:.0f}; next client {vc['nextClientStatus']}; heap "
-        f"+{mib(vc['heapGrowthBytes'])}", cmd("reliability/run.sh slow"))
+        f"+{mib(vc['heapGrowthBytes'])}", cmd("reliability/run.sh slow", None if vc["clients"] >= 250
+                                                   else f"{CI}{vc['clients']} clients"))
 
 
 def fuzz_size(inputs, full):
