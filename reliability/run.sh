@@ -18,6 +18,9 @@
 #                    after each change; default 5000)
 #   soak       [s]   three nodes at half capacity, a model mix, worker crashes, a rolling restart every 600 s;
 #                    heap/RSS slopes, threads, fds, p99 drift; plots in results/soak.html (default 1800 s)
+#   partition  [n]   3 node processes in network namespaces, one cut off and healed (n: answers per phase; default
+#                    100, the CI size; needs root for the namespaces)
+#   stream           a node killed mid-stream: the SSE client gets a final error event
 #   tls              TLS on the gateway (reload), mutual TLS on the event bus, both in real processes
 #   security         cluster admission (name, secret), event bus, bytecode scan, default binds
 #   all              every scenario above at its default size
@@ -63,12 +66,14 @@ scenario() {
     changes)   unit deploy ZeroFailureChangesTest -Dkiln.reliability.changes.answers="${size:-5000}" ;;
     soak)      unit deploy SoakTest -Dkiln.reliability.soak.seconds="${size:-1800}" \
                   -Dkiln.reliability.soak.windowSeconds=30 -Dkiln.reliability.soak.restartEverySeconds=600 ;;
+    partition) it deploy PartitionIT -Dkiln.partition.requests="${size:-100}" ;;
+    stream)    unit deploy StreamNodeLossTest ;;
     tls)       unit runtime,gateway 'BusTlsTest,GatewayTlsTest'
                it deploy TlsIT ;;
     security)  unit deploy SecurityDefaultsTest
                it runtime ClusterSecurityIT ;;
-    all)       for s in security tls fuzz slow leader crash overload changes node-loss drain soak; do scenario "$s"; done; return ;;
-    *)         sed -n '2,20p' "$0"; exit 2 ;;
+    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss drain partition soak; do scenario "$s"; done; return ;;
+    *)         sed -n '2,25p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true

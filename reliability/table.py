@@ -1,116 +1,289 @@
 #!/usr/bin/env python3
-"""Prints RELIABILITY.md's results table from reliability/results/*.json (written by reliability/run.sh)."""
+"""Prints RELIABILITY.md's results table from reliability/results/*.json (written by the tests; see run.sh).
+
+Every number in the table is one the test counted and wrote into its JSON; this script only adds them up and
+words them. Where a scenario has no notion of requests sent or lost (a scan, a set of checks), the cell is "-".
+A scenario whose JSON is missing gets no row (and is named on stderr).
+"""
 import json
 import pathlib
 import sys
 
 RESULTS = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent / "results")
+CI = "CI size: "
+missing = []
 
 
 def load(name):
     f = RESULTS / (name + ".json")
-    return json.loads(f.read_text()) if f.exists() else None
+    if not f.exists():
+        missing.append(name)
+        return None
+    return json.loads(f.read_text())
 
 
 def mib(b):
-    return f"{b / 2**20:.0f} MiB"
+    return f"{b / 2**20:.0f} MiB" if abs(b) >= 2**20 else f"{b / 2**10:.0f} KiB"
+
+
+def n(v):
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def cmd(c, size=None):
+    return f"`{c}`" + (f" ({size})" if size else "")
 
 
 rows = []
+
+
+def row(scenario, load_, fault, sent, succeeded, failed, lost, reset, detection, recovery, command):
+    rows.append([scenario, load_, fault, sent, succeeded, failed, lost, reset, detection, recovery, command])
+
+
 nl = load("node-loss")
 if nl:
-    rows.append(["Node loss under load", f"3 node processes, {nl['clients']} closed-loop clients on all 3 gateways, "
-                 f"deadline {nl['deadlineMs']} ms", "SIGKILL of `n1` (hosts a pool), then restart with the same id",
-                 nl["sent"], nl["succeeded"], nl["failedCleanly"], nl["lost"],
-                 f"status shows `n1` dead {nl['deadInStatusMs']} ms, its pool not ready {nl['poolNotReadyInStatusMs']} ms; "
-                 f"last failed request {nl['lastFailedRequestAfterKillMs']} ms after the kill "
-                 f"({nl['killedGatewayConnectionErrors']} in flight on `n1`'s own gateway reset at once, not counted)",
-                 f"restart: joined {nl['restartJoinedMs']} ms, pool READY {nl['restartPoolReadyMs']} ms, head routes to it "
-                 f"{nl['restartServingViaHeadMs']} ms", "`reliability/run.sh node-loss`"])
+    reset = nl["killedGatewayConnectionErrors"]
+    assert nl["sent"] == nl["succeeded"] + nl["failedCleanly"] + nl["lost"] + reset, "node-loss: outcomes do not add up"
+    row("Node loss under load", f"3 node processes, {nl['clients']} closed-loop clients on all 3 gateways, "
+        f"deadline {nl['deadlineMs']} ms", "SIGKILL of `n1` (hosts a pool), then restart with the same id",
+        nl["sent"], nl["succeeded"], nl["failedCleanly"], nl["lost"], reset,
+        f"status shows `n1` dead {nl['deadInStatusMs']} ms, its pool not ready {nl['poolNotReadyInStatusMs']} ms; "
+        f"last failed request {nl['lastFailedRequestAfterKillMs']} ms after the kill",
+        f"restart: joined {nl['restartJoinedMs']} ms, pool READY {nl['restartPoolReadyMs']} ms, head routes to it "
+        f"{nl['restartServingViaHeadMs']} ms",
+        cmd("reliability/run.sh node-loss", None if nl["requestsPerPhasePerGateway"] >= 5000
+            else f"{CI}{nl['requestsPerPhasePerGateway']} answers per gateway per phase"))
 wc = load("worker-crash")
 if wc:
-    n, p = wc["normal"], wc["poison"]
-    rows.append(["Worker crash mid-batch", f"{wc['nodes']} nodes x {wc['workersPerNode']} workers, 6 closed-loop clients, "
-                 f"{wc['seconds']} s", f"{p['sent']} poison (NaN) requests, each crashing its batch's worker twice",
-                 n["sent"] + p["sent"], n["succeeded"], p["failedCleanly"] + n["failedCleanly"], n["lost"] + p["lost"],
-                 f"at once: the batch fails; batch-mates re-queued ({wc['workerRestarts']} restarts)",
-                 f"pool whole again {wc['recoveryMs']} ms after the poison's 503; {wc['modelReloads']} model reloads; "
-                 f"normal p99 {n['okP99Ms']:.0f} ms", "`reliability/run.sh crash`"])
+    nm, p = wc["normal"], wc["poison"]
+    row("Worker crash mid-batch", f"{wc['nodes']} nodes x {wc['workersPerNode']} workers, 6 closed-loop clients, "
+        f"{wc['seconds']} s", f"{p['sent']} poison (NaN) requests, each crashing its batch's worker twice",
+        nm["sent"] + p["sent"], nm["succeeded"] + p["succeeded"], p["failedCleanly"] + nm["failedCleanly"],
+        nm["lost"] + p["lost"], "-",
+        f"at once: the batch fails; batch-mates re-queued ({wc['workerRestarts']} restarts)",
+        f"pool whole again {wc['recoveryMs']} ms after the poison's 503; {wc['modelReloads']} model reloads; "
+        f"normal p99 {nm['okP99Ms']:.0f} ms", cmd("reliability/run.sh crash"))
 ll = load("leader-loss")
 if ll:
     for r in ll["runs"]:
-        rows.append(["Leader loss mid-deploy", "4 in-process nodes, deploy of 3 pools x 2 workers",
-                     f"leader killed at the first {r['killedAtFirst']} claim", r["requestsAfter"], r["requestsAfter"], 0, 0,
-                     f"new leader {r['newLeaderMs']} ms", f"READY {r['readyMs']} ms; {r['managers']} managers, "
-                     f"{r['workers']} workers, {r['modelLoads']:.0f} model loads (none twice)", "`reliability/run.sh leader`"])
+        row("Leader loss mid-deploy", f"4 in-process nodes, deploy of 3 pools x 2 workers; {r['sent']} requests once "
+            "READY", f"leader killed at the first {r['killedAtFirst']} claim", r["sent"], r["succeeded"],
+            r["failedCleanly"], r["lost"], "-", f"new leader {r['newLeaderMs']} ms",
+            f"READY {r['readyMs']} ms; {r['managers']} managers, {r['workers']} workers, {r['modelLoads']:.0f} model "
+            "loads (none twice)", cmd("reliability/run.sh leader"))
 ov = load("overload")
 if ov:
-    n, o, a = ov["normal"], ov["overload"], ov["after"]
-    rows.append(["Overload", f"{ov['offeredPerSecond']}/s open loop = 10x the measured {ov['capacityPerSecond']}/s, "
-                 f"{o['seconds']:.0f} s ({ov['model']})", "10x capacity", o["sent"], o["succeeded"], o["failedCleanly"],
-                 o["lost"], f"refused at once: 503 + Retry-After p99 {o['cleanP99Ms']:.0f} ms",
-                 f"admitted p99 {o['okP99Ms']:.0f} ms vs {n['okP99Ms']:.0f} ms normal; right after: {a['okP99Ms']:.0f} ms; "
-                 f"heap after GC {mib(ov['heapAfterGcBeforeBytes'])} -> {mib(ov['heapAfterGcAfterBytes'])}, RSS "
-                 f"{mib(ov['rssBeforeBytes'])} -> {mib(ov['rssAfterBytes'])}", "`reliability/run.sh overload`"])
+    nm, o, a = ov["normal"], ov["overload"], ov["after"]
+    row("Overload", f"{ov['offeredPerSecond']}/s open loop = 10x the measured {ov['capacityPerSecond']}/s, "
+        f"{o['seconds']:.0f} s ({ov['model']})", "10x capacity", o["sent"], o["succeeded"], o["failedCleanly"],
+        o["lost"], "-", f"refused at once: 503 + Retry-After p99 {o['cleanP99Ms']:.0f} ms",
+        f"admitted p99 {o['okP99Ms']:.0f} ms vs {nm['okP99Ms']:.0f} ms normal; right after: {a['okP99Ms']:.0f} ms; "
+        f"heap after GC {mib(ov['heapAfterGcBeforeBytes'])} -> {mib(ov['heapAfterGcAfterBytes'])}, RSS "
+        f"{mib(ov['rssBeforeBytes'])} -> {mib(ov['rssAfterBytes'])}", cmd("reliability/run.sh overload"))
 sl = load("slowloris")
 if sl:
-    rows.append(["Slowloris", f"{sl['connections']} connections", "headers trickled every 200 ms, never finished",
-                 "-", "-", "-", 0, f"all closed by the server {sl['closedAfterMsMin']}-{sl['closedAfterMsMax']} ms after "
-                 f"connecting (read timeout {sl['readTimeoutMs']} ms); a normal client served meanwhile",
-                 f"in flight {sl['requestsLeftInFlight']:.0f}; heap +{mib(sl['heapGrowthBytes'])}", "`reliability/run.sh slow`"])
+    row("Slowloris", f"{sl['connections']} connections; 1 normal request meanwhile",
+        "headers trickled every 200 ms, never finished", "-", "-", "-",
+        sl["leftOpen"] + sl["unfinishedRequestsThatReachedAPool"], "-",
+        f"{sl['closedByServer']} of {sl['connections']} closed by the server {sl['closedAfterMsMin']}-"
+        f"{sl['closedAfterMsMax']} ms after connecting (read timeout {sl['readTimeoutMs']} ms), {sl['leftOpen']} left "
+        f"open; {sl['unfinishedRequestsThatReachedAPool']} unfinished requests reached a pool; the normal request: "
+        f"{sl['normalRequestsSucceeded']} of {sl['normalRequestsSent']} served",
+        f"in flight {sl['requestsLeftInFlight']:.0f}; heap +{mib(sl['heapGrowthBytes'])}",
+        cmd("reliability/run.sh slow", None if sl["connections"] >= 500 else f"{CI}{sl['connections']} connections"))
 vc = load("vanishing-clients")
 if vc:
-    rows.append(["Clients vanish while queued", f"{vc['clients']} requests queued in a real pool",
-                 "every client closes its connection", vc["clients"], vc["completedInPool"], "-", 0,
-                 f"{vc['cancelledInPool']} withdrawn from the queue", f"drained {vc['drainedMs']} ms; queue "
-                 f"{vc['queueSlotsLeft']}, in flight {vc['inFlightLeft']}, gateway in flight {vc['gatewayInFlightLeft']:.0f}; "
-                 f"heap +{mib(vc['heapGrowthBytes'])}", "`reliability/run.sh slow`"])
+    row("Clients vanish while queued", f"{vc['clients']} requests queued in a real pool",
+        "every client closes its connection", vc["clients"], vc["completedInPool"], "-", vc["lost"], "-",
+        f"{vc['cancelledInPool']} withdrawn from the queue, {vc['completedInPool']} finished (to nobody), "
+        f"{vc['refusedExpiredOrFailedInPool']} refused/expired/failed, {vc['unaccountedFor']} unaccounted for",
+        f"drained {vc['drainedMs']} ms; queue {vc['queueSlotsLeft']}, in flight {vc['inFlightLeft']}, gateway in "
+        f"flight {vc['gatewayInFlightLeft']:.0f}; next client {vc['nextClientStatus']}; heap "
+        f"+{mib(vc['heapGrowthBytes'])}", cmd("reliability/run.sh slow", None if vc["clients"] >= 250
+                                                   else f"{CI}{vc['clients']} clients"))
+
+
+def fuzz_size(inputs, full):
+    return None if inputs >= full else f"{CI}{inputs:,}"
+
+
 fh = load("fuzz-http-decoders")
 if fh:
     for kind in ("json", "binary"):
         k = fh[kind]
-        rows.append([f"Hostile input: OIP {kind} decoder", f"{k['inputs']} mutated bodies, seed {fh['seed']}",
-                     "truncation, flips, huge numbers, deep nesting, wrong types, huge declared shapes", k["inputs"],
-                     k["accepted"], k["refusedCleanly"], k["escaped"], "400 INVALID_INPUT naming the field",
-                     f"max {mib(k['maxAllocatedBytes'])} allocated per body", "`reliability/run.sh fuzz`"])
+        row(f"Hostile input: OIP {kind} decoder", f"{n(k['inputs'])} mutated {kind} bodies, seed {fh['seed']}",
+            "truncation, flips, huge numbers, deep nesting, wrong types, huge declared shapes"
+            + (", hostile header lengths" if kind == "binary" else ""), k["inputs"], k["accepted"],
+            k["refusedCleanly"], k["escaped"] + k["overAllocated"], "-",
+            f"400 INVALID_INPUT naming the field; {k['escaped']} escaped, {k['overAllocated']} over the allocation bound",
+            f"max {mib(k['maxAllocatedBytes'])} allocated per body", cmd("reliability/run.sh fuzz",
+                                                                          fuzz_size(k["inputs"], 1_000_000)))
 fg = load("fuzz-grpc-decoder")
 if fg:
-    for kind in ("wire", "structural"):
-        k = fg[kind]
-        what = (f"mutated wire bytes (and {fg['unparsableWireInputs']} that protobuf refused to parse)" if kind == "wire"
-                else "random shapes, types, contents")
-        rows.append([f"Hostile input: gRPC decoder ({kind})", f"{k['inputs']} messages, seed {fg['seed']}", what, k["inputs"], k["accepted"],
-                     k["refusedCleanly"], k["escaped"], "INVALID_ARGUMENT", f"max {mib(k['maxAllocatedBytes'])} allocated",
-                     "`reliability/run.sh fuzz`"])
+    w, s, u = fg["wire"], fg["structural"], fg["notParsedByProtobuf"]
+    total = w["inputs"] + s["inputs"]
+    row("Hostile input: gRPC decoder", f"{n(total)} `ModelInferRequest`s, seed {fg['seed']}",
+        f"{n(w['inputs'])} from mutated wire bytes that protobuf parses, {n(s['inputs'])} structurally random (shapes, "
+        "types, contents)", total, w["accepted"] + s["accepted"], w["refusedCleanly"] + s["refusedCleanly"],
+        w["escaped"] + w["overAllocated"] + s["escaped"] + s["overAllocated"], "-",
+        f"INVALID_ARGUMENT; {w['escaped'] + s['escaped']} escaped, {w['overAllocated'] + s['overAllocated']} over the "
+        "allocation bound", f"max {mib(max(w['maxAllocatedBytes'], s['maxAllocatedBytes']))} allocated",
+        cmd("reliability/run.sh fuzz", fuzz_size(total, 1_000_000)))
+    row("Hostile input: gRPC wire bytes protobuf refuses", f"{n(u['inputs'])} mutated wire inputs of the same run "
+        "(not in the decoder's count)", "mutated wire bytes that do not parse as a `ModelInferRequest`", u["inputs"],
+        "-", u["refusedCleanly"], u["escaped"], "-", "refused by protobuf's parser (`InvalidProtocolBufferException`) "
+        "before Kiln's decoder; Vert.x's gRPC server answers them with an error", "-", cmd("reliability/run.sh fuzz"))
 fs = load("fuzz-http-server")
 if fs:
-    codes = ", ".join(f"{c}: {n}" for c, n in fs["byStatus"].items())
-    rows.append(["Hostile input: real HTTP server", f"{fs['requests']} mutated requests, seed {fs['seed']}",
-                 "as above, plus hostile binary header lengths and paths", fs["requests"], fs["byStatus"].get("200", 0),
-                 fs["requests"] - fs["byStatus"].get("200", 0), 0, f"never a 5xx ({codes})", "serves normally after",
-                 "`reliability/run.sh fuzz`"])
+    codes = ", ".join(f"{c}: {v:,}" for c, v in fs["byStatus"].items())
+    row("Hostile input: real HTTP server", f"{n(fs['requests'])} mutated requests, seed {fs['seed']}",
+        "as above, plus hostile binary header lengths and paths", fs["requests"], fs["answered"], fs["refusedCleanly"],
+        fs["serverErrors"] + fs["errorsNotJson"] + fs["noAnswer"], "-",
+        f"{fs['serverErrors']} 5xx, {fs['errorsNotJson']} errors without a JSON message, {fs['noAnswer']} without an "
+        f"answer ({codes})", f"a valid request after: {fs['validRequestAfterStatus']}",
+        cmd("reliability/run.sh fuzz", fuzz_size(fs["requests"], 10_000)))
 fy = load("fuzz-yaml-loader")
 if fy:
-    rows.append(["Hostile input: deployment YAML", f"{fy['inputs']} mutated files, seed {fy['seed']}",
-                 "examples mutated; tags, anchors, alias bombs, duplicate keys", fy["inputs"], fy["loaded"],
-                 fy["refusedWithProblems"], fy["escaped"], "problems with line and column",
-                 f"max {mib(fy['maxAllocatedBytes'])} allocated per file", "`reliability/run.sh fuzz`"])
+    row("Hostile input: deployment YAML", f"{n(fy['inputs'])} mutated files, seed {fy['seed']}",
+        "examples mutated; tags, anchors, alias bombs, duplicate keys", fy["inputs"], fy["loaded"],
+        fy["refusedWithProblems"], fy["escaped"] + fy["overAllocated"], "-",
+        f"problems with line and column; {fy['escaped']} escaped, {fy['overAllocated']} over the allocation bound",
+        f"max {mib(fy['maxAllocatedBytes'])} allocated per file", cmd("reliability/run.sh fuzz",
+                                                                       fuzz_size(fy["inputs"], 50_000)))
 ca = load("cluster-admission")
 if ca:
-    rows.append(["Security: cluster admission", "a head with a name and a secret", "joins with another name, no secret, "
-                 "a wrong secret; then the right ones", ca["attempts"], ca["admitted"], ca["refused"], 0,
-                 f"refused at join; cluster size stays {ca['clusterSizeAfterRefusals']}", "-", "`reliability/run.sh security`"])
-if nl:
-    rows.append(["Security: management token", "the node-loss cluster (real processes, `--token`)",
-                 "status, deploy and delete without the token or with a wrong one", 4, 0, 4, 0, "401 each, before any body is read",
-                 "-", "`reliability/run.sh node-loss`"])
+    row("Security: cluster admission", "a head with a name and a secret", "joins with another name, no secret, "
+        "a wrong secret; then the right ones", ca["attempts"], ca["admitted"], ca["refused"], ca["wrongOutcomes"], "-",
+        f"refused at join; cluster size stays {ca['clusterSizeAfterRefusals']}", "-", cmd("reliability/run.sh security"))
+if nl and "managementToken" in nl:
+    t = nl["managementToken"]
+    row("Security: management token", "the node-loss cluster (real processes, `--token`)",
+        "status, deploy and delete, each without the token and with a wrong one", t["attempts"], "-", t["refused401"],
+        t["letThrough"], "-", "401 each, before any body is read", "-", cmd("reliability/run.sh node-loss"))
 ss = load("serialization-scan")
 if ss:
-    rows.append(["Security: no Java deserialization", f"bytecode of {ss['classes']} classes in {ss['modules']} modules",
-                 "ObjectInputStream, readObject, XMLDecoder, RMI, Jackson default typing", "-", "-", "-", 0,
-                 f"{ss['violations']} uses found", "-", "`reliability/run.sh security`"])
+    row("Security: no Java deserialization", f"bytecode of {ss['classes']} classes in {ss['modules']} modules",
+        "ObjectInputStream, readObject, XMLDecoder, RMI, Jackson default typing", "-", "-", "-", "-", "-",
+        f"{ss['violations']} uses found", "-", cmd("reliability/run.sh security"))
 
-print("| scenario | load | fault | sent | succeeded | failed cleanly | lost | detection | recovery | command |")
-print("|---|---|---|---:|---:|---:|---:|---|---|---|")
+pt = load("partition")
+if pt:
+    def phases(side):
+        ph = pt[side]["phases"]
+        return {k: sum(p[k] for p in ph.values()) for k in ("ended", "succeeded", "failedCleanly", "lost")}, ph
+    out, oph = phases("throughN1")
+    ins, iph = phases("insideN3")
+    sent = pt["throughN1"]["sent"] + pt["insideN3"]["sent"]
+    unended = pt["throughN1"]["inFlightAtEnd"] + pt["insideN3"]["inFlightAtEnd"]
+    failures = {}
+    for ph in (oph, iph):
+        for p in ph.values():
+            for cause, c in p["failures"].items():
+                failures[cause] = failures.get(cause, 0) + c
+    split = iph.get("split", {})
+    mw = pt["minorityWrite"]
+    row("Network partition", "3 node processes in network namespaces, `--min-cluster-size 2`; 5 closed-loop clients "
+        "through `n1` (2 unpinned, 1 pinned to `n2`, 2 pinned to `n3`), 2 more inside `n3`'s namespace through `n3` "
+        f"from the split on; deadline {pt['deadlineMs']} ms", f"{pt['cut'].replace('n3', '`n3`', 1)}, ~{pt['splitMs'] / 1000:.0f} s, then up",
+        sent, out["succeeded"] + ins["succeeded"], out["failedCleanly"] + ins["failedCleanly"],
+        out["lost"] + ins["lost"] + unended, "-",
+        f"`n1` sees `n3` dead {pt['majoritySawTheCutMs']} ms, `n3` sees both others dead {pt['minoritySawTheCutMs']} ms; "
+        f"on `n3` `POST /api/v1/deployments` {mw['status']}{' + Retry-After' if mw['retryAfter'] != 'null' else ''} "
+        f"({mw['tookMs']} ms); `n3` answered {split.get('succeeded', 0)} of {split.get('ended', 0)} from its own pool "
+        "while cut off; failures by cause: " + (", ".join(f"{k}: {c}" for k, c in sorted(failures.items())) or "none"),
+        f"every node sees 3 alive and `echo` READY with one ready pool per node "
+        f"{max(v for k, v in pt.items() if k.startswith('convergedAt'))} ms after the heal; every registry name held by "
+        f"exactly one live actor {pt['namesOwnedOnceMs']} ms (and stays so); `n3`'s pool manager "
+        f"{pt['n3ManagerAcrossTheHeal'].split(' ')[0]}",
+        cmd("reliability/run.sh partition", f"{CI}one cut; needs root"))
+
+changes = [("rollout", "Version rollout under load", "2 in-process nodes × 2 workers (`builtin:sleep` 5 ms), 6 "
+            "closed-loop clients through both gateways", "v1 → v2 applied while traffic flows"),
+           ("scale-down", "Autoscaling 4 → 1 under load", "the same nodes, `min_workers 1, max_workers 4, "
+            "target_ongoing_per_worker 1`, 20 ms model; 8 clients (up), then 1 client (down)",
+            "scale up to 4 workers per node, then down to 1 while the one client's traffic flows"),
+           ("delete", "Delete while the last requests finish", "the same nodes, a 200 ms model, 1 worker per node, "
+            "16 clients", "new requests stop, `delete` while requests are queued or executing")]
+for key, name, load_, fault in changes:
+    z = load("zero-failure-" + key)
+    if not z:
+        continue
+    lo = z["load"]
+    sent, ok, clean, lost = lo["sent"], lo["succeeded"], lo["failedCleanly"], lo["lost"]
+    if key == "scale-down":
+        up = load("zero-failure-scale-up")
+        if up:
+            sent, ok = sent + up["load"]["sent"], ok + up["load"]["succeeded"]
+            clean, lost = clean + up["load"]["failedCleanly"], lost + up["load"]["lost"]
+        detection = "4 workers per node under 8 clients"
+        recovery = (f"{' and '.join(str(w) for w in z['workersAfter'])} workers per node after, with the single "
+                    f"client's {lo['sent']} requests: {lo['succeeded']} answered")
+    elif key == "rollout":
+        detection, recovery = "-", (f"v2 serving on both nodes, only v2 pools left; {z['answeredBeforeTheRollout']} "
+                                    "answered before the change")
+    else:
+        detection = "-"
+        recovery = f"{z['inFlightWhenDeleted']} in flight at the delete, all answered; the deployment gone on both nodes"
+    row(name, load_, fault, sent, ok, clean, lost, "-", detection, recovery, cmd("reliability/run.sh changes",
+        None if ok >= 5000 else f"{CI}200 answers after each change"))
+
+dr = load("drain")
+if dr:
+    by = dr["byGateway"]
+    tot = {k: sum(g[k] for g in by.values()) for k in ("sent", "succeeded", "failedCleanly", "lost")}
+    row("Node drain (SIGTERM) under load", "3 node processes, 2 closed-loop clients each on the head's and `n2`'s "
+        "gateways", f"SIGTERM of `n1` (hosts a pool; grace {dr['graceSeconds']} s) while traffic flows",
+        tot["sent"], tot["succeeded"], tot["failedCleanly"], tot["lost"], "-",
+        f"`n1`'s readiness 503 while draining: {'seen' if dr['readiness503Seen'] else 'not seen'}; "
+        f"the head routed {dr['headRanOnN1DuringDrain']} requests to `n1` during the drain",
+        f"`n1` exit code {dr['exitCode']} {dr['exitedAfterSigtermMs']} ms after SIGTERM, gone from status "
+        f"{dr['goneFromStatusMs']} ms", cmd("reliability/run.sh drain", f"{CI}300 answers per gateway per phase"))
+
+st = load("stream-node-loss")
+if st:
+    row("Node killed mid-stream", f"2 in-process nodes, the `builtin:chunks` pool on `b` ({st['chunkDelayMs']} ms per "
+        "chunk), an SSE client on `a`'s gateway", "`b` crashed as SIGKILL would (member and event bus gone) mid-stream",
+        f"{st['streams']} stream", "-", st["endedWithErrorEvent"], st["lost"], "-",
+        f"a final `event: error` (\"{json.loads(st['errorEvent'])['error']}\") {st['endedAfterKillMs']} ms after the "
+        "kill, after "
+        f"{st['chunksBeforeTheEnd']} chunks; the stream ends, never hangs", "-",
+        cmd("reliability/run.sh stream"))
+
+so = load("soak")
+if so:
+    p = so["poison"]
+    full = so["seconds"] >= 1800
+    row("Soak" + ("" if full else " (CI size)"), f"3 in-process nodes, 3 models (identity, `builtin:sleep` 3 ms, "
+        f"`builtin:crash-on-nan`), open loop at half the measured capacity: {so['ratePerSecond']:,} of "
+        f"{so['capacityPerSecond']:,} req/s, {so['seconds']} s", f"a poison request every 2 s ({p['sent']} worker "
+        f"crashes), {so['restarts']} rolling restart(s) of `s3` (drain, stop, rejoin), under load",
+        so["sent"], so["succeeded"], so["failedCleanly"], so["lost"], "-",
+        f"poison: {p['failedCleanly']} of {p['sent']} a clean 503 (p99 {p['cleanP99Ms']:.0f} ms), {p['lost']} lost",
+        f"heap after GC slope {so['heapSlopeMiBPerMinute']:+.2f} MiB/min, RSS {so['rssSlopeMiBPerMinute']:+.2f} MiB/min; "
+        f"threads {so['threads'][0]} → {so['threads'][1]}, fds {so['fds'][0]} → {so['fds'][1]}; p99 "
+        f"{so['p99EarlyMs']:.0f} ms early, {so['p99LateMs']:.0f} ms late; plots in `reliability/results/soak.html`",
+        cmd("reliability/run.sh soak", None if full else f"{CI}{so['seconds']} s; full size 1800 s, a restart every 600 s"))
+
+tg, tb, tp = load("tls-gateway"), load("tls-bus"), load("tls-processes")
+if tg or tb or tp:
+    parts = [f"{name} {t['passed']} of {t['checks']}" for name, t in (("gateway", tg), ("bus", tb), ("processes", tp)) if t]
+    row("Security: TLS", "gateway HTTPS + gRPC over TLS from PEM files; event bus with mutual TLS; 2 `kiln start` "
+        "processes with both (`TlsIT`), 3 in-process members, one holding another CA's certificate (`BusTlsTest`)",
+        "plain text on a TLS port; a client of another CA; a half-written certificate; a member without the "
+        "cluster's certificate", "-", "-", "-", "-", "-",
+        "checks passed: " + ", ".join(parts) + "; plain text gets no answer; the stranger's handshake refused"
+        + (f"; its call fails in {tb['strangerCallFailedMs']} ms (timeout 5 s), creating an actor on it fails in "
+           f"{tb['placementOnStrangerFailedMs']} ms with `PlacementTimeoutException`" if tb and "strangerCallFailedMs" in tb
+           else ""),
+        (f"a replaced certificate served to new connections {tg['newCertificateServedMs']} ms after the key was "
+         f"replaced, without a restart; the half-written one refused ({tg['halfWrittenRefusals']} refusals), the old one "
+         "kept" if tg and "newCertificateServedMs" in tg else "-"), cmd("reliability/run.sh tls"))
+
+print("| scenario | load | fault | sent | succeeded | failed cleanly | lost | reset by the killed node | detection | "
+      "recovery | command |")
+print("|---|---|---|---:|---:|---:|---:|---:|---|---|---|")
 for r in rows:
-    print("| " + " | ".join(str(c) for c in r) + " |")
+    print("| " + " | ".join(n(c) if isinstance(c, int) else str(c) for c in r) + " |")
+if missing:
+    print("no results for: " + ", ".join(missing), file=sys.stderr)

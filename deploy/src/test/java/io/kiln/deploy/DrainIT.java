@@ -60,12 +60,18 @@ class DrainIT {
     final Map<String, AtomicLong> ranOn = new ConcurrentHashMap<>();
     final java.util.concurrent.ConcurrentLinkedQueue<String> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
     final AtomicLong failed = new AtomicLong();
+    /** Of the failed: a 503 with Retry-After or a 504, each with a JSON error (counted, though none may fail). */
+    final AtomicLong failedCleanly = new AtomicLong();
+    /** Of the failed: anything else (no answer, a transport error, another status, a wrong answer). */
+    final AtomicLong lost = new AtomicLong();
 
     Map<String, Object> figures() {
       Map<String, Object> f = new LinkedHashMap<>();
       f.put("sent", sent.get());
       f.put("succeeded", ok.get());
       f.put("failed", failed.get());
+      f.put("failedCleanly", failedCleanly.get());
+      f.put("lost", lost.get());
       Map<String, Long> r = new java.util.TreeMap<>();
       ranOn.forEach((k, v) -> r.put(k, v.get()));
       f.put("ranOn", r);
@@ -269,12 +275,16 @@ class DrainIT {
           String node = JSON.readTree(r.body()).path("parameters").path("kiln_node").asText("?");
           t.ranOn.computeIfAbsent(node, k -> new AtomicLong()).incrementAndGet();
         } else {
+          boolean clean = (r.statusCode() == 503 && r.headers().firstValue("Retry-After").isPresent()
+              || r.statusCode() == 504) && r.body().contains("\"error\"");
+          (clean ? t.failedCleanly : t.lost).incrementAndGet();
           failed(t, r.statusCode() + " " + r.body());
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
       } catch (Exception e) {
+        t.lost.incrementAndGet();
         failed(t, e.toString());
       }
     }

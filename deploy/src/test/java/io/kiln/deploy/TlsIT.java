@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.gateway.support.CheckFigures;
 import io.kiln.runtime.testing.TestCertificates;
 import java.io.IOException;
 import java.net.URI;
@@ -21,6 +22,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two real {@code kiln start} processes with TLS everywhere a user would turn it on: HTTPS and gRPC-over-TLS
@@ -30,6 +32,9 @@ import org.junit.jupiter.api.Test;
  * certificate, and a request pinned to the other node crosses the TLS event bus.
  */
 class TlsIT {
+
+  @RegisterExtension
+  static final CheckFigures FIGURES = new CheckFigures("tls-processes");
 
   static final Duration START = Duration.ofSeconds(180);
   static final ObjectMapper JSON = new ObjectMapper();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.gateway.support.CheckFigures;
 import io.kiln.gateway.support.FakeCluster;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,6 +42,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatewayTlsTest {
+
+  @RegisterExtension
+  static final CheckFigures FIGURES = new CheckFigures("tls-gateway");
 
   @TempDir
   static Path dir;
@@ -136,8 +141,11 @@ class GatewayTlsTest {
     assertThat(https("/v2/health/live").statusCode()).isEqualTo(200);
 
     Files.copy(second.privateKey(), servedKey, StandardCopyOption.REPLACE_EXISTING);
+    long replacedAt = System.nanoTime();
     await().atMost(Duration.ofSeconds(30)).until(() -> gateway.tlsReloads() > before);
     await().atMost(Duration.ofSeconds(30)).until(() -> servedCertificate().equals(second.certificate()));
+    FIGURES.put("newCertificateServedMs", (System.nanoTime() - replacedAt) / 1_000_000);
+    FIGURES.put("halfWrittenRefusals", gateway.tlsRefusals() - refusedBefore);
     assertThat(https("/v2/health/live").statusCode()).isEqualTo(200);
     grpcLiveAndReady(); // the gRPC server still negotiates h2 with the new certificate
   }

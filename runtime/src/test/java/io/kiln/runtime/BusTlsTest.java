@@ -17,6 +17,9 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -26,6 +29,23 @@ import org.junit.jupiter.api.io.TempDir;
  * with an error, never hangs.
  */
 class BusTlsTest {
+
+  /** Each test is one check, counted passed or not; with two timings, written to {@code tls-bus.json}. */
+  static final Map<String, String> CHECKS = new java.util.concurrent.ConcurrentHashMap<>();
+  static final Map<String, Long> TIMINGS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  @RegisterExtension
+  static final TestWatcher WATCHER = new TestWatcher() {
+    @Override
+    public void testSuccessful(ExtensionContext context) {
+      CHECKS.put(context.getRequiredTestMethod().getName(), "passed");
+    }
+
+    @Override
+    public void testFailed(ExtensionContext context, Throwable cause) {
+      CHECKS.put(context.getRequiredTestMethod().getName(), "failed");
+    }
+  };
 
   @TempDir
   static Path dir;
@@ -60,12 +80,22 @@ class BusTlsTest {
   }
 
   @AfterAll
-  static void stop() {
+  static void stop() throws IOException {
     for (KilnRuntime r : new KilnRuntime[] {stranger, b, a}) {
       if (r != null) {
         r.close();
       }
     }
+    // The watcher reports each test as it ends, so every check is in by @AfterAll.
+    long passed = CHECKS.values().stream().filter("passed"::equals).count();
+    StringBuilder json = new StringBuilder("{\"scenario\":\"tls-bus\",\"members\":3,\"checks\":" + CHECKS.size()
+        + ",\"passed\":" + passed + ",\"notPassed\":" + (CHECKS.size() - passed));
+    new java.util.TreeMap<>(TIMINGS).forEach((k, v) -> json.append(",\"").append(k).append("\":").append(v));
+    json.append('}');
+    Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
+    Files.createDirectories(out);
+    Files.writeString(out.resolve("tls-bus.json"), json);
+    System.out.println("RELIABILITY tls-bus " + json);
   }
 
   @Test
@@ -84,14 +114,18 @@ class BusTlsTest {
         .remote());
     assertThat(result(onA.call(Counter::add, 1))).isEqualTo(1);
     ActorHandle<Counter> seen = result(stranger.getActor("default", "guarded", Counter.class)); // the registry is open
+    long calledAt = System.nanoTime();
     assertThat(failure(seen.withTimeout(Duration.ofSeconds(5)).call(Counter::add, 100), Duration.ofSeconds(60)))
         .isNotNull();
+    TIMINGS.put("strangerCallFailedMs", (System.nanoTime() - calledAt) / 1_000_000);
     assertThat(result(onA.call(Counter::get))).as("nothing of the stranger's arrived").isEqualTo(1);
 
     // Nor can the cluster place work on it: creating an actor there fails within its placement timeout, naming
     // why, rather than waiting for a reply that cannot come.
+    long placedAt = System.nanoTime();
     Throwable placed = failure(a.actor(Counter::new, "on-x").resources(Resources.of("x_slot", 0.5))
         .with(o -> o.placementTimeout(Duration.ofSeconds(15))).remote(), Duration.ofSeconds(120));
+    TIMINGS.put("placementOnStrangerFailedMs", (System.nanoTime() - placedAt) / 1_000_000);
     assertThat(placed).isInstanceOf(PlacementTimeoutException.class).hasMessageContaining("tx")
         .hasMessageContaining("did not answer");
   }

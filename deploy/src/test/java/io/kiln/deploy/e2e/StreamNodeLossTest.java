@@ -3,6 +3,7 @@ package io.kiln.deploy.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.gateway.support.Figures;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -63,13 +64,23 @@ class StreamNodeLossTest {
       response.get(ServingCluster.WAIT.toSeconds(), TimeUnit.SECONDS); // ends: no hang
       long endedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
 
+      // The one stream counted: ended with a final error event (failed cleanly), or anything else (lost: no error
+      // event, data after it, or no end).
       int error = lines.indexOf("event: error");
+      boolean clean = error > 0 && error + 1 < lines.size() && lines.get(error + 1).startsWith("data: ")
+          && lines.get(error + 1).contains("\"error\"")
+          && lines.subList(error + 2, lines.size()).stream().noneMatch(l -> l.startsWith("data: "));
+      long chunks = lines.stream().filter(l -> l.startsWith("data: ")).count() - (error > 0 ? 1 : 0);
+      new Figures("stream-node-loss").put("streams", 1).put("endedWithErrorEvent", clean ? 1 : 0)
+          .put("lost", clean ? 0 : 1).put("chunksBeforeTheEnd", chunks).put("chunkDelayMs", 20)
+          .put("endedAfterKillMs", endedMs).put("errorEvent", error > 0 && error + 1 < lines.size()
+              ? lines.get(error + 1).substring("data: ".length()) : null).write();
       assertThat(error).as("a final error event, in %s", lines.subList(Math.max(0, lines.size() - 6), lines.size()))
           .isPositive();
       assertThat(lines.get(error + 1)).startsWith("data: ").contains("\"error\"");
       assertThat(lines.subList(error + 2, lines.size())).noneMatch(l -> l.startsWith("data: "));
       System.out.printf("stream node loss: %d chunks before the kill, error event %d ms after it: %s%n",
-          lines.stream().filter(l -> l.startsWith("data: ")).count() - 1, endedMs, lines.get(error + 1));
+          chunks, endedMs, lines.get(error + 1));
     }
   }
 }

@@ -58,21 +58,32 @@ class VanishingClientsTest {
       });
       long drainedMs = (System.nanoTime() - vanishedAt) / 1_000_000;
       PoolStats stats = cluster.stats("slow", "1", "node-1");
+      // Every vanished client's request is accounted for by the pool: withdrawn, or finished (answered to nobody,
+      // refused, expired or failed). One it cannot account for, or a slot, request or worker left, is lost.
+      long accounted = stats.cancelled() + stats.completed() + stats.rejected() + stats.expired() + stats.failed()
+          + stats.invalid();
+      long unaccounted = Math.max(0, CLIENTS - accounted);
+      long leftBehind = stats.queueDepth() + stats.inFlightRequests() + stats.busyWorkers() + Math.round(inFlight(node));
+      long heapAfter = Figures.heapAfterGc();
+      Http.Response next = new Http().postJson(port, "/v2/models/slow/infer",
+          "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1,0]}]}");
+
+      new Figures("vanishing-clients").put("clients", CLIENTS).put("cancelledInPool", stats.cancelled())
+          .put("completedInPool", stats.completed()).put("refusedExpiredOrFailedInPool", stats.rejected()
+              + stats.expired() + stats.failed() + stats.invalid())
+          .put("unaccountedFor", unaccounted).put("leftBehind", leftBehind).put("lost", unaccounted + leftBehind)
+          .put("queueSlotsLeft", stats.queueDepth())
+          .put("inFlightLeft", stats.inFlightRequests()).put("gatewayInFlightLeft", inFlight(node))
+          .put("nextClientStatus", next.status())
+          .put("drainedMs", drainedMs).put("heapGrowthBytes", heapAfter - heapBefore).write();
+
+      assertThat(unaccounted + leftBehind).as("vanished clients' requests lost").isZero();
       assertThat(stats.cancelled()).as("withdrawn from the queue").isGreaterThanOrEqualTo(CLIENTS - 2);
       assertThat(stats.completed()).as("at most the batch running when they left, and the one after")
           .isLessThanOrEqualTo(2);
       assertThat(stats.idleWorkers()).isEqualTo(stats.totalWorkers()).isEqualTo(1);
-      long heapAfter = Figures.heapAfterGc();
       assertThat(heapAfter - heapBefore).isLessThan(64L << 20);
-
-      Http.Response next = new Http().postJson(port, "/v2/models/slow/infer",
-          "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1,0]}]}");
       assertThat(next.status()).isEqualTo(200);
-
-      new Figures("vanishing-clients").put("clients", CLIENTS).put("cancelledInPool", stats.cancelled())
-          .put("completedInPool", stats.completed()).put("queueSlotsLeft", stats.queueDepth())
-          .put("inFlightLeft", stats.inFlightRequests()).put("gatewayInFlightLeft", inFlight(node))
-          .put("drainedMs", drainedMs).put("heapGrowthBytes", heapAfter - heapBefore).write();
     }
   }
 

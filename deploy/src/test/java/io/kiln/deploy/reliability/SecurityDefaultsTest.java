@@ -66,11 +66,9 @@ class SecurityDefaultsTest {
       classes += refs.size();
       refs.forEach(r -> violations.addAll(ClassScan.violations(r)));
     }
-    assertThat(violations).as("scanned %d classes", classes).isEmpty();
-    assertThat(classes).isGreaterThan(300);
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     String json = "{\"scenario\":\"serialization-scan\",\"modules\":" + modules.size() + ",\"classes\":" + classes
-        + ",\"violations\":0}";
+        + ",\"violations\":" + violations.size() + "}";
     try {
       Files.createDirectories(out);
       Files.writeString(out.resolve("serialization-scan.json"), json);
@@ -78,6 +76,8 @@ class SecurityDefaultsTest {
       throw new java.io.UncheckedIOException(e);
     }
     System.out.println("RELIABILITY serialization-scan " + json);
+    assertThat(violations).as("scanned %d classes", classes).isEmpty();
+    assertThat(classes).isGreaterThan(300);
   }
 
   @Test

@@ -128,6 +128,7 @@ class SlowClientsTest {
   void slowlorisConnectionsAreClosedByTheReadTimeoutWhileOthersAreServed() {
     long closedBefore = gateway.slowConnectionsClosed();
     long heapBefore = Figures.heapAfterGc();
+    long normalOk;
     List<Conn> conns = open(CONNECTIONS);
     // Each connection sends its request line, then one header line every 200 ms, never finishing.
     AtomicInteger trickled = new AtomicInteger();
@@ -143,26 +144,37 @@ class SlowClientsTest {
       // Meanwhile a normal client is served as usual.
       HttpResponse<Buffer> r = GatewayTestBase.join(http.post(gateway.httpPort(), HOST, INFER)
           .putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(BODY)));
+      normalOk = r.statusCode() == 200 ? 1 : 0;
       assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
-
-      await().atMost(Duration.ofSeconds(30)).until(() -> conns.stream().allMatch(Conn::closed));
+      try {
+        await().atMost(Duration.ofSeconds(30)).until(() -> conns.stream().allMatch(Conn::closed));
+      } catch (org.awaitility.core.ConditionTimeoutException e) {
+        // counted below as left open, and asserted after the figures are written
+      }
     } finally {
       vertx.cancelTimer(timer);
     }
+    long leftOpen = conns.stream().filter(c -> !c.closed()).count();
+    long[] open = conns.stream().filter(Conn::closed).mapToLong(Conn::openMillis).sorted().toArray();
+    long closedLate = java.util.Arrays.stream(open).filter(ms -> ms >= 15_000).count();
+    long reachedPool = cluster.sent.size() - normalOk;
+    long heapAfter = Figures.heapAfterGc();
+    new Figures("slowloris").put("connections", CONNECTIONS).put("readTimeoutMs", READ_TIMEOUT.toMillis())
+        .put("closedByServer", open.length).put("leftOpen", leftOpen).put("closedAfter15s", closedLate)
+        .put("unfinishedRequestsThatReachedAPool", reachedPool).put("normalRequestsSent", 1)
+        .put("normalRequestsSucceeded", normalOk)
+        .put("closedAfterMsMin", open.length == 0 ? -1 : open[0])
+        .put("closedAfterMsMax", open.length == 0 ? -1 : open[open.length - 1])
+        .put("requestsLeftInFlight", inFlight()).put("heapGrowthBytes", heapAfter - heapBefore).write();
+    assertThat(leftOpen).as("stalled connections the server never closed").isZero();
     assertThat(trickled.get()).as("bytes kept coming until the server closed").isGreaterThan(3);
-    long[] open = conns.stream().mapToLong(Conn::openMillis).sorted().toArray();
     // The client's clock starts after the server's (at accept), so allow for a late start on a loaded machine.
     assertThat(open[0]).as("closed by the read timeout, not at once").isGreaterThanOrEqualTo(READ_TIMEOUT.toMillis() / 2);
     assertThat(open[open.length - 1]).as("every connection closed soon after its read timeout").isLessThan(15_000);
     assertThat(gateway.slowConnectionsClosed() - closedBefore).isGreaterThanOrEqualTo(CONNECTIONS);
     assertThat(cluster.sent).as("only the normal client's request reached a pool").hasSize(1);
     assertThat(inFlight()).isZero();
-    long heapAfter = Figures.heapAfterGc();
     assertThat(heapAfter - heapBefore).as("heap growth, bytes").isLessThan(64L << 20);
-
-    new Figures("slowloris").put("connections", CONNECTIONS).put("readTimeoutMs", READ_TIMEOUT.toMillis())
-        .put("closedAfterMsMin", open[0]).put("closedAfterMsMax", open[open.length - 1])
-        .put("requestsLeftInFlight", inFlight()).put("heapGrowthBytes", heapAfter - heapBefore).write();
   }
 
   @Test

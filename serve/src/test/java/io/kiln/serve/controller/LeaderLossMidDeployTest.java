@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kiln.pools.InferenceException;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ActorInfo;
@@ -33,6 +34,8 @@ import org.junit.jupiter.api.Test;
 class LeaderLossMidDeployTest {
 
   static final int WORKERS = 2;
+  /** Requests sent once the deployment is READY under the new leader. */
+  static final int REQUESTS_AFTER = 12;
   static final List<String> SERVING = List.of("node-b", "node-c", "node-d");
 
   @Test
@@ -101,8 +104,28 @@ class LeaderLossMidDeployTest {
           .mapToDouble(Counter::count).sum()));
       assertThat(loads).containsExactlyInAnyOrderEntriesOf(Map.of("node-b", (double) WORKERS,
           "node-c", (double) WORKERS, "node-d", (double) WORKERS));
-      for (int i = 0; i < 12; i++) {
-        assertThat(ServeNodes.echoes(nodes.infer("echo", ServeNodes.row(i)), i)).isTrue();
+      // Requests after READY, each counted: answered with its own values, failed cleanly (503/504), or lost.
+      long sent = 0;
+      long succeeded = 0;
+      long failedCleanly = 0;
+      List<String> lost = new ArrayList<>();
+      for (int i = 0; i < REQUESTS_AFTER; i++) {
+        sent++;
+        try {
+          if (ServeNodes.echoes(nodes.infer("echo", ServeNodes.row(i)), i)) {
+            succeeded++;
+          } else {
+            lost.add("#" + i + ": a wrong answer");
+          }
+        } catch (Throwable t) {
+          InferenceException e = inferenceException(t);
+          if (e != null && (e.kind() == InferenceException.Kind.UNAVAILABLE
+              || e.kind() == InferenceException.Kind.DEADLINE_EXCEEDED)) {
+            failedCleanly++;
+          } else {
+            lost.add("#" + i + ": " + t);
+          }
+        }
       }
       Map<String, Object> f = new LinkedHashMap<>();
       f.put("killedAtFirst", kind);
@@ -111,9 +134,26 @@ class LeaderLossMidDeployTest {
       f.put("managers", SERVING.size());
       f.put("workers", actors.size() - SERVING.size());
       f.put("modelLoads", loads.values().stream().mapToDouble(Double::doubleValue).sum());
-      f.put("requestsAfter", 12);
+      f.put("sent", sent);
+      f.put("succeeded", succeeded);
+      f.put("failedCleanly", failedCleanly);
+      f.put("lost", lost.size());
+      if (!lost.isEmpty()) {
+        f.put("lostExamples", String.join("; ", lost).replace("\"", "'").replace("\\", "/"));
+      }
+      assertThat(lost).as("requests lost after the new leader's deploy").isEmpty();
+      assertThat(succeeded).as("every request after READY answered").isEqualTo(sent);
       return f;
     }
+  }
+
+  private static InferenceException inferenceException(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof InferenceException e) {
+        return e;
+      }
+    }
+    return null;
   }
 
   private static String json(Map<String, Object> m) {
