@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -91,8 +93,18 @@ final class LoadDriver {
     }
   }
 
+  /**
+   * The client's callbacks run on a fixed pool: the JDK's default (a cached pool) grows a thread per
+   * concurrent answer while latency spikes, which a test counting the process's threads would take for the nodes'.
+   */
+  private static final ExecutorService CALLBACKS = Executors.newFixedThreadPool(4, r -> {
+    Thread t = new Thread(r, "load-driver-callbacks");
+    t.setDaemon(true);
+    return t;
+  });
+
   private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(10)).build();
+      .connectTimeout(Duration.ofSeconds(10)).executor(CALLBACKS).build();
   private final Duration deadline;
   private final Duration slack;
 

@@ -11,9 +11,14 @@ import java.util.function.ToDoubleFunction;
 /** The soak's samples over time as a small self-contained HTML page of SVG line plots, one per measure. */
 final class SoakReport {
 
-  /** One window of the soak: when it ended (s since start) and what was measured at its end. */
+  /**
+   * One window of the soak: when it ended (s since start) and what was measured at its end. {@code fds} are the
+   * process's descriptors less {@code loadSockets}, the established connections of the load driver to the
+   * gateways (both ends live in this process): an open-loop driver opens more of them while latency spikes and
+   * its JDK client keeps them pooled, which says nothing about the nodes.
+   */
   record Sample(double atSeconds, double okPerSecond, double p99Millis, double heapMiB, double rssMiB, int threads,
-                int fds, long sent, long lost, long failed, String event) {
+                int fds, int loadSockets, long sent, long lost, long failed, String event) {
   }
 
   private SoakReport() {
@@ -30,7 +35,8 @@ final class SoakReport {
     plot(h, "p99 of answered requests per window (ms)", samples, Sample::p99Millis);
     plot(h, "answered per second", samples, Sample::okPerSecond);
     plot(h, "threads", samples, s -> s.threads());
-    plot(h, "open file descriptors", samples, s -> s.fds());
+    plot(h, "open file descriptors, less the load's connections", samples, s -> s.fds());
+    plot(h, "the load driver's connections (both ends)", samples, s -> s.loadSockets());
     try {
       Files.createDirectories(file.getParent());
       Files.writeString(file, h.toString());
