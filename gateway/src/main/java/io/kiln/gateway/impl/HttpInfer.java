@@ -166,6 +166,8 @@ final class HttpInfer implements Handler<HttpServerRequest> {
         return;
       }
       long expected = length;
+      // A client gone mid-body: nothing was started; the connection's close ends its read clock.
+      req.exceptionHandler(e -> LOG.debug("request body to {} not read: {}", name, e.toString()));
       req.handler(chunk -> {
         if (tooLarge) {
           return;
