@@ -2,7 +2,6 @@ package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;

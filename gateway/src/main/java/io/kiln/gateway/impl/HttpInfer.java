@@ -50,7 +50,7 @@ final class HttpInfer implements Handler<HttpServerRequest> {
 
   @Override
   public void handle(HttpServerRequest req) {
-    String[] target = req.method() == HttpMethod.POST ? target(req.path()) : null;
+    String[] target = HttpMethod.POST.equals(req.method()) ? target(req.path()) : null;
     if (target == null) {
       others.handle(req);
       return;
