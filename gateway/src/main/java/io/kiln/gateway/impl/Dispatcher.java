@@ -28,12 +28,20 @@ final class Dispatcher {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dispatcher.class);
 
   /** One request in flight. {@link #cancel()} withdraws it from its pool (idempotent). */
-  static final class Call {
+  static final class Call extends CallDeadlines.Entry {
     private final Promise<InferenceResponse> promise;
     private volatile CompletableFuture<InferenceResponse> sent;
+    private long timeoutMillis;
 
     private Call(Promise<InferenceResponse> promise) {
       this.promise = promise;
+    }
+
+    @Override
+    void expired() {
+      if (promise.tryFail(InferenceException.deadlineExceeded("deadline of " + timeoutMillis + " ms passed"))) {
+        withdraw();
+      }
     }
 
     Future<InferenceResponse> result() {
@@ -61,6 +69,7 @@ final class Dispatcher {
   private final long defaultTimeoutMillis;
   private final LongSupplier nanoClock;
   private final Predicate<String> unmetered;
+  private final CallDeadlines deadlines;
 
   /** @param unmetered models whose routing decisions are counted out of sight (the directory's internal ones) */
   Dispatcher(Vertx vertx, PoolDirectory pools, Router router, GatewayMetrics metrics, long defaultTimeoutMillis,
@@ -72,6 +81,7 @@ final class Dispatcher {
     this.defaultTimeoutMillis = defaultTimeoutMillis;
     this.nanoClock = nanoClock;
     this.unmetered = unmetered;
+    this.deadlines = new CallDeadlines(vertx, nanoClock);
   }
 
   /**
@@ -95,12 +105,15 @@ final class Dispatcher {
     if (!send(call, context, model, request, hints, deadline, java.util.Set.of(), trace)) {
       return call;
     }
-    long timer = vertx.setTimer(timeoutMillis, id -> {
-      if (call.promise.tryFail(InferenceException.deadlineExceeded("deadline of " + timeoutMillis + " ms passed"))) {
-        call.withdraw();
+    call.timeoutMillis = timeoutMillis;
+    deadlines.add(context, call, deadline, timeoutMillis);
+    call.promise.future().onComplete(ar -> {
+      if (Vertx.currentContext() == context) {
+        call.remove();
+      } else {
+        context.runOnContext(v -> call.remove()); // the deadline list is the context's own
       }
     });
-    call.promise.future().onComplete(ar -> vertx.cancelTimer(timer));
     return call;
   }
 

@@ -100,7 +100,9 @@ public final class GatewayServers {
     }
     HttpServerOptions httpServing = httpOptions;
     deadlines = new ReadDeadlines(vertx, options.requestReadTimeout().toMillis());
-    io.vertx.ext.web.Router httpRouter = new HttpApi(vertx, gw, deadlines).router();
+    HttpApi httpApi = new HttpApi(vertx, gw, deadlines);
+    io.vertx.ext.web.Router httpRouter = httpApi.routes();
+    io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> httpServe = httpApi.handler();
     StreamDispatcher streams = new StreamDispatcher(pools, router, dispatcher, metrics, new StreamMetrics(registry),
         options.defaultTimeout().toMillis(), nanoClock, () -> streamOptions, options.retryAfterSeconds());
     new GenerateApi(gw, streams).register(httpRouter);
@@ -110,7 +112,7 @@ public final class GatewayServers {
       if (holds.draining()) {
         req.response().putHeader(io.vertx.core.http.HttpHeaders.CONNECTION, io.vertx.core.http.HttpHeaders.CLOSE);
       }
-      httpRouter.handle(req);
+      httpServe.handle(req);
     };
     http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpHandler);
     io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();

@@ -1,27 +1,19 @@
 package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
-import io.kiln.gateway.impl.JsonResponseEncoder.Encoded;
-import io.kiln.pools.InferenceException;
-import io.kiln.pools.InferenceResponse;
-import io.kiln.pools.Tensor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
-import java.util.function.Predicate;
 
 /**
- * The OIP v2 REST API and {@code /metrics} as a Vert.x Web router. Handlers run on the event loop and never
- * block: the SPI is non-blocking by contract, and decoding or encoding a large body, like a metrics scrape,
+ * The OIP v2 REST API and {@code /metrics} as a Vert.x Web router, behind {@link HttpInfer}, which serves the
+ * plain infer paths without it. Handlers run on the event loop and never block: the SPI is non-blocking by contract, and decoding or encoding a large body, like a metrics scrape,
  * runs on a worker thread.
  */
 final class HttpApi {
@@ -38,14 +30,28 @@ final class HttpApi {
   private final Vertx vertx;
   private final GatewayContext gw;
   private final ReadDeadlines deadlines;
+  private final HttpInfer infer;
+  private final io.vertx.ext.web.Router router;
 
   HttpApi(Vertx vertx, GatewayContext gw, ReadDeadlines deadlines) {
     this.vertx = vertx;
     this.gw = gw;
     this.deadlines = deadlines;
+    this.router = router();
+    this.infer = new HttpInfer(vertx, gw, deadlines, router);
   }
 
-  io.vertx.ext.web.Router router() {
+  /** The router, for more routes; requests go to {@link #handler()}. */
+  io.vertx.ext.web.Router routes() {
+    return router;
+  }
+
+  /** Serves every request: plain infer paths itself, the rest through the router. */
+  io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> handler() {
+    return infer;
+  }
+
+  private io.vertx.ext.web.Router router() {
     io.vertx.ext.web.Router r = io.vertx.ext.web.Router.router(vertx);
     r.route().order(-1).handler(ctx -> {
       deadlines.requestStarted(ctx.request(), answered -> ctx.addEndHandler(v -> answered.run()));
@@ -60,6 +66,7 @@ final class HttpApi {
     r.get("/v2/models/:model/versions/:version").handler(this::modelMetadata);
     r.get("/v2/models/:model/ready").handler(this::modelReady);
     r.get("/v2/models/:model/versions/:version/ready").handler(this::modelReady);
+    // The plain infer paths never get here (HttpInfer serves them); these routes serve the other spellings.
     r.post("/v2/models/:model/infer").handler(body).handler(this::infer);
     r.post("/v2/models/:model/versions/:version/infer").handler(body).handler(this::infer);
     r.get("/metrics").handler(this::metrics);
@@ -106,37 +113,7 @@ final class HttpApi {
   }
 
   private void infer(RoutingContext ctx) {
-    String name = ctx.pathParam("model");
-    long start = gw.metrics().start();
-    GatewayTrace trace = GatewayTrace.start(gw.spans(), ctx.request().getHeader(GatewayTrace.TRACEPARENT),
-        ctx.request().getHeader(GatewayTrace.TRACESTATE), "http");
-    Exchange ex = new Exchange(ctx, start, gw.models().label(name), trace);
-    ctx.response().closeHandler(v -> ex.clientGone());
-    ModelInfo model;
-    try {
-      model = gw.models().findReady(name, ctx.pathParam("version"));
-    } catch (RuntimeException e) {
-      ex.fail(e);
-      return;
-    }
-    Buffer body = ctx.body().buffer();
-    String headerLength = ctx.request().getHeader(HttpInferDecoder.HEADER_LENGTH);
-    offload(body == null ? 0 : body.length(), () -> gw.httpDecoder().decode(model, body, headerLength))
-        .compose(decoded -> {
-          Predicate<String> binary = decoded.header().binaryOutputs();
-          Hints hints = Hints.from(ctx.request().getHeader(Hints.NODE_HEADER), ctx.request().getHeader(Hints.TIMEOUT_HEADER),
-              -1, decoded.header().parameters(), gw.locator());
-          if (ex.clientGone) {
-            return Future.failedFuture(InferenceException.unavailable("client went away"));
-          }
-          ex.requestId = decoded.request().request().id();
-          Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints,
-              trace == null ? null : trace.forPool(ex.requestId));
-          ex.call = call;
-          return call.result().compose(response -> offload(outputBytes(response), () -> gw.encoder().infer(response, binary)));
-        })
-        .onSuccess(ex::reply)
-        .onFailure(ex::fail);
+    infer.infer(ctx.request(), ctx.pathParam("model"), ctx.pathParam("version"), ctx.body().buffer());
   }
 
   private void metrics(RoutingContext ctx) {
@@ -165,34 +142,12 @@ final class HttpApi {
     }
   }
 
-  private <T> Future<T> offload(long bytes, Callable<T> work) {
-    if (bytes > OFFLOAD_BYTES) {
-      return vertx.executeBlocking(work, false);
-    }
-    try {
-      return Future.succeededFuture(work.call());
-    } catch (Exception e) {
-      return Future.failedFuture(e);
-    }
-  }
-
-  private static long outputBytes(InferenceResponse r) {
-    long n = 0;
-    for (Tensor t : r.outputs()) {
-      n += t.data().length;
-    }
-    return n;
-  }
-
   private void fail(RoutingContext ctx, ErrorMapper.Failure f) {
-    if (f.retryable()) {
-      ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(f.retryAfterSeconds()));
-    }
-    error(ctx, f.httpStatus(), f.message());
+    HttpInfer.fail(gw, ctx.response(), f);
   }
 
   private void error(RoutingContext ctx, int status, String message) {
-    json(ctx, status, Map.of("error", message));
+    HttpInfer.error(gw, ctx.response(), status, message);
   }
 
   private void json(RoutingContext ctx, int status, Map<String, Object> fields) {
@@ -200,11 +155,7 @@ final class HttpApi {
   }
 
   private static void send(RoutingContext ctx, int status, Buffer json) {
-    HttpServerResponse resp = ctx.response();
-    if (resp.ended() || resp.closed()) {
-      return;
-    }
-    resp.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(json);
+    HttpInfer.send(ctx.response(), status, json);
   }
 
   private static Map<String, Object> ordered(Object... kv) {
@@ -213,88 +164,5 @@ final class HttpApi {
       m.put((String) kv[i], kv[i + 1]);
     }
     return m;
-  }
-
-  /** One infer request: answers it once and records its metrics once. */
-  private final class Exchange {
-    private final RoutingContext ctx;
-    private final long start;
-    private final String model;
-    private final GatewayTrace trace; // null: none
-    private boolean done;
-    private boolean clientGone;
-    Dispatcher.Call call;
-    String requestId; // the OIP id, once decoded
-
-    Exchange(RoutingContext ctx, long start, String model, GatewayTrace trace) {
-      this.ctx = ctx;
-      this.start = start;
-      this.model = model;
-      this.trace = trace;
-      if (trace != null) {
-        trace.model(model);
-        ctx.response().putHeader(GatewayTrace.TRACEPARENT, trace.traceparent());
-      }
-    }
-
-    /** The connection closed before the answer: withdraw the request, answer nothing. */
-    void clientGone() {
-      clientGone = true;
-      if (call != null) {
-        call.cancel();
-      } else {
-        finish("cancelled", Integer.toString(CLIENT_CLOSED));
-      }
-    }
-
-    void reply(Encoded encoded) {
-      if (!finish("ok", "200")) {
-        return;
-      }
-      HttpServerResponse resp = ctx.response();
-      if (resp.closed()) {
-        return;
-      }
-      resp.setStatusCode(200);
-      if (encoded.binary()) {
-        resp.putHeader(HttpHeaders.CONTENT_TYPE, OCTETS)
-            .putHeader(HttpInferDecoder.HEADER_LENGTH, Integer.toString(encoded.jsonLength()));
-      } else {
-        resp.putHeader(HttpHeaders.CONTENT_TYPE, JSON);
-      }
-      resp.end(encoded.body());
-    }
-
-    void fail(Throwable t) {
-      if (clientGone) {
-        finish("cancelled", Integer.toString(CLIENT_CLOSED));
-        return;
-      }
-      ErrorMapper.Failure f;
-      try (var log = GatewayTrace.log(requestId, trace)) { // an internal error is logged: name the request
-        f = gw.errors().map(t);
-      }
-      if (finish(ErrorMapper.outcome(f.kind()), Integer.toString(f.httpStatus()))) {
-        HttpApi.this.fail(ctx, f);
-      }
-    }
-
-    private boolean finish(String outcome, String code) {
-      if (done) {
-        return false;
-      }
-      done = true;
-      gw.metrics().finish(start, model, "http", outcome, code);
-      if (trace != null) {
-        trace.end(outcome, code, outcome.equals("ok"));
-      }
-      if (LOG.isDebugEnabled()) {
-        try (var log = GatewayTrace.log(requestId, trace)) {
-          LOG.debug("request {} to {} over http: {} {} after {} ms", requestId, model, outcome, code,
-              (System.nanoTime() - start) / 1_000_000);
-        }
-      }
-      return true;
-    }
   }
 }
