@@ -130,8 +130,8 @@ if oom:
                  f"each kill seen as SIGKILL (out of memory); {oom['requeued']} requests re-queued",
                  f"{oom['workerRestarts']} restarts (= kiln_pool_worker_restarts_total), pool whole {oom['wholeAgainMs']} ms "
                  f"after the load stopped; a model that outgrows the limit in load: {cl['restarts']} restarts of "
-                 f"{cl['workers']} workers (max_restarts {cl['maxRestarts']}), FAILED in {cl['failedAfterMs']} ms, "
-                 f"no more attempts", "`reliability/run.sh engines`"])
+                 f"{cl['workers']} workers (max_restarts {cl['maxRestarts']}; 100, 200, 400 ms waits between failed loads), "
+                 f"FAILED in {cl['failedAfterMs']} ms, no more attempts", "`reliability/run.sh engines`"])
 ox = load("onnx-load-failure")
 if ox:
     od = ox["otherDeployment"]
