@@ -46,7 +46,7 @@ final class PythonWorkers {
     return ServingCluster.join(cluster.node(node).pools().status(deployment, "1", node));
   }
 
-  /** Every worker READY and nothing queued or running. */
+  /** Whether all {@code workers} of the pool are READY. */
   static boolean whole(ServingCluster cluster, String deployment, String node, int workers) {
     PoolStatus s = status(cluster, deployment, node);
     return s.count(WorkerState.READY) == workers;
