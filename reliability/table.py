@@ -115,7 +115,7 @@ if pk:
     lo = pk["load"]
     rows.append(["Python worker SIGKILLed mid-batch", f"1 node, Python engine, {pk['workers']} workers, batching 8, "
                  f"{pk['clients']} closed-loop clients", f"{pk['kills']} x SIGKILL of a worker's Python process while its "
-                 f"predict runs (batches of {', '.join(str(r) for r in pk['rowsInKilledBatches'])} rows)",
+                 f"predict runs (batches of {', '.join(str(r) if r >= 0 else '?' for r in pk['rowsInKilledBatches'])} rows)",
                  lo["sent"], lo["succeeded"], lo["failedCleanly"], lo["lost"],
                  f"pool saw each kill in {', '.join(str(d) for d in pk['detectionMs'])} ms; {pk['requeued']} requests "
                  f"re-queued", f"fresh process, model reloaded, pool whole {', '.join(str(r) for r in pk['recoveryMs'])} ms "
