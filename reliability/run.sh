@@ -23,6 +23,11 @@
 #   stream           a node killed mid-stream: the SSE client gets a final error event
 #   tls              TLS on the gateway (reload), mutual TLS on the event bus, both in real processes
 #   security         cluster admission (name, secret), event bus, bytecode scan, default binds
+#   engines    [k]   Python worker SIGKILLed mid-batch under load (k kills, default 3); a leaking Python worker
+#                    OOM-killed by the kernel in a memory cgroup (k kills; root and a writable cgroupfs, else
+#                    skipped) and a crash loop bounded by max_restarts; ONNX models that fail to load (truncated
+#                    file, wrong declared input) next to a deployment under load, then fixed
+#   job-loss         a node killed while it holds job batches: inputs, results, lost, duplicated, resumed
 #   all              every scenario above at its default size
 #
 # Extra Maven flags go in MAVEN_ARGS (e.g. MAVEN_ARGS=-o to stay offline). Needs only a JDK 17+.
@@ -72,8 +77,16 @@ scenario() {
                it deploy TlsIT ;;
     security)  unit deploy SecurityDefaultsTest
                it runtime ClusterSecurityIT ;;
+<<<<<<< HEAD
     all)       for s in security tls fuzz slow leader crash overload changes stream node-loss drain partition soak; do scenario "$s"; done; return ;;
     *)         sed -n '2,25p' "$0"; exit 2 ;;
+=======
+    engines)   unit deploy 'PythonWorkerKillTest,PythonMemoryLeakTest,OnnxLoadFailureTest' \
+                  -Dkiln.reliability.pykill.kills="${size:-3}" -Dkiln.reliability.leak.kills="${size:-4}" ;;
+    job-loss)  unit pipelines 'JobBatchesTest#killingANodeThatHoldsBatchesLosesNoResultAndDuplicatesNone' ;;
+    all)       for s in security tls fuzz slow leader crash overload changes node-loss drain soak engines job-loss; do scenario "$s"; done; return ;;
+    *)         sed -n '2,28p' "$0"; exit 2 ;;
+>>>>>>> faults
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true

@@ -280,6 +280,50 @@ if tg or tb or tp:
          f"replaced, without a restart; the half-written one refused ({tg['halfWrittenRefusals']} refusals), the old one "
          "kept" if tg and "newCertificateServedMs" in tg else "-"), cmd("reliability/run.sh tls"))
 
+pk = load("python-sigkill")
+if pk:
+    lo = pk["load"]
+    row("Python worker SIGKILLed mid-batch", f"1 node, Python engine, {pk['workers']} workers, batching 8, "
+                 f"{pk['clients']} closed-loop clients", f"{pk['kills']} x SIGKILL of a worker's Python process while its "
+                 f"predict runs (batches of {', '.join(str(r) if r >= 0 else '?' for r in pk['rowsInKilledBatches'])} rows)",
+                 lo["sent"], lo["succeeded"], lo["failedCleanly"], lo["lost"], "-",
+                 f"pool saw each kill in {', '.join(str(d) for d in pk['detectionMs'])} ms; {pk['requeued']} requests "
+                 f"re-queued", f"fresh process, model reloaded, pool whole {', '.join(str(r) for r in pk['recoveryMs'])} ms "
+                 f"after the kill ({pk['workerRestarts']} restarts)", cmd("reliability/run.sh engines"))
+oom = load("python-oom")
+if oom:
+    lo, cl = oom["load"], oom["crashLoop"]
+    row("Python worker leaks until the OS kills it", f"1 node, {oom['workers']} workers, {oom['clients']} "
+                 f"closed-loop clients; each process in its own memory cgroup ({oom['cgroup']}) of {oom['limitMiB']} MiB",
+                 f"predict keeps {oom['leakMiBPerBatch']} MiB per batch: {oom['oomKills']} kernel OOM kills",
+                 lo["sent"], lo["succeeded"], lo["failedCleanly"], lo["lost"], "-",
+                 f"each kill seen as SIGKILL (out of memory); {oom['requeued']} requests re-queued",
+                 f"{oom['workerRestarts']} restarts (= kiln_pool_worker_restarts_total), pool whole {oom['wholeAgainMs']} ms "
+                 f"after the load stopped; a model that outgrows the limit in load: {cl['restarts']} restarts of "
+                 f"{cl['workers']} workers (max_restarts {cl['maxRestarts']}; 100, 200, 400 ms waits between failed loads), "
+                 f"FAILED in {cl['failedAfterMs']} ms, no more attempts", cmd("reliability/run.sh engines"))
+ox = load("onnx-load-failure")
+if ox:
+    od = ox["otherDeployment"]
+    for key, what, named in (("truncated", "a truncated model.onnx", "the file and ONNX Runtime's message"),
+                             ("wrongInput", "a valid model.onnx, YAML declares an input it lacks",
+                              "the undeclared input and the graph's inputs")):
+        k = ox[key]
+        row(f"ONNX model fails to load: {what}", f"1 node; another deployment under {od['sent']} requests "
+                     f"through both cases (one run)", what, od["sent"], od["succeeded"],
+                     od["failedCleanly"], od["lost"], "-", f"FAILED {k['failedAfterMs']} ms after the apply, naming {named}; {k['loadAttempts']} load attempts, {k['restartsAfterFailed']} after FAILED; "
+                     f"its infer answers {k['answerWhileFailed']}", f"fixed and applied again: READY in {k['readyAfterFixMs']} ms",
+                     cmd("reliability/run.sh engines"))
+jl = load("job-loss")
+if jl:
+    row("Node killed mid-job", f"{jl['nodes']} in-process nodes, a job of {jl['inputs']} inputs in batches",
+                 f"a node killed holding {jl['inFlightAtKill']} inputs in flight ({jl['doneBeforeKill']} done before)",
+                 jl["inputs"], jl["results"], jl["failed"], jl["lost"], "-",
+                 f"{jl['redispatched']} inputs redispatched; duplicated {jl['duplicated']}",
+                 f"job SUCCEEDED {jl['endedAfterKillMs']} ms after the kill; {jl['resumedAfterKill']} inputs finished after it",
+                 cmd("reliability/run.sh job-loss"))
+
+
 print("| scenario | load | fault | sent | succeeded | failed cleanly | lost | reset by the killed node | detection | "
       "recovery | command |")
 print("|---|---|---|---:|---:|---:|---:|---:|---|---|---|")

@@ -111,6 +111,17 @@ class PythonPoolTest {
   }
 
   @Test
+  void aWorkersProcessIsTheOomKillersFirstChoiceNotTheJvm() throws Exception {
+    nodes.start(spec("py-oom-adj", "a", faulty(Map.of(), Duration.ofSeconds(30)), PoolConfig.DEFAULTS, 1, 0), 1);
+    ProcessHandle p = PythonTests.processesOf(PoolNames.worker("py-oom-adj", "1", "a", 0)).get(0);
+    Path adj = Path.of("/proc", Long.toString(p.pid()), "oom_score_adj");
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(adj), "Linux /proc");
+    assertThat(Files.readString(adj).strip()).isEqualTo("1000");
+    assertThat(Files.readString(Path.of("/proc/self/oom_score_adj")).strip()).as("the JVM's own is untouched")
+        .isNotEqualTo("1000");
+  }
+
+  @Test
   void aRaisingPredictFailsItsBatchWithPythonsMessageAndTheWorkerStays() {
     ActorHandle<PoolManager> m = nodes.start(spec("py-raise", "a", faulty(Map.of(), Duration.ofSeconds(30)),
         BATCH_OF_THREE, 1, 3), 1);

@@ -58,14 +58,18 @@ class JobBatchesTest {
           "per_node: 16\nmax_in_flight: 48"))));
       await().atMost(PipelineCluster.WAIT).until(() -> result(c.jobs(HEAD).status(id))
           .map(s -> s.resultsByNode().getOrDefault("w2", 0L) >= 4 && s.inFlight() >= 8).orElse(false));
+      JobStatus atKill = result(c.jobs(HEAD).status(id)).orElseThrow();
+      long killedAt = System.nanoTime();
       c.crash("w2");
       JobStatus s = c.awaitEnd(HEAD, id);
+      long endedMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
       assertThat(s.state()).as(s.toString()).isEqualTo(JobState.SUCCEEDED);
       assertThat(s.done()).isEqualTo(urls.size());
       assertThat(s.failed()).isZero();
       checkComplete(tmp.resolve("out"), urls);
       System.out.printf("[jobs] node loss mid-batch: failures by cause %s; results by node %s%n",
           s.failuresByCause(), s.resultsByNode());
+      JobLossFigures.write(tmp.resolve("out"), urls, atKill, s, endedMs);
     }
   }
 

@@ -72,6 +72,16 @@ class ActorRestartTest {
   }
 
   @Test
+  void aConstructorThatKeepsFailingIsRetriedAfterAGrowingWaitNotBackToBack() {
+    long start = System.nanoTime();
+    Throwable t = failure(runtime.actor(FlakyConstructor::new, "flaky-backoff", 100).maxRestarts(4).remote());
+    long ms = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(t).isInstanceOf(ActorDiedException.class).hasMessageContaining("constructor failure 5");
+    assertThat(TestActors.constructed("flaky-backoff")).isEqualTo(5);
+    assertThat(ms).as("waits of 100, 200, 400 and 800 ms between the five attempts").isGreaterThanOrEqualTo(1500);
+  }
+
+  @Test
   void killWithRestartAllowedReconstructs() {
     ActorHandle<Counter> c = result(runtime.actor(Counter::new, "restart-kill").maxRestarts(1).remote());
     result(c.call(Counter::add, 3));

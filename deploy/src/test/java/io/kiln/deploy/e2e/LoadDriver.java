@@ -46,6 +46,8 @@ final class LoadDriver {
     final ConcurrentLinkedQueue<Long> okMicros = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<Long> cleanMicros = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<String> lostReasons = new ConcurrentLinkedQueue<>();
+    /** Clean failures by status and error message (digits masked, at most 16 kinds): why requests were refused. */
+    final Map<String, AtomicLong> cleanByReason = new ConcurrentHashMap<>();
     volatile long wallNanos;
 
     double throughput() {
@@ -88,6 +90,11 @@ final class LoadDriver {
       f.put("cleanP99Ms", cleanP99Millis());
       if (!lostReasons.isEmpty()) {
         f.put("lostExamples", lostReasons.stream().limit(5).toList());
+      }
+      if (!cleanByReason.isEmpty()) {
+        Map<String, Long> reasons = new java.util.TreeMap<>();
+        cleanByReason.forEach((k, v) -> reasons.put(k, v.get()));
+        f.put("failedCleanlyByReason", reasons);
       }
       return f;
     }
@@ -234,11 +241,23 @@ final class LoadDriver {
           || resp.statusCode() == 504) && body.contains("\"error\"")) {
         o.clean.incrementAndGet();
         o.cleanMicros.add(micros);
+        cleanReason(o, resp.statusCode(), body);
       } else {
         lost(o, resp.statusCode() + " " + body.substring(0, Math.min(200, body.length())));
       }
       return null;
     });
+  }
+
+  private static void cleanReason(Outcome o, int status, String body) {
+    int at = body.indexOf("\"error\"");
+    String why = at < 0 ? body : body.substring(at + 7).replaceFirst("^\\s*:\\s*\"", "");
+    why = status + " " + why.substring(0, Math.min(120, why.length())).replaceAll("[0-9]+", "N").replaceAll("\"\\s*}?$", "");
+    AtomicLong n = o.cleanByReason.get(why);
+    if (n == null && o.cleanByReason.size() >= 16) {
+      why = status + " (other)";
+    }
+    o.cleanByReason.computeIfAbsent(why, k -> new AtomicLong()).incrementAndGet();
   }
 
   private static void lost(Outcome o, String why) {

@@ -3,6 +3,9 @@
 Started by io.kiln.pools.impl.PythonProcess as  python3 kiln_worker.py  with the model folder as working
 directory. Imports only the standard library and numpy; never pickles anything.
 
+Memory. At start-up the script sets its own /proc/self/oom_score_adj to 1000, so that when memory runs out (a
+container's limit, a leaking model) the kernel's OOM killer takes a Python worker before the JVM.
+
 Channel. Frames travel on the process's stdin (JVM -> here) and stdout (here -> JVM). At start-up this
 script moves both to private file descriptors and points fd 0 at /dev/null and fd 1 at stderr, so a
 print() of the user's (or a native library writing to fd 1) lands in stderr, which Kiln logs line by line,
@@ -60,6 +63,15 @@ os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 os.dup2(2, 1)
 sys.stdin = open(os.devnull, "r")
 sys.stdout = sys.stderr
+
+# Out of memory, the kernel kills the process of highest badness (resident size + oom_score_adj): make that this
+# worker, which Kiln restarts and whose batch it re-queues, rather than the node's JVM, whose death loses every
+# request on the node and its cluster membership. Raising one's own score needs no privilege.
+try:
+    with open("/proc/self/oom_score_adj", "w") as _adj:
+        _adj.write("1000")
+except OSError:
+    pass  # not Linux, or a sandbox that forbids it: the kernel's own choice stands
 
 import numpy as np  # noqa: E402  (after the redirection: importing may print)
 

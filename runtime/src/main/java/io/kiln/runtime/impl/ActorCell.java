@@ -34,6 +34,9 @@ import org.slf4j.LoggerFactory;
 final class ActorCell extends VerticleBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(ActorCell.class);
+  /** The wait before re-running a constructor that failed once; doubled per failure in a row, up to the max. */
+  static final long CONSTRUCTOR_BACKOFF_MS = 100;
+  static final long CONSTRUCTOR_BACKOFF_MAX_MS = 5_000;
 
   final NodeAgent agent;
   final String actorId;
@@ -59,6 +62,8 @@ final class ActorCell extends VerticleBase {
   /** Set when the node is simulated to crash: a dead process answers nobody. */
   private volatile boolean abandoned;
   private String deathCause;
+  /** Constructions in a row that failed (0 once one succeeds): what the restart after them waits for. */
+  private int failedConstructions;
   /** The actor's own threads (WORKER mode), one pool per incarnation; null on the event loop. */
   private ActorThreads executor;
   private final ArrayDeque<Invocation> mailbox = new ArrayDeque<>();
@@ -166,9 +171,11 @@ final class ActorCell extends VerticleBase {
     }
     if (outcome.error() != null) {
       LOG.warn("actor {} ({}): constructor failed: {}", displayName(), className(), outcome.error().toString());
+      failedConstructions++;
       fail("constructor of " + ctor.ownerClass().getSimpleName() + " failed: " + outcome.error(), true);
       return;
     }
+    failedConstructions = 0;
     instance = outcome.value();
     state = ActorState.ALIVE;
     agent.stateChanged(this);
@@ -375,13 +382,35 @@ final class ActorCell extends VerticleBase {
       restarts++;
       state = ActorState.RESTARTING;
       deathCause = cause;
-      LOG.info("actor {} restarting ({} of {}): {}", displayName(), restarts,
-          options.maxRestarts() == -1 ? "unlimited" : options.maxRestarts(), cause);
+      long wait = constructorBackoffMillis(failedConstructions);
+      LOG.info("actor {} restarting ({} of {}){}: {}", displayName(), restarts,
+          options.maxRestarts() == -1 ? "unlimited" : options.maxRestarts(), wait > 0 ? " in " + wait + " ms" : "", cause);
       agent.stateChanged(this);
-      construct();
+      if (wait == 0) {
+        construct();
+      } else {
+        int gen = generation;
+        agent.wakeAfter(wait, context, () -> {
+          if (state == ActorState.RESTARTING && generation == gen) { // not killed or failed again meanwhile
+            construct();
+          }
+        });
+      }
     } else {
       die(restarts > 0 && allowRestart ? cause + " (after " + restarts + " restarts)" : cause);
     }
+  }
+
+  /**
+   * How long the restart after {@code failedInARow} failed constructions waits: none after a live incarnation
+   * failed (a crash mid-call restarts at once), else 100 ms doubled per failure up to 5 s. A constructor that fails
+   * every time (a model file that does not load, a process killed for memory while loading) would otherwise be
+   * re-run back to back as often as {@code max_restarts} allows, forever with -1; this keeps a crash loop to a few
+   * attempts a minute, RESTARTING in status meanwhile.
+   */
+  static long constructorBackoffMillis(int failedInARow) {
+    return failedInARow <= 0 ? 0
+        : Math.min(CONSTRUCTOR_BACKOFF_MAX_MS, CONSTRUCTOR_BACKOFF_MS << Math.min(failedInARow - 1, 16));
   }
 
   private void die(String cause) {
