@@ -1,6 +1,7 @@
 package io.kiln.gateway.impl;
 
 import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.UnsafeByteOperations;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcService;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
@@ -37,7 +38,9 @@ final class GrpcWire {
         return GENERATED_DECODER.decode(msg);
       }
       try {
-        CodedInputStream in = CodedInputStream.newInstance(msg.payload().getBytes());
+        // Aliasing applies only to an input protobuf knows to be immutable: a wrapped ByteString's, not
+        // CodedInputStream.newInstance(byte[])'s.
+        CodedInputStream in = UnsafeByteOperations.unsafeWrap(msg.payload().getBytes()).newCodedInput();
         in.enableAliasing(true);
         ModelInferRequest request = ModelInferRequest.parseFrom(in);
         in.checkLastTagWas(0);
