@@ -4,7 +4,7 @@
 # raw_input_contents FP32 [1,64], loadtest/grpc-body.py) pinned to CLIENT_CPU: WARM seconds of load, then MEASURE
 # seconds measured: requests/s and the server's CPU time per request (utime+stime from /proc over the requests
 # h2load saw succeed; also that of the request path's threads alone), which a busy machine disturbs less than the rate. With JFR=1 a JFR CPU profile (Java samples
-# every 1 ms) is recorded over a further MEASURE seconds and charged by loadtest/jfr-owners.py (shares only:
+# every 1 ms) is recorded over a further ~MEASURE seconds and charged by loadtest/jfr-owners.py (shares only:
 # JFR itself costs CPU, so the us/request figure is taken before it). Make the other checkout with e.g.
 #   mkdir /tmp/kiln-base && git archive <commit> | tar -x -C /tmp/kiln-base
 # Usage: BASE=/tmp/kiln-base loadtest/ab-grpc-path.sh [ROUNDS]   (prints one line per run; BASE=none: this one only)
@@ -59,9 +59,10 @@ run() { # name dir round
     load "$((MEASURE + 3))" /dev/null &
     local h=$!
     sleep 1
-    jcmd "$pid" JFR.start name=ab settings="$out/cpu.jfc" duration="${MEASURE}s" filename="$out/$name.$round.jfr" >/dev/null
+    jcmd "$pid" JFR.start name=ab settings="$out/cpu.jfc" >/dev/null
     wait "$h"
-    sleep 1
+    # Stopped explicitly, so the file is complete when jfr reads it (a duration's end is written asynchronously).
+    jcmd "$pid" JFR.stop name=ab filename="$out/$name.$round.jfr" >/dev/null
     jfr print --json --stack-depth 300 --events jdk.ExecutionSample "$out/$name.$round.jfr" >"$out/$name.$round.json"
   fi
   kill -TERM "$pid"
