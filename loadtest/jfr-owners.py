@@ -17,6 +17,7 @@ P = [
  ("Kiln other", ["io.kiln"]),
  ("Vert.x timers", ["io.vertx.core.impl.VertxImpl.setTimer", "io.vertx.core.impl.VertxImpl.scheduleTimeout", "io.vertx.core.impl.VertxImpl.cancelTimer", "io.vertx.core.impl.VertxImpl$InternalTimerHandler"]),
  ("vertx-web (Router, BodyHandler, RoutingContext)", ["io.vertx.ext.web"]),
+ ("vertx-grpc (gRPC server, framing, message codecs)", ["io.vertx.grpc"]),
  ("Vert.x HTTP server", ["io.vertx.core.http", "io.vertx.core.net"]),
  ("Vert.x futures/contexts/buffers", ["io.vertx"]),
  ("Netty (HTTP codec, channel, event loop, buffers)", ["io.netty"]),

@@ -118,7 +118,10 @@ public final class GatewayServers {
     io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();
     new GrpcStreamApi(gw, streams).register(grpcApi);
     extraGrpc.forEach(s -> s.accept(grpcApi));
-    grpc = vertx.createHttpServer(grpcOptions).connectionHandler(deadlines::opened).requestHandler(req -> {
+    grpc = vertx.createHttpServer(grpcOptions).connectionHandler(c -> {
+      deadlines.opened(c);
+      FlushCoalescing.install(c); // one write per event-loop turn, not two per call
+    }).requestHandler(req -> {
       deadlines.requestStarted(req, answered -> { });
       grpcApi.handle(req);
     });

@@ -9,7 +9,6 @@ import io.kiln.protocol.grpc.ServerLiveResponse;
 import io.kiln.protocol.grpc.ServerMetadataResponse;
 import io.kiln.protocol.grpc.ServerReadyResponse;
 import io.kiln.pools.InferenceException;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.common.MessageSizeOverflowException;
@@ -54,7 +53,7 @@ final class GrpcApi {
             .setReady(gw.models().find(m.getName(), m.getVersion()).loadedAndReady()).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ModelMetadata,
         req -> unary(req, m -> GrpcCodec.metadata(gw.models().find(m.getName(), m.getVersion()))));
-    server.callHandler(GRPCInferenceServiceGrpcService.ModelInfer, this::infer);
+    server.callHandler(GrpcWire.MODEL_INFER, this::infer);
     return server;
   }
 
@@ -104,10 +103,20 @@ final class GrpcApi {
       Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints,
           trace == null ? null : trace.forPool(ex.requestId));
       ex.call = call;
-      call.result()
-          .compose(r -> Future.succeededFuture(GrpcCodec.encode(r, decoded)))
-          .onSuccess(ex::reply)
-          .onFailure(ex::fail);
+      call.result().onComplete(ar -> { // one listener, no intermediate futures
+        if (ar.failed()) {
+          ex.fail(ar.cause());
+          return;
+        }
+        ModelInferResponse encoded;
+        try {
+          encoded = GrpcCodec.encode(ar.result(), decoded);
+        } catch (RuntimeException e) {
+          ex.fail(e);
+          return;
+        }
+        ex.reply(encoded);
+      });
     });
   }
 

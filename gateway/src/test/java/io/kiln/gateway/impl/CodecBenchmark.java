@@ -55,6 +55,7 @@ public class CodecBenchmark {
   private BareOipCodec.Request bareRequest;
   private ModelInferRequest grpcRequest;
   private DecodedRequest grpcDecoded;
+  private io.vertx.grpc.common.GrpcMessage grpcMessage;
 
   @Setup
   public void setup() {
@@ -78,6 +79,8 @@ public class CodecBenchmark {
         .addRawInputContents(ByteString.copyFrom(rawFloats(ELEMENTS)))
         .build();
     grpcDecoded = GrpcCodec.decode(grpcRequest, model);
+    grpcMessage = io.vertx.grpc.common.GrpcMessage.message("identity", io.vertx.grpc.common.WireFormat.PROTOBUF,
+        Buffer.buffer(grpcRequest.toByteArray()));
   }
 
   /** {@code builtin:identity} as {@code deploy/examples/bench/noop.yaml} declares it: FP32 [-1, 64] in and out. */
@@ -175,5 +178,24 @@ public class CodecBenchmark {
   @Benchmark
   public ModelInferResponse kilnGrpcEncode10() {
     return GrpcCodec.encode(response10, grpcDecoded);
+  }
+
+  /**
+   * gRPC from the message's bytes to the answer's bytes, 64 floats back (what identity answers), through
+   * vertx-grpc's generated codecs: each raw_input_contents entry copied twice on the way in, the answer once
+   * more on the way out.
+   */
+  @Benchmark
+  public Buffer grpcWireGenerated64() {
+    var method = io.kiln.protocol.grpc.GRPCInferenceServiceGrpcService.ModelInfer;
+    DecodedRequest d = GrpcCodec.decode(method.decoder().decode(grpcMessage), model);
+    return method.encoder().encode(GrpcCodec.encode(response64, d), io.vertx.grpc.common.WireFormat.PROTOBUF).payload();
+  }
+
+  /** {@link #grpcWireGenerated64} through the gateway's own ModelInfer codecs ({@link GrpcWire}). */
+  @Benchmark
+  public Buffer grpcWireKiln64() {
+    DecodedRequest d = GrpcCodec.decode(GrpcWire.DECODER.decode(grpcMessage), model);
+    return GrpcWire.ENCODER.encode(GrpcCodec.encode(response64, d), io.vertx.grpc.common.WireFormat.PROTOBUF).payload();
   }
 }
