@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Threading:</b> thread-safe and non-blocking. <b>Errors</b> of {@link #submit} and {@link #resume}:
  * {@link PipelineException} NOT_FOUND (no such job, or the deployment has no ready version), INVALID_INPUT
  * (another running job writes to the same output folder; the job still runs), OVERLOADED (this node
- * coordinates {@value #MAX_ACTIVE_JOBS} jobs), UNAVAILABLE (this node's jobs are shut down).
+ * coordinates {@value #MAX_ACTIVE_JOBS} jobs), UNAVAILABLE (this node's jobs are shut down);
+ * {@link io.kiln.runtime.BelowMinimumClusterSizeException} of these and {@link #cancel} where split-brain protection
+ * refuses the job's writes (this node is on the smaller side of a partition: nothing was started or asked).
  */
 public final class Jobs implements AutoCloseable {
 
@@ -98,6 +100,10 @@ public final class Jobs implements AutoCloseable {
 
   /** Validates the target and starts the job coordinated by this node; completes with its id once recorded. */
   public CompletionStage<String> submit(JobSpec spec) {
+    var refusal = runtime.writeRefusal(JobStore.SPECS); // the spec's write refuses too; this also says so at once
+    if (refusal.isPresent()) {
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     String id = spec.name() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     return store.putSpec(id, spec).thenCompose(v -> begin(id, spec, clock.getAsLong())).thenApply(v -> id);
   }
@@ -107,6 +113,10 @@ public final class Jobs implements AutoCloseable {
    * while the job runs on a live node.
    */
   public CompletionStage<String> resume(String id) {
+    var refusal = runtime.writeRefusal(JobStore.STATUS); // before the reads, which on the smaller side may miss
+    if (refusal.isPresent()) {
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     return store.spec(id).thenCompose(spec -> {
       if (spec.isEmpty()) {
         throw new PipelineException(PipelineException.Kind.NOT_FOUND, "no job " + id);
@@ -194,6 +204,10 @@ public final class Jobs implements AutoCloseable {
    * such job. Inputs in flight finish and their results are kept.
    */
   public CompletionStage<Boolean> cancel(String id) {
+    var refusal = runtime.writeRefusal(JobStore.CONTROL);
+    if (refusal.isPresent()) {
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     return store.get(id).thenCompose(s -> {
       if (s.isEmpty()) {
         return CompletableFuture.completedFuture(false);
