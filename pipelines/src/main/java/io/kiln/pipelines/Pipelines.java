@@ -96,7 +96,24 @@ public final class Pipelines implements AutoCloseable {
           reaper = new RunReaper(runtime, store, index, events, options.clockMillis(), options.runRetention());
           runtime.addMembershipListener(new MembershipListener() {
             @Override
+            public void memberLeft(String memberId) {
+              // Below the minimum this node can record nothing of the runs it coordinates, and the larger side's
+              // leader fails them (their coordinator "left"): stop them here rather than finish them unseen.
+              var refusal = runtime.writeRefusal(RunStore.RUNS);
+              if (!closed && refusal.isPresent() && runs.active() > 0) {
+                LOG.warn("node {} is below the minimum cluster size; ending the {} runs it coordinates: {}",
+                    runtime.nodeId(), runs.active(), refusal.get().getMessage());
+                runs.abandonAll("node " + runtime.nodeId() + ", which coordinated the run, is on the smaller side of"
+                    + " a partition (" + refusal.get().members() + " of at least " + refusal.get().minimum()
+                    + " members); start the run again");
+              }
+            }
+
+            @Override
             public void memberJoined(String memberId) {
+              if (!closed && runtime.writeRefusal(RunStore.RUNS).isEmpty()) {
+                reaper.failOwnUnheld(runs::coordinates);
+              }
               if (!closed && runtime.writeRefusal(CacheIndex.MAP).isEmpty()) {
                 index.republish(cache).whenComplete((v, e) -> {
                   if (e != null) {

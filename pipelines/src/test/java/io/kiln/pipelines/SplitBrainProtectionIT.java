@@ -114,21 +114,31 @@ class SplitBrainProtectionIT {
           - name: echo
             steps:
               - {name: once, class: io.kiln.pipelines.TestSteps$Echo}
+          - name: held
+            steps:
+              - {name: hold, class: io.kiln.pipelines.TestSteps$Hold, params: {gate: sbp-held}}
         """, Path.of("test.yaml"), Set.of());
     result(pipelines.apply(file.pipelines()));
     String before = result(pipelines.startRun("echo", RunRequest.of(Map.of())));
     await().atMost(JOIN).until(() -> result(pipelines.run(before)).map(s -> s.state() == RunState.SUCCEEDED)
         .orElse(false));
 
-    // One member gone: this node is below the minimum, as the smaller side of a partition is.
+    String held = result(pipelines.startRun("held", RunRequest.of(Map.of())));
+    assertThat(pipelines.activeRuns()).isEqualTo(1);
+
+    // One member gone: this node is below the minimum, as the smaller side of a partition is. It stops the run it
+    // coordinates (it can record nothing of it; the larger side's leader would fail it).
     other.close();
     open.remove(other);
     await().atMost(JOIN).until(() -> head.members().size() == 1);
+    await().atMost(JOIN).until(() -> pipelines.activeRuns() == 0);
 
     assertRefused(pipelines.startRun("echo", RunRequest.of(Map.of())), RunStore.RUNS);
     assertThat(pipelines.activeRuns()).as("no run coordinated").isZero();
     assertThat(result(pipelines.runs("echo"))).extracting(RunStatus::runId).as("no run recorded")
         .containsExactly(before);
+    assertThat(result(pipelines.run(held))).map(RunStatus::state).as("its end could not be recorded")
+        .contains(RunState.RUNNING);
 
     Files.createDirectories(tmp.resolve("in"));
     Files.write(tmp.resolve("in/clip.f32"), new byte[16]);
@@ -146,6 +156,13 @@ class SplitBrainProtectionIT {
     }
     // Reads still answer.
     assertThat(result(pipelines.pipeline("echo"))).isPresent();
+
+    // A member joins (as at a heal): the run this node ended while below the minimum is recorded as failed, saying why.
+    KilnRuntime third = result(start("sbp-c", freePort(), List.of("127.0.0.1:" + port)));
+    open.add(third);
+    await().atMost(JOIN).until(() -> result(pipelines.run(held)).map(s -> s.state() == RunState.FAILED).orElse(false));
+    assertThat(result(pipelines.run(held)).orElseThrow().error()).contains("smaller side of a partition");
+    TestSteps.gate("sbp-held").countDown();
   }
 
   static void assertRefused(CompletionStage<?> stage, String store) {

@@ -90,8 +90,25 @@ public final class Jobs implements AutoCloseable {
     runtime.addMembershipListener(new MembershipListener() {
       @Override
       public void memberLeft(String memberId) {
-        if (!closed && runtime.isLeader()) {
+        var refusal = runtime.writeRefusal(JobStore.STATUS);
+        if (!closed && refusal.isPresent()) {
+          // Below the minimum: the larger side's leader adopts this node's jobs; stop dispatching them here, so their
+          // inputs are not done on both sides (adopting the larger side's jobs here would be refused anyway).
+          if (runner.active() > 0) {
+            LOG.warn("node {} is below the minimum cluster size; interrupting the {} jobs it coordinates: {}",
+                runtime.nodeId(), runner.active(), refusal.get().getMessage());
+            runner.abandonAll("node " + runtime.nodeId() + ", which coordinated the job, is on the smaller side of a"
+                + " partition; the larger side's leader resumes it");
+          }
+        } else if (!closed && runtime.isLeader()) {
           adoptJobsOf(memberId);
+        }
+      }
+
+      @Override
+      public void memberJoined(String memberId) {
+        if (!closed && runtime.writeRefusal(JobStore.STATUS).isEmpty()) {
+          resumeOwnUnheld();
         }
       }
     });
@@ -167,6 +184,27 @@ public final class Jobs implements AutoCloseable {
       }
       return runner.start(id, spec, target, createdAtMs);
     }));
+  }
+
+  /**
+   * After a partition healed: a job recorded as running here that this node does not coordinate (it interrupted it on
+   * the smaller side, where that record was refused, and the larger side's leader did not adopt it: it may not have
+   * seen this node leave) is resumed here; nobody else would.
+   */
+  private void resumeOwnUnheld() {
+    store.list().thenAccept(all -> {
+      for (JobStatus s : all) {
+        if (s.state() == JobState.RUNNING && s.coordinator().equals(runtime.nodeId()) && !runner.coordinates(s.id())) {
+          LOG.info("job {} is recorded as running here but is not; resuming it", s.id());
+          store.spec(s.id()).thenCompose(spec -> spec.isEmpty() ? CompletableFuture.completedFuture(null)
+              : begin(s.id(), spec.get(), s.createdAtMs())).whenComplete((v, e) -> {
+                if (e != null) {
+                  LOG.warn("resuming job {} failed", s.id(), e);
+                }
+              });
+        }
+      }
+    });
   }
 
   private void adoptJobsOf(String node) {

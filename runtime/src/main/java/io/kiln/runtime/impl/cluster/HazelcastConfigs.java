@@ -14,6 +14,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The Hazelcast member configuration of a Kiln node: TCP/IP join through the listed members, or Hazelcast's
@@ -44,6 +45,23 @@ public final class HazelcastConfigs {
   public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes", "kiln.placement-groups",
       "kiln.placement-group-names", "kiln.deployments", "kiln.pipelines", "kiln.pipeline-runs", "kiln.job-specs",
       "kiln.jobs", "kiln.job-control", "kiln.cache-index");
+
+  /**
+   * The shared maps left writable below the minimum, each with the reason a write on the smaller side is harmless
+   * (docs/partition-test.md lists them too). Every map Kiln writes is in this map or in {@link #PROTECTED_MAPS}
+   * (deploy's ProtectedStoresTest holds so).
+   */
+  public static final Map<String, String> UNPROTECTED_MAPS = Map.of(
+      "kiln.deployment-status", "observations, rewritten whole by the leader's reconciler from what it sees at every"
+          + " pass; whichever side's entry the merge keeps is replaced at the next pass",
+      "kiln.draining-nodes", "a node's own drain mark, written by the node at SIGTERM: a node on the smaller side must"
+          + " still drain; a mark the merge brings back for a node that left is removed by the leader's next pass"
+          + " (entries of nodes not alive are dropped)",
+      "__vertx.subs", "Vert.x's event-bus subscriptions: the smaller side needs its own to serve from its pools;"
+          + " vertx-hazelcast puts a node's back when its member merges",
+      "__vertx.haInfo", "Vert.x's HA bookkeeping (Kiln does not use Vert.x HA)",
+      "__vertx.nodeInfo", "Vert.x's node addresses, one per node written by that node; put back on merge as the"
+          + " subscriptions are");
 
   /** How long a DNS lookup of a Kubernetes discovery may take (Hazelcast's default, stated). */
   static final int SERVICE_DNS_TIMEOUT_SECONDS = 5;
