@@ -41,13 +41,15 @@ import org.junit.jupiter.api.Test;
  *   <li>the majority ({@code n1}, {@code n2}) keeps answering; requests pinned to n3 fail cleanly (503 with
  *       Retry-After, or 504) within their deadline plus slack, none hangs;
  *   <li>inside n3's own namespace (a second client there: n3's gateway is bound to its own address, which stays
- *       local), n3 answers from its local pool, and refuses a write ({@code POST /api/v1/deployments}) with a 503
- *       naming the minimum cluster size.
+ *       local), n3 answers from its local pool, and refuses writes ({@code POST /api/v1/deployments}, a pipeline run,
+ *       a job) with a 503 naming the store and the minimum cluster size, while the majority accepts a run and a job
+ *       ({@link PartitionWork}).
  * </ul>
  * Then the cable goes back in: Hazelcast merges n3 into the majority, and within a bound every node sees three live
  * nodes, the deployment READY with exactly one ready pool per node, each named actor of the registry held by exactly
  * one live actor (the nodes' own tables, {@code localActors} in each node's status) and no name held twice, and
- * requests through every gateway succeed. Over the whole run no request was lost: each one succeeded or failed cleanly
+ * requests through every gateway succeed; every node lists exactly the majority's runs and job, finished, with each
+ * result present once and right. Over the whole run no request was lost: each one succeeded or failed cleanly
  * within deadline plus slack ({@link ClosedLoopLoad}).
  *
  * <p>Needs root and iproute2 (network namespaces); elsewhere it is skipped, saying why. Whatever happens, the
@@ -81,7 +83,7 @@ class PartitionIT {
           batching: {max_batch_size: 8, max_batch_delay_ms: 2}
           queue: {max_queued: 256, timeout_ms: 5000}
       """;
-  static final String YAML = "deployments:\n" + MODEL.formatted("echo");
+  static final String YAML = "deployments:\n" + MODEL.formatted("echo") + PartitionWork.PIPELINES;
   static final String INFER = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[7.0,-7.0]}]}";
 
   static MultiHostCluster hosts;
@@ -128,6 +130,8 @@ class PartitionIT {
   String managerBefore = "none";
   /** Checks that need not stop the run (the heal and the counts still tell what they can). */
   final SoftAssertions soft = new SoftAssertions();
+  /** The pipeline runs and the job, asked of either side. */
+  PartitionWork work;
   long began;
 
   @Test
@@ -148,6 +152,7 @@ class PartitionIT {
     await("echo ready at n1's gateway").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
         .until(() -> client.http("GET", hosts.url(GATEWAY, "/v2/models/echo/ready"), null, null).status() == 200);
     figures.put("servingMs", msSince(began));
+    work = new PartitionWork(hosts, TOKEN);
 
     ObjectNode load = load(hosts.url(GATEWAY, ""), "counts.json", "steady");
     var groups = load.putArray("groups");
@@ -224,6 +229,9 @@ class PartitionIT {
     NetnsClient.Remote.Answer list = inside.http("GET", hosts.url(CUT, "/api/v1/deployments"), TOKEN, null);
     soft.assertThat(list.status()).as("reads still work on the minority: %s", list.body()).isEqualTo(200);
     soft.assertThat(list.body()).contains("\"echo\"").doesNotContain("\"probe\"");
+    // A pipeline run and a job: refused on the minority, accepted by the majority (they finish; checked after the heal).
+    work.refusedOnTheMinority(inside, CUT, soft);
+    work.startOnTheMajority(client, GATEWAY);
 
     long okOutside = ok(counts("counts.json"), "split");
     awaitCounts("counts.json", PHASE_REQUESTS + " more answers from the majority while split", Duration.ofSeconds(120),
@@ -278,6 +286,7 @@ class PartitionIT {
     } catch (ConditionTimeoutException e) {
       throw new AssertionError("ownership did not stay single for " + STAYS + ": " + last.get() + hosts.logTails(), e);
     }
+    work.completeOnceAfterTheHeal(client, NODES, GATEWAY, HEAL_BOUND);
     for (String n : NODES) {
       NetnsClient.Remote.Answer a = client.http("POST", hosts.url(n, "/v2/models/echo/infer"), null, INFER);
       assertThat(a.status()).as("%s's gateway after the heal: %s", n, a.body()).isEqualTo(200);
@@ -360,6 +369,9 @@ class PartitionIT {
     f.put("cut", CUT + "'s bridge port down, its process running");
     f.put("deadlineMs", DEADLINE.toMillis());
     f.putAll(figures);
+    if (work != null) {
+      f.put("runsAndJobs", work.figures);
+    }
     f.put("totalMs", msSince(began));
     f.put("throughN1", Map.of("sent", outside.path("sent"), "inFlightAtEnd", outside.path("inFlight"),
         "phases", outside.path("phases")));

@@ -133,6 +133,20 @@ public final class CacheIndex implements NodeCache.Listener, AutoCloseable {
     return out;
   }
 
+  /**
+   * After a member joined (a partition healed): puts back every entry of this node's cache and drops this node's
+   * entries that its cache no longer holds. On the smaller side of a partition split-brain protection refused the
+   * index writes of copies made or evicted there, and the merge brings back only the entries of the partitions the
+   * smaller side held; this makes the index say again what this node's disk holds.
+   */
+  public CompletionStage<Void> republish(NodeCache cache) {
+    Set<String> held = new java.util.HashSet<>();
+    cache.entries().forEach(e -> held.add(e.key() + "@" + e.nodeId()));
+    String mine = "@" + runtime.nodeId();
+    return publishAll(cache).thenCompose(v -> map.entries()).thenCompose(entries -> Futures.allOf(entries.keySet()
+        .stream().filter(k -> k.endsWith(mine) && !held.contains(k)).map(map::remove).toList()));
+  }
+
   /** Leader duty: drops the entries of a node that left (its disk is gone from the cluster). */
   public CompletionStage<Void> forgetNode(String nodeId) {
     return map.entries().thenCompose(entries -> {

@@ -3,6 +3,7 @@ package io.kiln.pipelines;
 import io.kiln.pools.PoolClient;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.runtime.MembershipListener;
 import io.kiln.pipelines.impl.EventSink;
 import io.kiln.pipelines.impl.NodeServices;
 import io.kiln.pipelines.impl.RunEnv;
@@ -18,6 +19,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Pipelines on one node: every node runs one. It holds the node's {@link NodeCache} (registered as a
@@ -33,9 +36,13 @@ import java.util.concurrent.CompletionStage;
  * a worker thread); futures complete on Vert.x or backend threads. <b>Errors</b> of {@link #startRun}:
  * {@link PipelineException} NOT_FOUND (no such pipeline), INVALID_INPUT (input missing a placeholder's
  * field, or filling one gives an unusable URI), OVERLOADED (this node coordinates
- * {@link PipelineOptions#maxActiveRuns()} runs already), UNAVAILABLE (not started).
+ * {@link PipelineOptions#maxActiveRuns()} runs already), UNAVAILABLE (not started);
+ * {@link io.kiln.runtime.BelowMinimumClusterSizeException} where split-brain protection refuses the run's record (this
+ * node is on the smaller side of a partition: nothing was started).
  */
 public final class Pipelines implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Pipelines.class);
 
   private final KilnRuntime runtime;
   private final PipelineOptions options;
@@ -51,6 +58,7 @@ public final class Pipelines implements AutoCloseable {
   private volatile Runs runs;
   private volatile RunReaper reaper;
   private volatile MessageConsumer<Object> remoteEvents;
+  private volatile boolean closed;
 
   public Pipelines(KilnRuntime runtime, PipelineOptions options, DeploymentResolver resolver) {
     this(runtime, options, resolver, new PoolClient(runtime));
@@ -86,6 +94,35 @@ public final class Pipelines implements AutoCloseable {
           remoteEvents = runtime.vertx().eventBus().consumer(PipelineEvent.ADDRESS,
               m -> runs.remoteEvent(EventSink.decode(m.body())));
           reaper = new RunReaper(runtime, store, index, events, options.clockMillis(), options.runRetention());
+          runtime.addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberLeft(String memberId) {
+              // Below the minimum this node can record nothing of the runs it coordinates, and the larger side's
+              // leader fails them (their coordinator "left"): stop them here rather than finish them unseen.
+              var refusal = runtime.writeRefusal(RunStore.RUNS);
+              if (!closed && refusal.isPresent() && runs.active() > 0) {
+                LOG.warn("node {} is below the minimum cluster size; ending the {} runs it coordinates: {}",
+                    runtime.nodeId(), runs.active(), refusal.get().getMessage());
+                runs.abandonAll("node " + runtime.nodeId() + ", which coordinated the run, is on the smaller side of"
+                    + " a partition (" + refusal.get().members() + " of at least " + refusal.get().minimum()
+                    + " members); start the run again");
+              }
+            }
+
+            @Override
+            public void memberJoined(String memberId) {
+              if (!closed && runtime.writeRefusal(RunStore.RUNS).isEmpty()) {
+                reaper.failOwnUnheld(runs::coordinates);
+              }
+              if (!closed && runtime.writeRefusal(CacheIndex.MAP).isEmpty()) {
+                index.republish(cache).whenComplete((v, e) -> {
+                  if (e != null) {
+                    LOG.debug("republishing the cache index after {} joined failed", memberId, e);
+                  }
+                });
+              }
+            }
+          });
           return index.start().thenCompose(v -> index.publishAll(cache))
               .thenCompose(v -> remoteEvents.completion().toCompletionStage())
               .thenRun(reaper::start);
@@ -141,6 +178,10 @@ public final class Pipelines implements AutoCloseable {
       return CompletableFuture.failedFuture(new PipelineException(PipelineException.Kind.UNAVAILABLE,
           "pipelines on node " + runtime.nodeId() + " have not started yet"));
     }
+    var refusal = runtime.writeRefusal(RunStore.RUNS);
+    if (refusal.isPresent()) { // before the read, which on the smaller side may not find the pipeline
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     return store.pipeline(pipeline).thenCompose(spec -> {
       if (spec.isEmpty()) {
         throw new PipelineException(PipelineException.Kind.NOT_FOUND, "no pipeline named '" + pipeline + "'");
@@ -175,6 +216,7 @@ public final class Pipelines implements AutoCloseable {
    */
   @Override
   public void close() {
+    closed = true;
     if (runs != null) {
       runs.abandonAll("node " + runtime.nodeId() + ", which coordinated the run, shut down");
     }

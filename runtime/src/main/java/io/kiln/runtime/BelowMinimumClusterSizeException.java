@@ -2,7 +2,8 @@ package io.kiln.runtime;
 
 /**
  * A write to cluster state that split-brain protection guards ({@link ClusterOptions#minClusterSize()}: the
- * named-actor registry, the node table, the desired deployments) was refused because this node sees fewer members than
+ * named-actor registry, the node table, placement groups, the desired deployments and pipelines, pipeline runs, jobs,
+ * the node-cache index) was refused because this node sees fewer members than
  * the minimum: it is on the smaller side of a partition, or the cluster is short of members. Nothing was written; reads
  * still work. Retrying makes sense once the members are back (the partition healed, nodes restarted).
  */

@@ -10,6 +10,7 @@ import io.kiln.runtime.function.TaskFunction2;
 import io.kiln.runtime.function.TaskFunction3;
 import io.vertx.core.Vertx;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -122,6 +123,15 @@ public interface KilnRuntime extends AutoCloseable {
 
   /** The cluster-wide store {@code name} with values in {@code codec}'s stored form. */
   <V> SharedStore<V> store(String name, StoreCodec<V> codec);
+
+  /**
+   * Where split-brain protection would refuse a write to store {@code name} now (the store is protected and this node
+   * sees fewer members than the minimum cluster size), the refusal, to fail a request before its first read rather
+   * than on its first write: on the smaller side of a partition a read may find nothing (the partition holding the
+   * entry is on the other side) and answer a misleading 404. Empty otherwise. Answered from local state; the write
+   * itself stays the guard (membership may change in between).
+   */
+  Optional<BelowMinimumClusterSizeException> writeRefusal(String name);
 
   /**
    * Publishes a service of this node in its node-table row (the gateway advertises {@code http} and

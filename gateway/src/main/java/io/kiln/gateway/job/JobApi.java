@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.gateway.management.BearerToken;
+import io.kiln.gateway.management.ManagementApi;
 import io.kiln.pipelines.PipelineException;
 import io.kiln.pipelines.jobs.JobLoader;
 import io.kiln.pipelines.jobs.JobSpec;
 import io.kiln.pipelines.jobs.JobStatus;
 import io.kiln.pipelines.jobs.Jobs;
+import io.kiln.runtime.BelowMinimumClusterSizeException;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
@@ -34,11 +36,13 @@ import java.util.function.BiConsumer;
  *       {@value JobLoader#MAX_FILE_BYTES} bytes; {@code source} is its path, against whose folder relative
  *       folders, manifests and the output resolve, on the node). 202 with {@code job_id}; 400 with
  *       {@code problems} (file, line, column, path, message) and nothing started; 404 deployment not ready;
- *       503 (with {@code Retry-After}) when the node coordinates too many jobs</li>
+ *       503 (with {@code Retry-After}) when the node coordinates too many jobs, or is on the smaller side of a
+ *       partition (split-brain protection refused the job's record; the message names the minimum cluster size)</li>
  *   <li>{@code GET /api/v1/jobs} — jobs, newest first (summaries, at most {@value #MAX_LISTED})</li>
  *   <li>{@code GET /api/v1/jobs/{id}} — the status: counts, rate, ETA, failures by cause, results by node</li>
  *   <li>{@code GET /api/v1/jobs/{id}/logs} — the job's latest log lines</li>
- *   <li>{@code POST /api/v1/jobs/{id}/cancel}, {@code POST /api/v1/jobs/{id}/resume} — 202; 404 unknown</li>
+ *   <li>{@code POST /api/v1/jobs/{id}/cancel}, {@code POST /api/v1/jobs/{id}/resume} — 202; 404 unknown; 503 with
+ *       {@code Retry-After} on the smaller side of a partition</li>
  * </ul>
  * With a token configured every call needs {@code Authorization: Bearer <token>} (401 otherwise). Handlers
  * never block: the job file is read (folders listed, manifests read) on a worker thread.
@@ -180,7 +184,10 @@ public final class JobApi {
   }
 
   private static void fail(RoutingContext ctx, String what, Throwable t) {
-    if (t instanceof DeploymentValidationException v) {
+    if (t instanceof BelowMinimumClusterSizeException) {
+      ctx.response().putHeader("Retry-After", Long.toString(ManagementApi.QUORUM_RETRY_AFTER_SECONDS));
+      error(ctx, 503, t.getMessage());
+    } else if (t instanceof DeploymentValidationException v) {
       problems(ctx, v.problems());
     } else if (t instanceof PipelineException p) {
       if (p.kind().httpStatus() == 503) {

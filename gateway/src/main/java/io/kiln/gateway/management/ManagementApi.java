@@ -58,8 +58,11 @@ public final class ManagementApi {
 
   public static final int MAX_YAML_BYTES = 1024 * 1024;
 
-  /** What a write refused below the minimum cluster size tells the caller to wait: about one failure detection. */
-  static final long QUORUM_RETRY_AFTER_SECONDS = 5;
+  /**
+   * What a write refused below the minimum cluster size tells the caller to wait: about one failure detection. The
+   * pipelines and jobs APIs answer their refusals with it too.
+   */
+  public static final long QUORUM_RETRY_AFTER_SECONDS = 5;
   private static final ObjectMapper JSON = WireCodec.json();
 
   private final KilnRuntime runtime;

@@ -1,10 +1,12 @@
 package io.kiln.gateway.pipeline;
 
 import io.kiln.gateway.management.BearerToken;
+import io.kiln.gateway.management.ManagementApi;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.runtime.BelowMinimumClusterSizeException;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
@@ -30,7 +32,8 @@ import java.util.Map;
  *   <li>{@code GET /api/v1/pipelines}, {@code GET|DELETE /api/v1/pipelines/{name}}</li>
  *   <li>{@code POST /api/v1/pipelines/{name}/runs} — body {@code {"input": {...}, "webhook": "..."}} (at
  *       most {@value #MAX_RUN_BODY_BYTES} bytes); 202 with {@code run_id}; 404 unknown pipeline, 400 bad
- *       input, 503 overloaded</li>
+ *       input, 503 (with {@code Retry-After}) overloaded, or on the smaller side of a partition (split-brain
+ *       protection refused the run's record; the message names the minimum cluster size, nothing was started)</li>
  *   <li>{@code GET /api/v1/pipelines/{name}/runs} — recent runs, newest first (summaries)</li>
  *   <li>{@code GET /api/v1/pipelines/{name}/runs/{id}} — the run: each step's state, node, timings,
  *       result, and the run's events</li>
@@ -102,7 +105,9 @@ public final class PipelineApi {
   private void delete(RoutingContext ctx) {
     String name = ctx.pathParam("name");
     pipelines.delete(name).whenComplete((found, err) -> {
-      if (err != null) {
+      if (Futures.unwrapCompletion(err) instanceof BelowMinimumClusterSizeException b) {
+        belowMinimum(ctx, b);
+      } else if (err != null) {
         error(ctx, 500, "deleting pipeline " + name + " failed: " + Futures.unwrapCompletion(err));
       } else if (!found) {
         error(ctx, 404, "no pipeline named '" + name + "'");
@@ -124,7 +129,12 @@ public final class PipelineApi {
     pipelines.startRun(name, request).whenComplete((id, err) -> {
       if (err != null) {
         Throwable t = Futures.unwrapCompletion(err);
-        if (t instanceof PipelineException p) {
+        if (t instanceof BelowMinimumClusterSizeException b) {
+          belowMinimum(ctx, b);
+        } else if (t instanceof PipelineException p) {
+          if (p.kind().httpStatus() == 503) {
+            ctx.response().putHeader("Retry-After", Long.toString(ManagementApi.QUORUM_RETRY_AFTER_SECONDS));
+          }
           error(ctx, p.kind().httpStatus(), p.getMessage());
         } else {
           error(ctx, 500, "starting a run of " + name + " failed: " + t);
@@ -235,5 +245,11 @@ public final class PipelineApi {
 
   static void error(RoutingContext ctx, int status, String message) {
     send(ctx, status, Map.of("error", message));
+  }
+
+  /** Split-brain protection refused the write (this node is on the smaller side of a partition); nothing changed. */
+  private static void belowMinimum(RoutingContext ctx, BelowMinimumClusterSizeException e) {
+    ctx.response().putHeader("Retry-After", Long.toString(ManagementApi.QUORUM_RETRY_AFTER_SECONDS));
+    error(ctx, 503, e.getMessage());
   }
 }

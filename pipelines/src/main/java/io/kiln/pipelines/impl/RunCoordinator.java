@@ -88,15 +88,41 @@ final class RunCoordinator {
     return done;
   }
 
-  /** Records the run and submits its first step; completes once the first record is stored. */
+  /**
+   * Records the run and submits its first step; completes once the first record is stored. If that write fails (split-
+   * brain protection refused it: this node is on the smaller side of a partition), the run never starts, nothing of it
+   * is published, and the returned stage fails with the write's error.
+   */
   CompletionStage<Void> start() {
-    CompletionStage<Void> stored;
+    CompletableFuture<Void> stored;
+    PipelineEvent started;
     synchronized (this) {
-      event("run_started", "", "", 0, "coordinated by node " + env.runtime().nodeId());
-      stored = persist();
+      started = new PipelineEvent(runId, spec.name(), ++seq, "run_started", "", "", 0, env.clockMillis().getAsLong(),
+          "coordinated by node " + env.runtime().nodeId());
+      record(started);
+      stored = env.store().put(snapshot()).toCompletableFuture();
+      lastWrite = stored.exceptionally(e -> null);
       timer = env.runtime().vertx().setTimer(Math.max(1, spec.timeoutMs()), id -> timedOut());
     }
-    return stored.thenRun(() -> submit(0, 0));
+    return stored.whenComplete((v, e) -> {
+      if (e != null) {
+        notStarted();
+      } else {
+        env.events().publish(started);
+      }
+    }).thenRun(() -> submit(0, 0));
+  }
+
+  /** The first record was refused: the run ends here, unrecorded and unannounced, and frees its slot. */
+  private void notStarted() {
+    synchronized (this) {
+      state = RunState.FAILED;
+      token++;
+      if (timer >= 0) {
+        env.runtime().vertx().cancelTimer(timer);
+      }
+    }
+    env.finished().accept(runId);
   }
 
   // ---- steps ----------------------------------------------------------------------------------------

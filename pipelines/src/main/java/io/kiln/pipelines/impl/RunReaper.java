@@ -82,7 +82,7 @@ public final class RunReaper implements MembershipListener {
       for (Map.Entry<String, SharedStore.Entry<RunStatus>> e : entries.entrySet()) {
         RunStatus s = e.getValue().value();
         if (!s.state().terminal() && !members.contains(s.coordinator())) {
-          fail(e.getKey(), e.getValue(), s);
+          fail(e.getKey(), e.getValue(), s, "node " + s.coordinator() + ", which coordinated the run, left the cluster");
         }
       }
     }).whenComplete((v, err) -> {
@@ -92,13 +92,34 @@ public final class RunReaper implements MembershipListener {
     });
   }
 
-  private void fail(String runId, SharedStore.Entry<RunStatus> current, RunStatus s) {
+  /**
+   * After a partition healed: fails every unfinished run recorded as coordinated by this node that this node does not
+   * coordinate (it ended them while on the smaller side, where their last records were refused, and the larger side's
+   * leader may not have seen this node leave). Any node does this for its own runs; by compare-and-set.
+   */
+  public void failOwnUnheld(java.util.function.Predicate<String> coordinatedHere) {
+    String me = runtime.nodeId();
+    store.runEntries().thenAccept(entries -> {
+      for (Map.Entry<String, SharedStore.Entry<RunStatus>> e : entries.entrySet()) {
+        RunStatus s = e.getValue().value();
+        if (!s.state().terminal() && s.coordinator().equals(me) && !coordinatedHere.test(e.getKey())) {
+          fail(e.getKey(), e.getValue(), s, "node " + me + ", which coordinated the run, was on the smaller side of a"
+              + " partition and ended it there");
+        }
+      }
+    }).whenComplete((v, err) -> {
+      if (err != null) {
+        LOG.debug("scanning this node's pipeline runs failed", err);
+      }
+    });
+  }
+
+  private void fail(String runId, SharedStore.Entry<RunStatus> current, RunStatus s, String cause) {
     long now = clockMillis.getAsLong();
     String at = s.steps().stream().filter(st -> st.state() == StepState.WAITING || st.state() == StepState.RUNNING)
         .map(st -> " (step '" + st.name() + "' was " + st.state().name().toLowerCase(java.util.Locale.ROOT)
             + (st.nodeId().isEmpty() ? "" : " on node " + st.nodeId()) + ")").findFirst().orElse("");
-    String why = "node " + s.coordinator() + ", which coordinated the run, left the cluster" + at
-        + "; the run's outcome is unknown, start it again";
+    String why = cause + at + "; the run's outcome is unknown, start it again";
     List<StepStatus> steps = new ArrayList<>();
     for (StepStatus st : s.steps()) {
       boolean open = st.state() == StepState.PENDING || st.state() == StepState.WAITING

@@ -60,6 +60,10 @@ public final class Runs {
     }
   }
 
+  public boolean coordinates(String runId) {
+    return active.containsKey(runId);
+  }
+
   public int active() {
     return active.size();
   }

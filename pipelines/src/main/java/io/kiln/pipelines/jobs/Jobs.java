@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Threading:</b> thread-safe and non-blocking. <b>Errors</b> of {@link #submit} and {@link #resume}:
  * {@link PipelineException} NOT_FOUND (no such job, or the deployment has no ready version), INVALID_INPUT
  * (another running job writes to the same output folder; the job still runs), OVERLOADED (this node
- * coordinates {@value #MAX_ACTIVE_JOBS} jobs), UNAVAILABLE (this node's jobs are shut down).
+ * coordinates {@value #MAX_ACTIVE_JOBS} jobs), UNAVAILABLE (this node's jobs are shut down);
+ * {@link io.kiln.runtime.BelowMinimumClusterSizeException} of these and {@link #cancel} where split-brain protection
+ * refuses the job's writes (this node is on the smaller side of a partition: nothing was started or asked).
  */
 public final class Jobs implements AutoCloseable {
 
@@ -88,8 +90,25 @@ public final class Jobs implements AutoCloseable {
     runtime.addMembershipListener(new MembershipListener() {
       @Override
       public void memberLeft(String memberId) {
-        if (!closed && runtime.isLeader()) {
+        var refusal = runtime.writeRefusal(JobStore.STATUS);
+        if (!closed && refusal.isPresent()) {
+          // Below the minimum: the larger side's leader adopts this node's jobs; stop dispatching them here, so their
+          // inputs are not done on both sides (adopting the larger side's jobs here would be refused anyway).
+          if (runner.active() > 0) {
+            LOG.warn("node {} is below the minimum cluster size; interrupting the {} jobs it coordinates: {}",
+                runtime.nodeId(), runner.active(), refusal.get().getMessage());
+            runner.abandonAll("node " + runtime.nodeId() + ", which coordinated the job, is on the smaller side of a"
+                + " partition; the larger side's leader resumes it");
+          }
+        } else if (!closed && runtime.isLeader()) {
           adoptJobsOf(memberId);
+        }
+      }
+
+      @Override
+      public void memberJoined(String memberId) {
+        if (!closed && runtime.writeRefusal(JobStore.STATUS).isEmpty()) {
+          resumeOwnUnheld();
         }
       }
     });
@@ -98,6 +117,10 @@ public final class Jobs implements AutoCloseable {
 
   /** Validates the target and starts the job coordinated by this node; completes with its id once recorded. */
   public CompletionStage<String> submit(JobSpec spec) {
+    var refusal = runtime.writeRefusal(JobStore.SPECS); // the spec's write refuses too; this also says so at once
+    if (refusal.isPresent()) {
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     String id = spec.name() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
     return store.putSpec(id, spec).thenCompose(v -> begin(id, spec, clock.getAsLong())).thenApply(v -> id);
   }
@@ -107,6 +130,10 @@ public final class Jobs implements AutoCloseable {
    * while the job runs on a live node.
    */
   public CompletionStage<String> resume(String id) {
+    var refusal = runtime.writeRefusal(JobStore.STATUS); // before the reads, which on the smaller side may miss
+    if (refusal.isPresent()) {
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     return store.spec(id).thenCompose(spec -> {
       if (spec.isEmpty()) {
         throw new PipelineException(PipelineException.Kind.NOT_FOUND, "no job " + id);
@@ -159,6 +186,27 @@ public final class Jobs implements AutoCloseable {
     }));
   }
 
+  /**
+   * After a partition healed: a job recorded as running here that this node does not coordinate (it interrupted it on
+   * the smaller side, where that record was refused, and the larger side's leader did not adopt it: it may not have
+   * seen this node leave) is resumed here; nobody else would.
+   */
+  private void resumeOwnUnheld() {
+    store.list().thenAccept(all -> {
+      for (JobStatus s : all) {
+        if (s.state() == JobState.RUNNING && s.coordinator().equals(runtime.nodeId()) && !runner.coordinates(s.id())) {
+          LOG.info("job {} is recorded as running here but is not; resuming it", s.id());
+          store.spec(s.id()).thenCompose(spec -> spec.isEmpty() ? CompletableFuture.completedFuture(null)
+              : begin(s.id(), spec.get(), s.createdAtMs())).whenComplete((v, e) -> {
+                if (e != null) {
+                  LOG.warn("resuming job {} failed", s.id(), e);
+                }
+              });
+        }
+      }
+    });
+  }
+
   private void adoptJobsOf(String node) {
     store.list().thenAccept(all -> {
       for (JobStatus s : all) {
@@ -194,6 +242,10 @@ public final class Jobs implements AutoCloseable {
    * such job. Inputs in flight finish and their results are kept.
    */
   public CompletionStage<Boolean> cancel(String id) {
+    var refusal = runtime.writeRefusal(JobStore.CONTROL);
+    if (refusal.isPresent()) {
+      return CompletableFuture.failedFuture(refusal.get());
+    }
     return store.get(id).thenCompose(s -> {
       if (s.isEmpty()) {
         return CompletableFuture.completedFuture(false);

@@ -5,6 +5,7 @@ import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorNotFoundException;
 import io.kiln.runtime.ActorState;
+import io.kiln.runtime.BelowMinimumClusterSizeException;
 import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.MembershipListener;
@@ -175,6 +176,14 @@ public final class RuntimeImpl implements KilnRuntime {
   @Override
   public <V> SharedStore<V> store(String name, Class<V> type) {
     return store(name, StoreCodec.json(type));
+  }
+
+  @Override
+  public Optional<BelowMinimumClusterSizeException> writeRefusal(String name) {
+    int members = backend.members().size();
+    return backend.isProtected(name) && members < backend.minClusterSize()
+        ? Optional.of(new BelowMinimumClusterSizeException(name, backend.minClusterSize(), members, null))
+        : Optional.empty();
   }
 
   @Override

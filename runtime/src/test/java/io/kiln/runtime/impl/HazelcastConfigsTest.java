@@ -111,9 +111,11 @@ class HazelcastConfigsTest {
 
   @Test
   void aMinimumClusterSizeProtectsTheRegistryAndNodeTableAndWaitsAtStart() {
-    // serve's desired deployments too (DesiredState.DEPLOYMENTS, a module above: named here by its value)
+    // and the stores of the modules above, named here by their values (deploy's ProtectedStoresTest holds the
+    // constants equal): serve's desired deployments, pipelines' pipelines, runs, jobs and cache index
     assertThat(HazelcastConfigs.PROTECTED_MAPS).containsExactlyInAnyOrder(ActorRegistry.MAP, NodeTable.MAP,
-        "kiln.deployments");
+        GroupRecord.MAP, GroupRecord.NAMES, "kiln.deployments", "kiln.pipelines", "kiln.pipeline-runs",
+        "kiln.job-specs", "kiln.jobs", "kiln.job-control", "kiln.cache-index");
 
     Config c = HazelcastConfigs.memberConfig("kiln-0", ClusterOptions.discovered("10.1.2.3", 5701,
         ClusterDiscovery.kubernetesDns("kiln-headless")).withMinClusterSize(2));
@@ -123,7 +125,7 @@ class HazelcastConfigsTest {
     assertThat(sbp.isEnabled()).isTrue();
     assertThat(sbp.getMinimumClusterSize()).isEqualTo(2);
     assertThat(sbp.getProtectOn()).isEqualTo(SplitBrainProtectionOn.WRITE);
-    for (String name : List.of(ActorRegistry.MAP, NodeTable.MAP, "kiln.deployments")) {
+    for (String name : HazelcastConfigs.PROTECTED_MAPS) {
       MapConfig m = c.getMapConfigs().get(name);
       assertThat(m).as(name).isNotNull();
       assertThat(m.getSplitBrainProtectionName()).as(name).isEqualTo(HazelcastConfigs.SPLIT_BRAIN_PROTECTION);

@@ -183,6 +183,17 @@ public final class HazelcastBackend implements ClusterBackend {
   }
 
   @Override
+  public boolean isProtected(String name) {
+    return minClusterSize() > 1 && HazelcastConfigs.PROTECTED_MAPS.contains(name);
+  }
+
+  @Override
+  public int minClusterSize() {
+    var sbp = hz.getConfig().getSplitBrainProtectionConfigs().get(HazelcastConfigs.SPLIT_BRAIN_PROTECTION);
+    return sbp == null ? 1 : sbp.getMinimumClusterSize();
+  }
+
+  @Override
   public SharedMap map(String name) {
     return new HzMap(hz.getMap(name));
   }
@@ -262,8 +273,7 @@ public final class HazelcastBackend implements ClusterBackend {
         try {
           return op.get();
         } catch (SplitBrainProtectionException e) {
-          var sbp = hz.getConfig().getSplitBrainProtectionConfigs().get(HazelcastConfigs.SPLIT_BRAIN_PROTECTION);
-          throw new BelowMinimumClusterSizeException(map.getName(), sbp == null ? 0 : sbp.getMinimumClusterSize(),
+          throw new BelowMinimumClusterSizeException(map.getName(), minClusterSize(),
               hz.getCluster().getMembers().size(), e);
         }
       });

@@ -14,12 +14,13 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The Hazelcast member configuration of a Kiln node: TCP/IP join through the listed members, or Hazelcast's
  * built-in Kubernetes discovery (DNS lookup or API mode), never multicast or auto-detection; one explicit
  * interface, phone-home off, seconds-scale failure detection, the maps Vert.x's cluster manager needs, and
- * optional split-brain protection of the registry and node table.
+ * optional split-brain protection of the cluster state listed in {@link #PROTECTED_MAPS}.
  */
 public final class HazelcastConfigs {
 
@@ -30,12 +31,37 @@ public final class HazelcastConfigs {
   public static final String SPLIT_BRAIN_PROTECTION = "kiln-min-cluster-size";
 
   /**
-   * The maps whose writes split-brain protection refuses below the minimum size: the named-actor registry and
-   * the node table (the runtime's {@code ActorRegistry.MAP} and {@code NodeTable.MAP}; a test holds them equal), and
-   * the desired deployments (serve's {@code DesiredState.DEPLOYMENTS}), so that the smaller side of a partition
-   * accepts no deployment the larger never sees (and Hazelcast's merge would drop or resurrect).
+   * The maps whose writes split-brain protection refuses below the minimum size: those where a write on the smaller
+   * side of a partition would be silently dropped, resurrected or doubled by Hazelcast's merge (which keeps the larger
+   * side's entry where both hold a key and adds the smaller side's where the larger lacks it). Names other nodes act
+   * on: the named-actor registry and the node table (the runtime's {@code ActorRegistry.MAP}, {@code NodeTable.MAP}),
+   * placement groups and their names ({@code GroupRecord.MAP}, {@code GroupRecord.NAMES}). Desired state: the
+   * deployments (serve's {@code DesiredState.DEPLOYMENTS}) and pipelines ({@code RunStore.PIPELINES}). Work and its
+   * results: pipeline runs ({@code RunStore.RUNS}), job specs, statuses and cancel requests ({@code JobStore.SPECS},
+   * {@code STATUS}, {@code CONTROL}), and the node-cache index ({@code CacheIndex.MAP}), which routes work to data.
+   * A test in {@code deploy} holds every store Kiln opens either here or in docs/partition-test.md's list of the
+   * unprotected ones, with the reason.
    */
-  public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes", "kiln.deployments");
+  public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes", "kiln.placement-groups",
+      "kiln.placement-group-names", "kiln.deployments", "kiln.pipelines", "kiln.pipeline-runs", "kiln.job-specs",
+      "kiln.jobs", "kiln.job-control", "kiln.cache-index");
+
+  /**
+   * The shared maps left writable below the minimum, each with the reason a write on the smaller side is harmless
+   * (docs/partition-test.md lists them too). Every map Kiln writes is in this map or in {@link #PROTECTED_MAPS}
+   * (deploy's ProtectedStoresTest holds so).
+   */
+  public static final Map<String, String> UNPROTECTED_MAPS = Map.of(
+      "kiln.deployment-status", "observations, rewritten whole by the leader's reconciler from what it sees at every"
+          + " pass; whichever side's entry the merge keeps is replaced at the next pass",
+      "kiln.draining-nodes", "a node's own drain mark, written by the node at SIGTERM: a node on the smaller side must"
+          + " still drain; a mark the merge brings back for a node that left is removed by the leader's next pass"
+          + " (entries of nodes not alive are dropped)",
+      "__vertx.subs", "Vert.x's event-bus subscriptions: the smaller side needs its own to serve from its pools;"
+          + " vertx-hazelcast puts a node's back when its member merges",
+      "__vertx.haInfo", "Vert.x's HA bookkeeping (Kiln does not use Vert.x HA)",
+      "__vertx.nodeInfo", "Vert.x's node addresses, one per node written by that node; put back on merge as the"
+          + " subscriptions are");
 
   /** How long a DNS lookup of a Kubernetes discovery may take (Hazelcast's default, stated). */
   static final int SERVICE_DNS_TIMEOUT_SECONDS = 5;

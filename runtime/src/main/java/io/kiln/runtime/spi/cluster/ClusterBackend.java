@@ -46,6 +46,20 @@ public interface ClusterBackend {
 
   void addMembershipListener(MembershipListener listener);
 
+  /**
+   * Whether split-brain protection refuses writes to the map {@code name} while fewer than
+   * {@link #minClusterSize()} members are present (such a write fails with
+   * {@link io.kiln.runtime.BelowMinimumClusterSizeException}). False where there is no protection.
+   */
+  default boolean isProtected(String name) {
+    return false;
+  }
+
+  /** The minimum cluster size split-brain protection enforces; 1 where there is none. */
+  default int minClusterSize() {
+    return 1;
+  }
+
   /** Leaves the cluster gracefully; other members see this member leave. */
   CompletionStage<Void> leave();
 }
