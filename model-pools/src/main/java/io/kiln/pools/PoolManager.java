@@ -100,6 +100,7 @@ public final class PoolManager implements AutoCloseable {
         this::workerFailed, registry,
         PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), validator(spec),
         spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF));
+    dispatcher.limitParallelism(parallelism(spec, Runtime.getRuntime().availableProcessors()));
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
@@ -112,6 +113,21 @@ public final class PoolManager implements AutoCloseable {
     reporter.start();
     workers.start();
     health.start();
+  }
+
+  /**
+   * How many batches this node's cores run at once for {@code spec}'s workers: cores divided by each batch's
+   * intra-op threads, for CPU workers with a set thread count; unlimited for GPU workers (the device, not the cores,
+   * runs them) and for the engine's default threads (unknown). On a node pinned to one core, two single-threaded
+   * workers can run one batch at a time: the dispatcher then lets the second batch fill instead of time-slicing
+   * two small ones (see {@link PoolDispatcher#limitParallelism}).
+   */
+  static int parallelism(PoolSpec spec, int cores) {
+    int intraOp = spec.model().intraOpThreads();
+    if (spec.workerResources().get(Resources.GPU) > 0 || intraOp <= 0) {
+      return Integer.MAX_VALUE;
+    }
+    return Math.max(1, cores / intraOp);
   }
 
   // A multiplexed pool checks each request against its own model's signature.

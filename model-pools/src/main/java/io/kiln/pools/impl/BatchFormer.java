@@ -47,6 +47,18 @@ final class BatchFormer {
         || nowNanos - dueAt(head) >= 0;
   }
 
+  /**
+   * Whether a batch that is ready but would not be full should wait for a worker to free up: when
+   * {@code busyWorkers} batches already run and that is as many as can run at once ({@code parallelism}, e.g. the
+   * cores a CPU pool's workers share), a second partial batch would only share a core with the first, paying the
+   * model's per-call cost twice for the same rows; queued meanwhile, the rows go as one batch when a worker frees
+   * (never later: a busy worker always ends its batch), or at once when they fill one. Re-queued requests and a
+   * pool that does not wait (draining) never hold.
+   */
+  boolean holdsPartial(RequestQueue queue, PendingRequest head, int busyWorkers, int parallelism, boolean noWait) {
+    return busyWorkers >= parallelism && !noWait && head.requeues == 0 && queue.rowsFor(head.key) < maxRows;
+  }
+
   /** When the batch headed by {@code head} goes if it does not fill up first. */
   long dueAt(PendingRequest head) {
     return head.enqueuedNanos + delayNanos;

@@ -33,7 +33,8 @@ final class PendingRequest {
   State state = State.QUEUED;
   /** When it was last queued, for the queue-time metric. */
   long queuedSinceNanos;
-  long deadlineTimer = -1;
+  /** Whether the dispatcher's {@link DeadlineSweep} watches its deadline (until it settles). */
+  boolean watched;
   int requeues;
   /** Set before the dispatcher completes {@link #future}; a completion without it came from the client. */
   volatile boolean settled;

@@ -81,7 +81,10 @@ public final class PoolDispatcher implements AutoCloseable {
   private final ArrayDeque<Runnable> completions = new ArrayDeque<>();
   private final List<PendingRequest> dead = new ArrayList<>();
   private int inFlightRequests;
+  /** How many batches can usefully run at once; see {@link #limitParallelism}. */
+  private int parallelism = Integer.MAX_VALUE;
   private final BatchTimer batchTimer;
+  private final DeadlineSweep deadlines;
   private boolean running;
   private CompletableFuture<Void> drained;
   private boolean drainSignalled;
@@ -139,6 +142,7 @@ public final class PoolDispatcher implements AutoCloseable {
     this.throughput = new Throughput(THROUGHPUT_TAU_NANOS, nanoClock.getAsLong());
     this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags, config.maxQueued());
     this.batchTimer = new BatchTimer(timers, this::run);
+    this.deadlines = new DeadlineSweep(timers, nanoClock, this::deadlinePassed, this::run);
     publish();
   }
 
@@ -229,7 +233,7 @@ public final class PoolDispatcher implements AutoCloseable {
         executor.execute(() -> abandoned(p));
       }
     });
-    p.deadlineTimer = timers.schedule(deadlineNanos - now, () -> deadlinePassed(p));
+    deadlines.watch(p, now);
     queue.addLast(p);
     run();
     return p.future;
@@ -257,6 +261,25 @@ public final class PoolDispatcher implements AutoCloseable {
     if (affinity != null) {
       affinity.forget(id);
     }
+    run();
+  }
+
+  /**
+   * Caps at {@code batches} how many batches run at once while the next one would be partial (not full):
+   * beyond it, queued requests wait for a worker to free up instead of going to an idle one, unless they fill a
+   * batch (see {@link BatchFormer#holdsPartial}). For CPU workers that share fewer cores than there are workers
+   * (the pool's node pinned to one core, say), a second partial batch would only time-slice the core with the
+   * first and pay the model's per-call cost again; waiting, the rows share one call. It never leaves the pool
+   * idle while requests wait. Unlimited by default (GPU workers, or as many cores as workers). Applies to pools
+   * of one model (a multiplexed pool's batches follow its models).
+   *
+   * @throws IllegalArgumentException if {@code batches < 1}
+   */
+  public void limitParallelism(int batches) {
+    if (batches < 1) {
+      throw new IllegalArgumentException("parallelism must be at least 1, got " + batches);
+    }
+    parallelism = batches;
     run();
   }
 
@@ -324,6 +347,7 @@ public final class PoolDispatcher implements AutoCloseable {
       w.batch.forEach(p -> settle(p, Outcome.FAILED, null, ex));
     }
     inFlightRequests = 0;
+    deadlines.clear();
     if (drained != null && !drainSignalled) {
       drainSignalled = true;
       completions.add(() -> drained.completeExceptionally(InferenceException.unavailable("pool closed before it drained")));
@@ -380,6 +404,9 @@ public final class PoolDispatcher implements AutoCloseable {
         batchTimer.arm(former.dueAt(head), now);
         armed = true;
         break;
+      }
+      if (choice == null && former.holdsPartial(queue, head, workers.busyCount(), parallelism, drained != null)) {
+        break; // as many batches run as can: the next batch's end re-runs this, with more rows queued
       }
       List<PendingRequest> batch = former.take(queue, head, now, dead);
       if (choice == null) {
@@ -524,7 +551,6 @@ public final class PoolDispatcher implements AutoCloseable {
   }
 
   private void deadlinePassed(PendingRequest p) {
-    p.deadlineTimer = -1;
     if (p.state == PendingRequest.State.DONE) {
       return;
     }
@@ -534,7 +560,6 @@ public final class PoolDispatcher implements AutoCloseable {
       settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded(
           p.state == PendingRequest.State.QUEUED ? "deadline passed while queued" : "deadline passed while executing"));
     }
-    run();
   }
 
   // The client completed (cancelled) the future itself: unqueue it; an executing batch just goes on.
@@ -573,10 +598,7 @@ public final class PoolDispatcher implements AutoCloseable {
     queue.remove(p);
     p.state = PendingRequest.State.DONE;
     p.settled = true;
-    if (p.deadlineTimer >= 0) {
-      timers.cancel(p.deadlineTimer);
-      p.deadlineTimer = -1;
-    }
+    deadlines.unwatch(p);
   }
 
   private static String traceId(PendingRequest p) {
