@@ -219,7 +219,7 @@ public final class PoolManager implements AutoCloseable {
   }
 
   private Map<String, Object> parameters(long arrived, DispatchTimes.Stamp stamp) {
-    Map<String, Object> p = new LinkedHashMap<>();
+    Map<String, Object> p = new LinkedHashMap<>(4); // three entries, no resize
     p.put("kiln_node", spec.nodeId());
     if (stamp != null && stamp.doneNanos() != 0) {
       p.put("kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived));
