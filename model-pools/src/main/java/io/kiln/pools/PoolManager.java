@@ -19,7 +19,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
@@ -218,14 +217,13 @@ public final class PoolManager implements AutoCloseable {
     return response;
   }
 
+  // Immutable already, so InferenceResponse's Map.copyOf keeps it as it is (a LinkedHashMap was copied again).
   private Map<String, Object> parameters(long arrived, DispatchTimes.Stamp stamp) {
-    Map<String, Object> p = new LinkedHashMap<>(4); // three entries, no resize
-    p.put("kiln_node", spec.nodeId());
-    if (stamp != null && stamp.doneNanos() != 0) {
-      p.put("kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived));
-      p.put("kiln_compute_ms", millis(stamp.doneNanos() - stamp.dispatchedNanos()));
+    if (stamp == null || stamp.doneNanos() == 0) {
+      return Map.of("kiln_node", spec.nodeId());
     }
-    return p;
+    return Map.of("kiln_node", spec.nodeId(), "kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived),
+        "kiln_compute_ms", millis(stamp.doneNanos() - stamp.dispatchedNanos()));
   }
 
   /**
