@@ -4,7 +4,8 @@
 # to CLIENT_CPU: WARM of load, then MEASURE seconds measured: requests/s and the server's CPU time per request
 # (utime+stime from /proc), which a busy machine disturbs less than the rate. Make the other checkout with e.g.
 #   mkdir /tmp/kiln-base && git archive <commit> | tar -x -C /tmp/kiln-base
-# Usage: BASE=/tmp/kiln-base loadtest/ab-request-path.sh [ROUNDS]   (prints one line per run)
+# FILE and MODEL pick another deployment (default deploy/examples/bench/noop.yaml, model noop).
+# Usage: [FILE=deploy/examples/bench/tiny.yaml MODEL=mlp] BASE=/tmp/kiln-base loadtest/ab-request-path.sh [ROUNDS]   (prints one line per run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here="$(pwd)"
@@ -15,10 +16,10 @@ ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 run() { # name dir round
   local name=$1 dir=$2 round=$3 pid t0 t1 n
   (cd "$dir" && setsid taskset -c "$SERVER_CPU" ./kiln up --port "$PORT" --grpc-port "$((PORT + 1))" \
-    --file deploy/examples/bench/noop.yaml --cpus 2 --node-id "ab-$name" --warmup-seconds 5 >"$out/$name.$round.log" 2>&1 &)
-  for _ in $(seq 1 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/v2/models/noop/ready" && break; sleep 0.5; done
+    --file ${FILE:-deploy/examples/bench/noop.yaml} --cpus 2 --node-id "ab-$name" --warmup-seconds 5 >"$out/$name.$round.log" 2>&1 &)
+  for _ in $(seq 1 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/v2/models/${MODEL:-noop}/ready" && break; sleep 0.5; done
   pid=$(pgrep -n -f "kiln.jar up --port $PORT")
-  url="http://127.0.0.1:$PORT/v2/models/noop/infer"
+  url="http://127.0.0.1:$PORT/v2/models/${MODEL:-noop}/infer"
   taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"${WARM}s" -s "$here/loadtest/wrk/oip-json.lua" "$url" >/dev/null 2>&1
   t0=$(ticks "$pid")
   taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"${MEASURE}s" -s "$here/loadtest/wrk/oip-json.lua" "$url" >"$out/$name.$round.wrk" 2>&1

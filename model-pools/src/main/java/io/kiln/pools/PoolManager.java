@@ -19,7 +19,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Context;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
@@ -100,6 +99,7 @@ public final class PoolManager implements AutoCloseable {
         this::workerFailed, registry,
         PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), validator(spec),
         spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF));
+    dispatcher.limitParallelism(parallelism(spec, Runtime.getRuntime().availableProcessors()));
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
@@ -112,6 +112,21 @@ public final class PoolManager implements AutoCloseable {
     reporter.start();
     workers.start();
     health.start();
+  }
+
+  /**
+   * How many batches this node's cores run at once for {@code spec}'s workers: cores divided by each batch's
+   * intra-op threads, for CPU workers with a set thread count; unlimited for GPU workers (the device, not the cores,
+   * runs them) and for the engine's default threads (unknown). On a node pinned to one core, two single-threaded
+   * workers can run one batch at a time: the dispatcher then lets the second batch fill instead of time-slicing
+   * two small ones (see {@link PoolDispatcher#limitParallelism}).
+   */
+  static int parallelism(PoolSpec spec, int cores) {
+    int intraOp = spec.model().intraOpThreads();
+    if (spec.workerResources().get(Resources.GPU) > 0 || intraOp <= 0) {
+      return Integer.MAX_VALUE;
+    }
+    return Math.max(1, cores / intraOp);
   }
 
   // A multiplexed pool checks each request against its own model's signature.
@@ -202,14 +217,13 @@ public final class PoolManager implements AutoCloseable {
     return response;
   }
 
+  // Immutable already, so InferenceResponse's Map.copyOf keeps it as it is (a LinkedHashMap was copied again).
   private Map<String, Object> parameters(long arrived, DispatchTimes.Stamp stamp) {
-    Map<String, Object> p = new LinkedHashMap<>();
-    p.put("kiln_node", spec.nodeId());
-    if (stamp != null && stamp.doneNanos() != 0) {
-      p.put("kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived));
-      p.put("kiln_compute_ms", millis(stamp.doneNanos() - stamp.dispatchedNanos()));
+    if (stamp == null || stamp.doneNanos() == 0) {
+      return Map.of("kiln_node", spec.nodeId());
     }
-    return p;
+    return Map.of("kiln_node", spec.nodeId(), "kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived),
+        "kiln_compute_ms", millis(stamp.doneNanos() - stamp.dispatchedNanos()));
   }
 
   /**

@@ -83,16 +83,7 @@ abstract class AbstractModelRunner implements ModelRunner {
     }
     layout.checkStackable(batch, ordered);
 
-    List<Tensor> stacked = new ArrayList<>(spec.inputs().size());
-    for (int i = 0; i < spec.inputs().size(); i++) {
-      List<Tensor> parts = new ArrayList<>(batch.size());
-      for (List<Tensor> request : ordered) {
-        parts.add(request.get(i));
-      }
-      stacked.add(RowStacker.stack(spec.inputs().get(i).name(), parts));
-    }
-
-    List<Tensor> outputs = forward(stacked);
+    List<Tensor> outputs = forwardRows(ordered, totalRows);
     checkOutputs(outputs, totalRows);
 
     List<List<Tensor>> results = new ArrayList<>(batch.size());
@@ -107,6 +98,29 @@ abstract class AbstractModelRunner implements ModelRunner {
       from += rows[r];
     }
     return results;
+  }
+
+  /**
+   * Runs the model once over a batch: {@code ordered} holds each request's inputs in spec order, checked to stack
+   * (same datatype and non-batch dimensions per input), {@code totalRows} rows in all. By default stacks each input's
+   * parts into one tensor ({@link RowStacker}) and calls {@link #forward}; an engine that can gather the rows straight
+   * into its own input memory overrides it to skip that copy.
+   */
+  protected List<Tensor> forwardRows(List<List<Tensor>> ordered, long totalRows) {
+    List<Tensor> stacked = new ArrayList<>(spec.inputs().size());
+    for (int i = 0; i < spec.inputs().size(); i++) {
+      stacked.add(RowStacker.stack(spec.inputs().get(i).name(), parts(ordered, i)));
+    }
+    return forward(stacked);
+  }
+
+  /** Input {@code i} of each request of {@code ordered}, in request order. */
+  protected static List<Tensor> parts(List<List<Tensor>> ordered, int i) {
+    List<Tensor> parts = new ArrayList<>(ordered.size());
+    for (List<Tensor> request : ordered) {
+      parts.add(request.get(i));
+    }
+    return parts;
   }
 
   /** A streaming runner's view of one request: its inputs in spec order, checked as a batch of one. */

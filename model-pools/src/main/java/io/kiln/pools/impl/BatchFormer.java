@@ -47,6 +47,21 @@ final class BatchFormer {
         || nowNanos - dueAt(head) >= 0;
   }
 
+  /**
+   * Whether a batch that is ready but would not be full should wait for a worker to free up: when
+   * {@code busyWorkers} batches already run and that is as many as can run at once ({@code parallelism}, e.g. the
+   * cores a CPU pool's workers share), a second partial batch would only share a core with the first, paying the
+   * model's per-call cost twice for the same rows; queued meanwhile, the rows go as one batch when a worker frees,
+   * or at once when they fill one. The wait is bounded by {@code holdNanos} from the head's arrival (a batch's
+   * recent compute time: about when a busy worker frees), so a hung worker costs the others at most that; with no
+   * batch measured yet ({@code holdNanos} 0) nothing holds. Re-queued requests and a draining pool never hold.
+   */
+  boolean holdsPartial(RequestQueue queue, PendingRequest head, int busyWorkers, int parallelism, long holdNanos,
+                       long nowNanos, boolean noWait) {
+    return busyWorkers >= parallelism && !noWait && head.requeues == 0 && holdNanos > 0
+        && nowNanos - (head.enqueuedNanos + holdNanos) < 0 && queue.rowsFor(head.key) < maxRows;
+  }
+
   /** When the batch headed by {@code head} goes if it does not fill up first. */
   long dueAt(PendingRequest head) {
     return head.enqueuedNanos + delayNanos;

@@ -24,14 +24,16 @@ import java.util.OptionalLong;
 final class DjlModelRunner extends AbstractModelRunner {
 
   private final Model model;
-  private final Predictor<List<Tensor>, List<Tensor>> predictor;
+  private final Predictor<StagedInputs.Batch, List<Tensor>> predictor;
+  private final StagedInputs staged;
   private final String format;
 
   private DjlModelRunner(ModelSpec spec, Model model, String format) {
     super(spec, spec.outputs());
     this.model = model;
     this.format = format;
-    this.predictor = model.newPredictor(new TensorTranslator());
+    this.predictor = model.newPredictor(new StagedInputs.Translator());
+    this.staged = new StagedInputs(spec.inputs());
   }
 
   /**
@@ -112,10 +114,20 @@ final class DjlModelRunner extends AbstractModelRunner {
     }
   }
 
+  // The rows go straight from the requests into the engine's input memory (see StagedInputs), not via a stacked copy.
+  @Override
+  protected List<Tensor> forwardRows(List<List<Tensor>> ordered, long totalRows) {
+    return run(staged.gather(ordered, totalRows));
+  }
+
   @Override
   protected List<Tensor> forward(List<Tensor> inputs) {
+    return run(staged.gather(List.of(inputs), inputs.get(0).shape()[0]));
+  }
+
+  private List<Tensor> run(StagedInputs.Batch batch) {
     try {
-      return predictor.predict(inputs);
+      return predictor.predict(batch);
     } catch (TranslateException e) {
       throw new ModelExecutionException("the " + EngineSetup.ENGINE + " engine failed: " + e.getMessage(), e);
     } catch (ModelExecutionException e) {

@@ -20,7 +20,9 @@ final class PendingRequest {
   final long deadlineNanos;
   /** When it was first queued: the batch delay counts from here, so a re-queued request goes at once. */
   final long enqueuedNanos;
-  final CompletableFuture<List<Tensor>> future = new CompletableFuture<>();
+  final Answer future = new Answer();
+  /** Told when the client completes {@link #future} itself (cancels it); runs on the client's thread. */
+  java.util.function.Consumer<PendingRequest> withdrawn = p -> { };
   /** Where a streamed answer goes; null for a request answered once. */
   final StreamTarget stream;
   /** The id its log lines name (the client's, else its ticket); null when its submitter gave none. */
@@ -33,7 +35,8 @@ final class PendingRequest {
   State state = State.QUEUED;
   /** When it was last queued, for the queue-time metric. */
   long queuedSinceNanos;
-  long deadlineTimer = -1;
+  /** Whether the dispatcher's {@link DeadlineSweep} watches its deadline (until it settles). */
+  boolean watched;
   int requeues;
   /** Set before the dispatcher completes {@link #future}; a completion without it came from the client. */
   volatile boolean settled;
@@ -55,6 +58,53 @@ final class PendingRequest {
     this.deadlineNanos = deadlineNanos;
     this.enqueuedNanos = nowNanos;
     this.queuedSinceNanos = nowNanos;
+  }
+
+  /**
+   * Names it in log lines by {@code requestId} and carries {@code trace} (either may be null) to its worker; a traced,
+   * sampled request's time in the queue opens a {@code kiln.pool.queue} span when {@code spans} exports.
+   */
+  void identify(String requestId, io.kiln.pools.trace.RequestTrace trace, io.kiln.pools.trace.Spans spans) {
+    this.requestId = requestId;
+    if (trace != null) {
+      this.trace = trace;
+      if (spans.enabled()) {
+        io.kiln.pools.trace.TraceParent parent = io.kiln.pools.trace.TraceParent.parse(trace.traceparent());
+        if (parent != null && parent.sampled()) {
+          queueSpan = spans.start("kiln.pool.queue", parent, trace.tracestate(), false);
+        }
+      }
+    }
+  }
+
+    /**
+   * The future its submitter holds. Completing it from outside (cancel, complete, completeExceptionally) withdraws
+   * the request: {@link #withdrawn} is told, so that the dispatcher unqueues it. Overriding the completions instead
+   * of registering a callback on every future saves a completion node per request.
+   */
+  final class Answer extends CompletableFuture<List<Tensor>> {
+
+    @Override
+    public boolean complete(List<Tensor> value) {
+      return byClient(super.complete(value));
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable error) {
+      return byClient(super.completeExceptionally(error));
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      return byClient(super.cancel(mayInterruptIfRunning));
+    }
+
+    private boolean byClient(boolean won) {
+      if (won && !settled) {
+        withdrawn.accept(PendingRequest.this);
+      }
+      return won;
+    }
   }
 
   /** Whether it must not be dispatched any more: answered, cancelled by its client, or past its deadline. */

@@ -5,16 +5,13 @@ import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolStats;
-import io.kiln.pools.StreamCall;
 import io.kiln.pools.StreamTarget;
 import io.kiln.pools.Tensor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -22,10 +19,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
-import io.kiln.pools.trace.RequestLog;
 import io.kiln.pools.trace.RequestTrace;
 import io.kiln.pools.trace.Spans;
-import io.kiln.pools.trace.TraceParent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +42,14 @@ import org.slf4j.LoggerFactory;
  * workers are taken LIFO: the most recently used one stays warm (caches, clocks, JIT) while surplus
  * workers stay fully idle, so {@code idleWorkers} is an honest scale-down signal; round-robin would keep
  * every worker lukewarm and hide the surplus. Requests re-queued after a worker failed go first, each
- * alone, so that a poison request fails by itself instead of spending its batch-mates' retries.
+ * alone, so that a poison request fails by itself instead of spending its batch-mates' retries. With a
+ * {@link #limitParallelism parallelism} set (the cores CPU workers share), a busy pool lets a partial batch
+ * fill until a worker frees instead of starting another one beside it.
+ *
+ * <p><b>Parts.</b> This class schedules: queue, batches, workers. {@link BatchFormer} decides when a batch
+ * goes and what it holds; {@link BatchHandOff} builds what a worker is sent and sorts out a failed batch;
+ * {@link Settlements} ends requests (answered, failed, refused, withdrawn) and defers their completions;
+ * its {@link DeadlineSweep} expires them, queued or executing, on one timer for all.
  *
  * <p><b>Errors</b> the returned futures fail with, all {@link InferenceException}s:
  * {@link CapacityExceededException} (queue full; {@code retryAfter} is the queue depth divided by the
@@ -78,10 +80,16 @@ public final class PoolDispatcher implements AutoCloseable {
   private final Throughput throughput;
   private final RequestQueue queue = new RequestQueue();
   private final WorkerSet workers = new WorkerSet();
-  private final ArrayDeque<Runnable> completions = new ArrayDeque<>();
   private final List<PendingRequest> dead = new ArrayList<>();
   private int inFlightRequests;
+  /** How many batches can usefully run at once; see {@link #limitParallelism}. */
+  private int parallelism = Integer.MAX_VALUE;
+  /** Recent compute time of a batch (a moving average; 0 until one finished): how long a partial batch may hold. */
+  private long batchNanos;
   private final BatchTimer batchTimer;
+  private final Settlements settlements;
+  /** Hands a client's withdrawal (its future completed by itself) to this dispatcher's thread. */
+  private final Consumer<PendingRequest> withdrawn;
   private boolean running;
   private CompletableFuture<Void> drained;
   private boolean drainSignalled;
@@ -128,17 +136,20 @@ public final class PoolDispatcher implements AutoCloseable {
     this.spans = Objects.requireNonNull(spans, "spans");
     this.affinity = repository == null ? null
         : new ModelAffinity(repository, MultiplexMeters.forPool(registry, Tags.of(tags)));
-    this.control = affinity == null ? null : new RepositoryControl(affinity, workers, executor, completions, this::run);
     this.validator = Objects.requireNonNull(validator, "validator");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.timers = Objects.requireNonNull(timers, "timers");
     this.executor = Objects.requireNonNull(executor, "executor");
+    this.withdrawn = p -> executor.execute(() -> abandoned(p));
     this.listener = Objects.requireNonNull(listener, "listener");
     this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
     this.throughput = new Throughput(THROUGHPUT_TAU_NANOS, nanoClock.getAsLong());
     this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags, config.maxQueued());
     this.batchTimer = new BatchTimer(timers, this::run);
+    this.settlements = new Settlements(queue, metrics, timers, nanoClock, this::run);
+    this.control = affinity == null ? null
+        : new RepositoryControl(affinity, workers, executor, settlements.queue(), this::run);
     publish();
   }
 
@@ -192,7 +203,7 @@ public final class PoolDispatcher implements AutoCloseable {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
-      return refuse(Outcome.REJECTED, InferenceException.unavailable(closed ? "pool is closed" : "pool is draining"));
+      return settlements.refuse(Outcome.REJECTED, InferenceException.unavailable(closed ? "pool is closed" : "pool is draining"));
     }
     BatchKey key;
     try {
@@ -204,32 +215,19 @@ public final class PoolDispatcher implements AutoCloseable {
         validator.accept(request);
       }
     } catch (InferenceException e) {
-      return refuse(Outcome.INVALID, e);
+      return settlements.refuse(Outcome.INVALID, e);
     }
     if (deadlineNanos - now <= 0) {
-      return refuse(Outcome.EXPIRED, InferenceException.deadlineExceeded("deadline passed before the request was queued"));
+      return settlements.refuse(Outcome.EXPIRED, InferenceException.deadlineExceeded("deadline passed before the request was queued"));
     }
     if (queue.size() >= config.maxQueued()) {
-      return refuse(Outcome.REJECTED, new CapacityExceededException(
+      return settlements.refuse(Outcome.REJECTED, new CapacityExceededException(
           "pool queue is full (" + queue.size() + " requests waiting)", throughput.retryAfter(queue.size(), now)));
     }
     PendingRequest p = new PendingRequest(request, key, deadlineNanos, now, stream);
-    p.requestId = requestId;
-    if (trace != null) {
-      p.trace = trace;
-      if (spans.enabled()) {
-        TraceParent parent = TraceParent.parse(trace.traceparent());
-        if (parent != null && parent.sampled()) {
-          p.queueSpan = spans.start("kiln.pool.queue", parent, trace.tracestate(), false);
-        }
-      }
-    }
-    p.future.whenComplete((v, e) -> {
-      if (!p.settled) {
-        executor.execute(() -> abandoned(p));
-      }
-    });
-    p.deadlineTimer = timers.schedule(deadlineNanos - now, () -> deadlinePassed(p));
+    p.identify(requestId, trace, spans);
+    p.withdrawn = withdrawn;
+    settlements.admitted(p, now);
     queue.addLast(p);
     run();
     return p.future;
@@ -257,6 +255,26 @@ public final class PoolDispatcher implements AutoCloseable {
     if (affinity != null) {
       affinity.forget(id);
     }
+    run();
+  }
+
+  /**
+   * Caps at {@code batches} how many batches run at once while the next one would be partial (not full):
+   * beyond it, queued requests wait for a worker to free up instead of going to an idle one, unless they fill a
+   * batch (see {@link BatchFormer#holdsPartial}). For CPU workers that share fewer cores than there are workers
+   * (the pool's node pinned to one core, say), a second partial batch would only time-slice the core with the
+   * first and pay the model's per-call cost again; waiting, the rows share one call. It never leaves the pool
+   * idle while requests wait, and a request holds at most about one batch's recent compute time (so a hung worker
+   * does not stall the others). Unlimited by default (GPU workers, or as many cores as workers). Applies to pools
+   * of one model (a multiplexed pool's batches follow its models).
+   *
+   * @throws IllegalArgumentException if {@code batches < 1}
+   */
+  public void limitParallelism(int batches) {
+    if (batches < 1) {
+      throw new IllegalArgumentException("parallelism must be at least 1, got " + batches);
+    }
+    parallelism = batches;
     run();
   }
 
@@ -318,15 +336,16 @@ public final class PoolDispatcher implements AutoCloseable {
     batchTimer.disarm();
     InferenceException ex = InferenceException.unavailable("pool is closed");
     for (PendingRequest p = queue.peek(); p != null; p = queue.peek()) {
-      settle(p, Outcome.FAILED, null, ex);
+      settlements.settle(p, Outcome.FAILED, null, ex);
     }
     for (WorkerSlot w : workers.clear()) {
-      w.batch.forEach(p -> settle(p, Outcome.FAILED, null, ex));
+      w.batch.forEach(p -> settlements.settle(p, Outcome.FAILED, null, ex));
     }
     inFlightRequests = 0;
+    settlements.close();
     if (drained != null && !drainSignalled) {
       drainSignalled = true;
-      completions.add(() -> drained.completeExceptionally(InferenceException.unavailable("pool closed before it drained")));
+      settlements.later(() -> drained.completeExceptionally(InferenceException.unavailable("pool closed before it drained")));
     }
     run();
     metrics.close();
@@ -345,7 +364,7 @@ public final class PoolDispatcher implements AutoCloseable {
     try {
       while (true) {
         dispatchReady();
-        Runnable completion = completions.poll();
+        Runnable completion = settlements.poll();
         if (completion == null) {
           break;
         }
@@ -381,6 +400,12 @@ public final class PoolDispatcher implements AutoCloseable {
         armed = true;
         break;
       }
+      if (choice == null && former.holdsPartial(queue, head, workers.busyCount(), parallelism, batchNanos, now,
+          drained != null)) {
+        batchTimer.arm(head.enqueuedNanos + batchNanos, now); // a batch's end re-runs this sooner, normally
+        armed = true;
+        break;
+      }
       List<PendingRequest> batch = former.take(queue, head, now, dead);
       if (choice == null) {
         dispatch(workers.takeIdle(batch, now), batch, now);
@@ -394,61 +419,35 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     for (PendingRequest p : dead) {
       if (p.future.isDone()) {
-        abandoned(p);
+        settlements.abandoned(p);
       } else {
-        settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded("deadline passed while queued"));
+        settlements.settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded("deadline passed while queued"));
       }
     }
     dead.clear();
     if (!closed && drained != null && !drainSignalled && queue.isEmpty() && workers.busyCount() == 0) {
       drainSignalled = true;
-      completions.add(() -> drained.complete(null));
+      settlements.later(() -> drained.complete(null));
     }
     publish();
   }
 
-  // All bookkeeping happens before infer(): a worker may answer inline, re-entering batchDone.
+  // All bookkeeping happens before the hand-off: a worker may answer inline, re-entering batchDone.
   private void dispatch(WorkerSlot worker, List<PendingRequest> batch, long now) {
     inFlightRequests += batch.size();
-    List<InferenceRequest> requests = new ArrayList<>(batch.size());
     long rows = 0;
-    boolean traced = false;
     for (PendingRequest p : batch) {
       p.state = PendingRequest.State.IN_FLIGHT;
       metrics.dispatched(now - p.queuedSinceNanos);
       rows += p.rows;
-      requests.add(p.request);
-      traced |= p.trace != null;
       if (p.queueSpan != null) {
         p.queueSpan.attribute("kiln.worker", worker.channel.id()).attribute("kiln.requeues", p.requeues).end();
         p.queueSpan = null;
       }
     }
     metrics.batchStarted(rows);
-    CompletionStage<List<List<Tensor>>> stage;
-    try {
-      if (batch.get(0).stream != null) {
-        List<StreamCall> calls = new ArrayList<>(batch.size());
-        for (PendingRequest p : batch) {
-          calls.add(new StreamCall(p.request, p.stream, Math.max(1, (p.deadlineNanos - now) / 1_000_000)));
-        }
-        stage = Objects.requireNonNull(worker.channel.stream(calls), "stream returned null");
-      } else {
-        stage = Objects.requireNonNull(traced ? worker.channel.infer(Collections.unmodifiableList(requests), traces(batch))
-            : worker.channel.infer(Collections.unmodifiableList(requests)), "infer returned null");
-      }
-    } catch (RuntimeException e) {
-      stage = CompletableFuture.failedFuture(e);
-    }
-    stage.whenComplete((results, error) -> executor.execute(() -> batchDone(worker, batch, results, error)));
-  }
-
-  private static List<RequestTrace> traces(List<PendingRequest> batch) {
-    List<RequestTrace> out = new ArrayList<>(batch.size());
-    for (PendingRequest p : batch) {
-      out.add(p.trace);
-    }
-    return Collections.unmodifiableList(out);
+    BatchHandOff.send(worker.channel, batch, now)
+        .whenComplete((results, error) -> executor.execute(() -> batchDone(worker, batch, results, error)));
   }
 
   private void batchDone(WorkerSlot worker, List<PendingRequest> batch, List<List<Tensor>> results, Throwable error) {
@@ -457,7 +456,8 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     long now = clock.getAsLong();
     inFlightRequests -= batch.size();
-    metrics.batchDone(now - worker.dispatchedNanos);
+    long computed = now - worker.dispatchedNanos;
+    metrics.batchDone(computed);
     Throwable failure = BatchResults.failureOf(results, error, batch.size());
     if (affinity != null) {
       String model = batch.get(0).key.model();
@@ -470,11 +470,12 @@ public final class PoolDispatcher implements AutoCloseable {
     if (failure == null || BatchResults.isInvalidInput(failure) || BatchResults.isModelError(failure)) {
       workers.makeIdle(worker);
       throughput.record(batch.size(), now);
+      batchNanos = batchNanos == 0 ? Math.max(1, computed) : batchNanos + (computed - batchNanos) / 8;
       for (int i = 0; i < batch.size(); i++) {
         if (failure == null) {
-          settle(batch.get(i), Outcome.OK, results.get(i), null);
+          settlements.settle(batch.get(i), Outcome.OK, results.get(i), null);
         } else {
-          settle(batch.get(i), BatchResults.isInvalidInput(failure) ? Outcome.INVALID : Outcome.FAILED, null, failure);
+          settlements.settle(batch.get(i), BatchResults.isInvalidInput(failure) ? Outcome.INVALID : Outcome.FAILED, null, failure);
         }
       }
     } else {
@@ -485,115 +486,20 @@ public final class PoolDispatcher implements AutoCloseable {
 
   private void workerFailed(WorkerSlot worker, List<PendingRequest> batch, Throwable cause, long now) {
     String id = worker.channel.id();
-    if (LOG.isWarnEnabled()) {
-      try (RequestLog.Scope log = RequestLog.open(batch.get(0).requestId, traceId(batch.get(0)))) {
-        LOG.warn("worker {} failed under a batch of {} requests ({}): {}", id, batch.size(), requestIds(batch),
-            BatchResults.describe(cause));
-      }
-    }
-    LOG.debug("worker {} failure", id, cause);
-    InferenceException failed = new InferenceException(InferenceException.Kind.UNAVAILABLE,
-        "worker " + id + " failed: " + BatchResults.describe(cause), cause);
-    List<PendingRequest> again = new ArrayList<>();
-    for (PendingRequest p : batch) {
-      if (p.state == PendingRequest.State.DONE) {
-        continue;
-      }
-      if (p.stream == null && p.requeues < config.maxRequeues() && queue.size() + again.size() < config.maxQueued()) {
-        p.requeues++;
-        if (LOG.isDebugEnabled()) {
-          try (RequestLog.Scope log = RequestLog.open(p.requestId, traceId(p))) {
-            LOG.debug("request {} re-queued (attempt {}) after worker {} failed", p.requestId, p.requeues + 1, id);
-          }
-        }
-        p.state = PendingRequest.State.QUEUED;
-        p.queuedSinceNanos = now;
-        again.add(p);
-      } else {
-        settle(p, Outcome.FAILED, null, failed);
-      }
-    }
+    List<PendingRequest> again = BatchHandOff.failed(id, batch, cause, config, queue.size(), now, settlements);
     queue.addFirst(again);
     metrics.requeued(again.size());
     if (affinity != null) {
       affinity.forget(id); // it restarts empty
     }
     if (workers.makeFailed(worker)) {
-      completions.add(() -> listener.workerFailed(id, cause));
+      settlements.later(() -> listener.workerFailed(id, cause));
     }
   }
 
-  private void deadlinePassed(PendingRequest p) {
-    p.deadlineTimer = -1;
-    if (p.state == PendingRequest.State.DONE) {
-      return;
-    }
-    if (p.future.isDone()) {
-      abandoned(p);
-    } else {
-      settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded(
-          p.state == PendingRequest.State.QUEUED ? "deadline passed while queued" : "deadline passed while executing"));
-    }
-    run();
-  }
-
-  // The client completed (cancelled) the future itself: unqueue it; an executing batch just goes on.
   private void abandoned(PendingRequest p) {
-    if (p.state == PendingRequest.State.DONE) {
-      return;
-    }
-    finish(p);
-    metrics.outcome(Outcome.CANCELLED);
+    settlements.abandoned(p);
     run();
-  }
-
-  // Completion is deferred to run(), so that callbacks see consistent state and may re-enter.
-  private void settle(PendingRequest p, Outcome outcome, List<Tensor> value, Throwable error) {
-    if (p.state == PendingRequest.State.DONE) {
-      return;
-    }
-    finish(p);
-    if (error != null && outcome != Outcome.OK && LOG.isDebugEnabled()) {
-      try (RequestLog.Scope log = RequestLog.open(p.requestId, traceId(p))) {
-        LOG.debug("request {} {}: {}", p.requestId, outcome.name().toLowerCase(java.util.Locale.ROOT),
-            error.getMessage());
-      }
-    }
-    completions.add(() -> {
-      boolean won = error == null ? p.future.complete(value) : p.future.completeExceptionally(error);
-      metrics.outcome(won ? outcome : Outcome.CANCELLED);
-    });
-  }
-
-  private void finish(PendingRequest p) {
-    if (p.queueSpan != null) { // it never left the queue: expired, cancelled, or the pool closed
-      p.queueSpan.error(p.future.isDone() ? "cancelled" : "not dispatched").end();
-      p.queueSpan = null;
-    }
-    queue.remove(p);
-    p.state = PendingRequest.State.DONE;
-    p.settled = true;
-    if (p.deadlineTimer >= 0) {
-      timers.cancel(p.deadlineTimer);
-      p.deadlineTimer = -1;
-    }
-  }
-
-  private static String traceId(PendingRequest p) {
-    return p.trace == null ? null : p.trace.traceId();
-  }
-
-  private static String requestIds(List<PendingRequest> batch) {
-    StringBuilder b = new StringBuilder();
-    for (int i = 0; i < batch.size() && i < 8; i++) {
-      b.append(i == 0 ? "" : ", ").append(batch.get(i).requestId);
-    }
-    return batch.size() > 8 ? b.append(", ...").toString() : b.toString();
-  }
-
-  private CompletableFuture<List<Tensor>> refuse(Outcome outcome, InferenceException error) {
-    metrics.outcome(outcome);
-    return CompletableFuture.failedFuture(error);
   }
 
   private void publish() {

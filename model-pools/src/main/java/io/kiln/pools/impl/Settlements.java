@@ -1,0 +1,126 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.InferenceException;
+import io.kiln.pools.Tensor;
+import io.kiln.pools.trace.RequestLog;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How requests leave a {@link PoolDispatcher}: answered, failed, refused, past their deadline (one
+ * {@link DeadlineSweep} for all), or withdrawn by their client. Each way unlinks the request from the queue, closes
+ * its queue span, stops watching its deadline and counts its outcome exactly once.
+ *
+ * <p>Completing a future is deferred: {@link #settle} records the outcome and queues the completion, which the
+ * dispatcher's loop runs ({@link #poll}) once its own state is consistent, so that the callbacks may call back into
+ * the dispatcher. Other deferred work (drain signals, failure reports, model loads' answers) queues here too
+ * ({@link #later}), to run in the same order. Not thread-safe: the dispatcher's thread only.
+ */
+final class Settlements {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PoolDispatcher.class);
+
+  private final RequestQueue queue;
+  private final PoolMetrics metrics;
+  private final DeadlineSweep deadlines;
+  private final ArrayDeque<Runnable> completions = new ArrayDeque<>();
+
+  /** @param afterSweep run after each deadline sweep that expired requests (the dispatcher brings itself to rest) */
+  Settlements(RequestQueue queue, PoolMetrics metrics, Timers timers, LongSupplier clock, Runnable afterSweep) {
+    this.queue = queue;
+    this.metrics = metrics;
+    this.deadlines = new DeadlineSweep(timers, clock, this::expire, afterSweep);
+  }
+
+  /** Watches an admitted request's deadline until it settles. */
+  void admitted(PendingRequest p, long nowNanos) {
+    deadlines.watch(p, nowNanos);
+  }
+
+  /** A request refused at submit: counted, never queued. */
+  CompletableFuture<List<Tensor>> refuse(Outcome outcome, InferenceException error) {
+    metrics.outcome(outcome);
+    return CompletableFuture.failedFuture(error);
+  }
+
+  /**
+   * Ends {@code p} with {@code value} (outcome OK) or {@code error}; its future completes on the next {@link #poll}
+   * (counted CANCELLED if its client completed it first). A no-op for a request already settled.
+   */
+  void settle(PendingRequest p, Outcome outcome, List<Tensor> value, Throwable error) {
+    if (p.state == PendingRequest.State.DONE) {
+      return;
+    }
+    finish(p);
+    if (error != null && outcome != Outcome.OK && LOG.isDebugEnabled()) {
+      try (RequestLog.Scope log = RequestLog.open(p.requestId, traceId(p))) {
+        LOG.debug("request {} {}: {}", p.requestId, outcome.name().toLowerCase(Locale.ROOT), error.getMessage());
+      }
+    }
+    completions.add(() -> {
+      boolean won = error == null ? p.future.complete(value) : p.future.completeExceptionally(error);
+      metrics.outcome(won ? outcome : Outcome.CANCELLED);
+    });
+  }
+
+  /** The client completed (cancelled) the future itself: unqueue it; an executing batch just goes on. */
+  void abandoned(PendingRequest p) {
+    if (p.state == PendingRequest.State.DONE) {
+      return;
+    }
+    finish(p);
+    metrics.outcome(Outcome.CANCELLED);
+  }
+
+  /** Queues {@code r} to run, in order with the futures' completions, on the next {@link #poll}s. */
+  void later(Runnable r) {
+    completions.add(r);
+  }
+
+  /** The next deferred completion, or null. */
+  Runnable poll() {
+    return completions.poll();
+  }
+
+  /** The completions queue, for the deferred work of {@link RepositoryControl}. */
+  ArrayDeque<Runnable> queue() {
+    return completions;
+  }
+
+  /** Stops the deadline timer (the dispatcher closed, after settling everything). */
+  void close() {
+    deadlines.clear();
+  }
+
+  private void expire(PendingRequest p) {
+    if (p.state == PendingRequest.State.DONE) {
+      return;
+    }
+    if (p.future.isDone()) {
+      abandoned(p);
+    } else {
+      settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded(
+          p.state == PendingRequest.State.QUEUED ? "deadline passed while queued" : "deadline passed while executing"));
+    }
+  }
+
+  private void finish(PendingRequest p) {
+    if (p.queueSpan != null) { // it never left the queue: expired, cancelled, or the pool closed
+      p.queueSpan.error(p.future.isDone() ? "cancelled" : "not dispatched").end();
+      p.queueSpan = null;
+    }
+    queue.remove(p);
+    p.state = PendingRequest.State.DONE;
+    p.settled = true;
+    deadlines.unwatch(p);
+  }
+
+  static String traceId(PendingRequest p) {
+    return p.trace == null ? null : p.trace.traceId();
+  }
+}
