@@ -44,8 +44,13 @@ import java.util.concurrent.CompletionStage;
  * has driven loopback OIP traffic (HTTP JSON, HTTP binary, gRPC) through the real ports to an internal,
  * node-local {@code builtin:identity} pool and torn that pool down; the model is never listed, never in
  * status, not routable afterwards, and its requests are counted in {@code kiln_warmup_requests_total}
- * only, not in the gateway's request series. A warm-up that fails logs a warning and the node goes ready
- * anyway. {@link #warmup()} completes with its {@link WarmupReport}.
+ * only, not in the gateway's request series. When the options name the user's deployments (the node's deployment
+ * file), the warm-up goes on with them ({@link ModelsWarmup}): once this node's pools of them are loaded, synthetic
+ * requests built from each model's signature go through the real ports to those very pools (their engine, batch
+ * sizes and response sizes; they are served through the hold while the node and the models still read not ready,
+ * and counted by the pools' and the gateway's meters as any request) until the throughput is flat and the JIT
+ * quiet, bounded. A warm-up that fails logs a warning and the node goes ready anyway. {@link #warmup()} completes
+ * with its {@link WarmupReport}.
  *
  * <p><b>Draining.</b> {@link #drain} readies the node to leave without failing a request: its server reads not
  * ready at once (its models keep serving), the controller is told to leave the node alone, its pools report
