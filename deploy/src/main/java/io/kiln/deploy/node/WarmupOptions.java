@@ -10,9 +10,10 @@ import java.util.Objects;
  * Whether and how long a node warms its serving path before it reports ready (see {@link ServingNode}): it
  * drives OIP requests through its own gateway on loopback (HTTP JSON, HTTP binary tensors, gRPC) at a few
  * concurrencies and batch shapes against an internal {@code builtin:identity} pool of its own, so that the
- * JIT has compiled the request path before users' traffic arrives. The traffic ends as soon as the JIT has
- * caught up with it (its compilation goes quiet: on one loaded core after some twenty seconds, on a machine with
- * cores to spare for the compiler after a few), and at the latest after {@code duration}. Immutable.
+ * JIT has compiled the request path before users' traffic arrives, then (given {@code deployments}) drives the
+ * user's own deployments alike. The traffic ends as soon as its throughput is flat and the JIT has caught up with
+ * it (its compilation goes quiet: on one loaded core after some twenty seconds, on a machine with cores to spare
+ * for the compiler after a few), and at the latest after {@code duration}. Immutable.
  *
  * @param duration how long the traffic runs at most; {@link Duration#ZERO} turns the warm-up off
  * @param maxRequests the traffic stops earlier once this many requests were sent, all protocols together

@@ -17,9 +17,9 @@ import java.util.Objects;
  * @param answered requests answered 200 / OK, by protocol (every protocol present)
  * @param failed requests that failed, by protocol (every protocol present)
  * @param took from the start of the warm-up until its pool was gone
- * @param settled whether the traffic ended because the JIT had caught up with it (its compilation had gone
- *     quiet; or, on a JVM that does not report compilation time, the throughput had levelled off) rather than
- *     at the time or request budget
+ * @param settled whether the (last phase's) traffic ended because its throughput had levelled off and the JIT had
+ *     caught up with it (its compilation had gone quiet, where the JVM reports compilation time) rather than at
+ *     the time or request budget
  * @param problem why the warm-up failed or fell short, or null; the node went ready anyway
  * @param models the user's deployments warmed (see {@link WarmupOptions#deployments()}), in order, each with
  *     its own counts and problem (skipped, not loaded in time, requests failed); their requests are in
