@@ -81,11 +81,12 @@ final class NodeCommandOptions {
       defaultValue = "30000")
   long requestTimeoutMs;
 
-  @Option(names = "--warmup-seconds", defaultValue = "10", description = "before it reports ready, the node warms its"
-      + " serving path with HTTP and gRPC requests through its own ports to an internal model, so its first users do"
-      + " not meet a cold JIT; it stops once the JIT has caught up, at the latest after this long (default"
-      + " ${DEFAULT-VALUE}; 30 on one busy core; 0 = off)")
-  double warmupSeconds = 10;
+  @Option(names = "--warmup-seconds", description = "before it reports ready, the node warms its serving path with"
+      + " HTTP and gRPC requests through its own ports, first to an internal model, then to the deployments of its"
+      + " deployment file (--file, --apply) once loaded here, so its first users do not meet a cold JIT; it stops"
+      + " once the throughput is flat and the JIT has caught up, at the latest after this long (default: 10 for"
+      + " kiln up, which stays quick, 40 for kiln start, so that one busy core gets warm; 0 = off)")
+  Double warmupSeconds;
 
   @Option(names = "--drain-grace", paramLabel = "SECONDS", defaultValue = "${env:KILN_DRAIN_GRACE:-25}",
       description = "on SIGTERM (kiln stop) the node turns not ready, routers elsewhere stop sending to it, and it"
@@ -324,6 +325,11 @@ final class NodeCommandOptions {
     return Duration.ofMillis(requestTimeoutMs);
   }
 
+  /** {@code --warmup-seconds}, or {@code commandDefault} without it. */
+  double warmupSeconds(java.time.Duration commandDefault) {
+    return warmupSeconds != null ? warmupSeconds : commandDefault.toMillis() / 1e3;
+  }
+
   /** The drain on SIGTERM that {@code --drain-grace} asks for. */
   DrainOptions drain() {
     if (!Double.isFinite(drainGraceSeconds) || drainGraceSeconds < 0 || drainGraceSeconds > 3600) {
@@ -332,13 +338,17 @@ final class NodeCommandOptions {
     return DrainOptions.of(Duration.ofMillis(Math.round(drainGraceSeconds * 1000)));
   }
 
-  /** The start-up warm-up {@code --warmup-seconds} and {@code --warmup-requests} ask for. */
-  WarmupOptions warmup() {
-    if (!Double.isFinite(warmupSeconds) || warmupSeconds < 0) {
-      throw new CliException("--warmup-seconds must be >= 0 (0 = off), got " + warmupSeconds);
+  /**
+   * The start-up warm-up {@code --warmup-seconds} and {@code --warmup-requests} ask for; without
+   * {@code --warmup-seconds}, for {@code commandDefault} at most.
+   */
+  WarmupOptions warmup(java.time.Duration commandDefault) {
+    double seconds = warmupSeconds(commandDefault);
+    if (!Double.isFinite(seconds) || seconds < 0) {
+      throw new CliException("--warmup-seconds must be >= 0 (0 = off), got " + seconds);
     }
     try {
-      return WarmupOptions.of(Duration.ofMillis(Math.round(warmupSeconds * 1000))).withMaxRequests(warmupRequests);
+      return WarmupOptions.of(Duration.ofMillis(Math.round(seconds * 1000))).withMaxRequests(warmupRequests);
     } catch (IllegalArgumentException e) {
       throw new CliException("--warmup-seconds / --warmup-requests: " + e.getMessage());
     }

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import io.kiln.deploy.node.WarmupOptions;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -112,7 +113,7 @@ final class StartCommand implements Callable<Integer> {
       StartupApply.read(apply); // and an invalid deployment file
     }
     opts.libTorch(); // and a libtorch without a matching JNI (the child checks again and applies it)
-    opts.warmup(); // and a bad warm-up
+    opts.warmup(WarmupOptions.PRODUCTION_DURATION); // and a bad warm-up
     opts.drain(); // and a bad drain grace
     opts.tls(); // and unreadable TLS files
     opts.otelEndpoint(); // and a bad span endpoint
@@ -185,10 +186,13 @@ final class StartCommand implements Callable<Integer> {
     }
     StartupApply file = apply == null ? null : StartupApply.read(apply);
     var tls = opts.tls();
+    // The node warms the file's deployments too, once its pools of them are loaded, before it reports ready.
+    var warmup = opts.warmup(WarmupOptions.PRODUCTION_DURATION)
+        .withDeployments(file == null ? java.util.List.of() : file.deploymentNames());
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls, opts.otelEndpoint())).toCompletableFuture()
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint())).toCompletableFuture()
           .join();
     } catch (CompletionException e) {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
@@ -307,7 +311,7 @@ final class StartCommand implements Callable<Integer> {
     out.addAll(List.of("--host", opts.host, "--port", Integer.toString(opts.httpPort), "--grpc-port",
         Integer.toString(opts.grpcPort), "--cluster-port", Integer.toString(clusterPort), "--cluster-name", clusterName,
         "--request-timeout-ms", Long.toString(opts.requestTimeoutMs), "--warmup-seconds",
-        Double.toString(opts.warmupSeconds), "--warmup-requests", Long.toString(opts.warmupRequests),
+        Double.toString(opts.warmupSeconds(WarmupOptions.PRODUCTION_DURATION)), "--warmup-requests", Long.toString(opts.warmupRequests),
         "--drain-grace", Double.toString(opts.drainGraceSeconds), "--log-format", opts.logFormat, "--log-level",
         opts.logLevel));
     if (opts.otelEndpoint != null && !opts.otelEndpoint.isBlank()) {

@@ -20,10 +20,12 @@ final class StartupApply {
 
   private final Path file;
   private final String yaml;
+  private final java.util.List<String> names;
 
-  private StartupApply(Path file, String yaml) {
+  private StartupApply(Path file, String yaml, java.util.List<String> names) {
     this.file = file;
     this.yaml = yaml;
+    this.names = java.util.List.copyOf(names);
   }
 
   /**
@@ -46,12 +48,18 @@ final class StartupApply {
     } catch (IOException e) {
       throw new CliException("--apply: cannot read " + file + ": " + e.getMessage());
     }
+    java.util.List<String> names;
     try {
-      new DeploymentLoader().load(yaml, abs);
+      names = new DeploymentLoader().load(yaml, abs).deployments().stream().map(d -> d.name()).toList();
     } catch (DeploymentValidationException v) {
       throw new CliException("--apply: " + v.getMessage());
     }
-    return new StartupApply(abs, yaml);
+    return new StartupApply(abs, yaml, names);
+  }
+
+  /** The file's deployments, in order (the node warms them before it reports ready). */
+  java.util.List<String> deploymentNames() {
+    return names;
   }
 
   Path file() {

@@ -47,6 +47,14 @@ final class UpCommand implements Callable<Integer> {
       out.println("kiln: PyTorch engine on " + libTorch.describe());
     }
     var drain = opts.drain();
+    // The node warms the file's deployments too, once its pools of them are loaded, before it reports ready.
+    java.util.List<String> names;
+    try {
+      names = new io.kiln.serve.DeploymentLoader().load(yaml).deployments().stream().map(d -> d.name()).toList();
+    } catch (io.kiln.serve.DeploymentValidationException v) {
+      names = java.util.List.of(); // the apply below reports it, as ever
+    }
+    var warmup = opts.warmup(io.kiln.deploy.node.WarmupOptions.DEFAULT_DURATION).withDeployments(names);
     var tls = opts.tls();
     String scheme = tls == null ? "http://" : "https://";
     var nodeOptions = opts.node();
@@ -54,7 +62,7 @@ final class UpCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(nodeOptions, null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), opts.warmup(), tls, opts.otelEndpoint())).toCompletableFuture()
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint())).toCompletableFuture()
           .join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));

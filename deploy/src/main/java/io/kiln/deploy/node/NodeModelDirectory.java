@@ -19,6 +19,7 @@ final class NodeModelDirectory implements ModelDirectory {
   // One map for good: swapping immutable maps of 1 and 0 entries changed its class under the JIT's feet and
   // deoptimized the request path the moment the warm-up model went (measured).
   private final Map<String, ModelInfo> internal = new ConcurrentHashMap<>();
+  private final java.util.Set<String> warming = ConcurrentHashMap.newKeySet();
 
   NodeModelDirectory(ModelDirectory served) {
     this.served = served;
@@ -44,6 +45,20 @@ final class NodeModelDirectory implements ModelDirectory {
   @Override
   public boolean internal(String name) {
     return internal.containsKey(name);
+  }
+
+  @Override
+  public boolean servesWhileHeld(String name) {
+    return warming.contains(name);
+  }
+
+  /** Lets the user's model {@code name} serve while the node is held not ready: it is being warmed. */
+  void warm(String name) {
+    warming.add(name);
+  }
+
+  void warmed(String name) {
+    warming.remove(name);
   }
 
   void addInternal(ModelInfo model) {

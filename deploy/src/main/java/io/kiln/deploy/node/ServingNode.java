@@ -21,6 +21,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -43,8 +44,13 @@ import java.util.concurrent.CompletionStage;
  * has driven loopback OIP traffic (HTTP JSON, HTTP binary, gRPC) through the real ports to an internal,
  * node-local {@code builtin:identity} pool and torn that pool down; the model is never listed, never in
  * status, not routable afterwards, and its requests are counted in {@code kiln_warmup_requests_total}
- * only, not in the gateway's request series. A warm-up that fails logs a warning and the node goes ready
- * anyway. {@link #warmup()} completes with its {@link WarmupReport}.
+ * only, not in the gateway's request series. When the options name the user's deployments (the node's deployment
+ * file), the warm-up goes on with them ({@link ModelsWarmup}): once this node's pools of them are loaded, synthetic
+ * requests built from each model's signature go through the real ports to those very pools (their engine, batch
+ * sizes and response sizes; they are served through the hold while the node and the models still read not ready,
+ * and counted by the pools' and the gateway's meters as any request) until the throughput is flat and the JIT
+ * quiet, bounded. A warm-up that fails logs a warning and the node goes ready anyway. {@link #warmup()} completes
+ * with its {@link WarmupReport}.
  *
  * <p><b>Draining.</b> {@link #drain} readies the node to leave without failing a request: its server reads not
  * ready at once (its models keep serving), the controller is told to leave the node alone, its pools report
@@ -74,6 +80,7 @@ public final class ServingNode implements AutoCloseable {
   private final NodeModelDirectory models;
   private final CompletableFuture<WarmupReport> warmedUp = new CompletableFuture<>();
   private volatile NodeWarmup warming; // from the warm-up's start until close
+  private volatile ModelsWarmup userWarming; // likewise, where the warm-up warms the user's deployments
   private volatile NodeDrain draining; // from the drain's start on
   private volatile Jobs jobs; // set once by start, before anything else sees the node
   private volatile DashboardApi dashboard; // likewise
@@ -201,34 +208,81 @@ public final class ServingNode implements AutoCloseable {
         });
   }
 
-  /** Starts the warm-up, if any, and releases the readiness hold when it is over, whatever happened. */
+  /**
+   * Starts the warm-up, if any: the internal model's, then, when the options name the user's deployments, theirs
+   * ({@link ModelsWarmup}; the internal traffic is cut short once their pools here are loaded), and releases the
+   * readiness hold when it is over, whatever happened.
+   */
   private void warmUp(WarmupOptions options, ReadinessHold hold, String bindHost, io.kiln.gateway.TlsFiles tls) {
     if (hold == null) {
       warmedUp.complete(WarmupReport.off());
       return;
     }
-    NodeWarmup w = new NodeWarmup(runtime, pools, board, models, registry, options, loopback(bindHost),
+    String host = loopback(bindHost);
+    NodeWarmup w = new NodeWarmup(runtime, pools, board, models, registry, options, host,
         gateway.httpPort(), gateway.grpcPort(), tls, System::nanoTime);
+    ModelsWarmup m = options.deployments().isEmpty() ? null : new ModelsWarmup(runtime.vertx(), runtime.nodeId(),
+        serve, board, models, registry, options, host, gateway.httpPort(), gateway.grpcPort(), tls, System::nanoTime);
     warming = w;
+    userWarming = m;
     // Last resort: whatever the warm-up waits on, the node goes ready at the latest this long after it began.
-    long limitMs = options.duration().plus(NodeWarmup.SETUP_TIMEOUT.multipliedBy(3)).toMillis();
+    long limitMs = options.duration().plus(NodeWarmup.SETUP_TIMEOUT.multipliedBy(3)).plus(ModelsWarmup.bound(options))
+        .toMillis();
     long deadline = runtime.vertx().setTimer(limitMs, id -> {
       if (!warmedUp.isDone()) {
         log.warn("node {}: the start-up warm-up did not end within {} ms; reporting ready anyway", runtime.nodeId(),
             limitMs);
         w.stop();
+        if (m != null) {
+          m.stop();
+        }
         hold.release();
         warmedUp.complete(new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(),
             java.time.Duration.ofMillis(limitMs), false, "warm-up did not end within " + limitMs + " ms"));
       }
     });
-    w.run().whenComplete((report, err) -> {
-      runtime.vertx().cancelTimer(deadline);
-      hold.release();
-      warmedUp.complete(report != null ? report
-          : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO, false,
-              "warm-up failed: " + err));
-    });
+    if (m != null) {
+      m.loaded().thenRun(w::cutShort);
+    }
+    long started = System.nanoTime();
+    w.run()
+        .handle((report, err) -> report != null ? report
+            : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO, false,
+                "warm-up failed: " + err))
+        .thenCompose(report -> m == null ? CompletableFuture.completedFuture(report)
+            : m.run().handle((r, err) -> withModels(report, r, err, java.time.Duration.ofNanos(System.nanoTime() - started))))
+        .whenComplete((report, err) -> {
+          runtime.vertx().cancelTimer(deadline);
+          hold.release();
+          warmedUp.complete(report != null ? report
+              : new WarmupReport(true, w.model(), java.util.Map.of(), java.util.Map.of(), java.time.Duration.ZERO,
+                  false, "warm-up failed: " + err));
+          if (report != null && !report.models().isEmpty()) {
+            log.info("node {} warmed up its deployments: {}", runtime.nodeId(), report.describe());
+          }
+        });
+  }
+
+  /** The internal warm-up's report with the user models' part added. */
+  private static WarmupReport withModels(WarmupReport internal, ModelsWarmup.Result r, Throwable err,
+                                         java.time.Duration took) {
+    if (r == null) {
+      return new WarmupReport(true, internal.model(), internal.answered(), internal.failed(), took, false,
+          join(internal.problem(), "user model warm-up failed: " + err), List.of());
+    }
+    java.util.Map<WarmupReport.Protocol, Long> answered = new java.util.EnumMap<>(WarmupReport.Protocol.class);
+    java.util.Map<WarmupReport.Protocol, Long> failed = new java.util.EnumMap<>(WarmupReport.Protocol.class);
+    for (WarmupReport.Protocol p : WarmupReport.Protocol.values()) {
+      answered.put(p, internal.answered(p) + r.answered().get(p));
+      failed.put(p, internal.failed().get(p) + r.failed().get(p));
+    }
+    boolean traffic = r.models().stream().anyMatch(x -> x.answered() + x.failed() > 0);
+    return new WarmupReport(true, internal.model(), answered, failed, took, traffic ? r.settled() : internal.settled(),
+        join(internal.problem(), r.problem()), r.models());
+  }
+
+  private static String join(String a, String b) {
+    return a == null ? b : b == null ? a : a + "; " + b;
   }
 
   /** Where this node reaches its own gateway: the bound interface, or loopback for a wildcard bind. */
@@ -346,14 +400,21 @@ public final class ServingNode implements AutoCloseable {
    */
   public CompletionStage<Void> closeAsync() {
     NodeWarmup w = warming;
+    ModelsWarmup m = userWarming;
     CompletionStage<?> warmupOver = warmedUp;
     if (w != null) {
       w.stop(); // its traffic ends; its pool is torn down before the gateway goes
+    }
+    if (m != null) {
+      m.stop();
     }
     return warmupOver.handle((r, e) -> null)
         .thenRun(() -> {
           if (w != null) {
             w.close();
+          }
+          if (m != null) {
+            m.close();
           }
         })
         .thenCompose(x -> gateway.close())

@@ -2,6 +2,7 @@ package io.kiln.deploy.node;
 
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -16,13 +17,36 @@ import java.util.Objects;
  * @param answered requests answered 200 / OK, by protocol (every protocol present)
  * @param failed requests that failed, by protocol (every protocol present)
  * @param took from the start of the warm-up until its pool was gone
- * @param settled whether the traffic ended because the JIT had caught up with it (its compilation had gone
- *     quiet; or, on a JVM that does not report compilation time, the throughput had levelled off) rather than
- *     at the time or request budget
+ * @param settled whether the (last phase's) traffic ended because its throughput had levelled off and the JIT had
+ *     caught up with it (its compilation had gone quiet, where the JVM reports compilation time) rather than at
+ *     the time or request budget
  * @param problem why the warm-up failed or fell short, or null; the node went ready anyway
+ * @param models the user's deployments warmed (see {@link WarmupOptions#deployments()}), in order, each with
+ *     its own counts and problem (skipped, not loaded in time, requests failed); their requests are in
+ *     {@code answered} and {@code failed} too
  */
 public record WarmupReport(boolean ran, String model, Map<Protocol, Long> answered, Map<Protocol, Long> failed, Duration took,
-                           boolean settled, String problem) {
+                           boolean settled, String problem, List<ModelWarmup> models) {
+
+  /**
+   * One user deployment's warm-up.
+   *
+   * @param model the deployment (model) name
+   * @param answered its warm-up requests answered 200 / OK, all protocols together
+   * @param failed its warm-up requests that failed
+   * @param problem why it was skipped or fell short, or null
+   */
+  public record ModelWarmup(String model, long answered, long failed, String problem) {
+    public ModelWarmup {
+      Objects.requireNonNull(model, "model");
+    }
+  }
+
+  /** A report without user deployments. */
+  public WarmupReport(boolean ran, String model, Map<Protocol, Long> answered, Map<Protocol, Long> failed, Duration took,
+                      boolean settled, String problem) {
+    this(ran, model, answered, failed, took, settled, problem, List.of());
+  }
 
   /** The front ends a warm-up drives, as the {@code protocol} tag spells them. */
   public enum Protocol {
@@ -38,6 +62,7 @@ public record WarmupReport(boolean ran, String model, Map<Protocol, Long> answer
     answered = complete(answered);
     failed = complete(failed);
     Objects.requireNonNull(took, "took");
+    models = List.copyOf(models);
   }
 
   /** The report of a node that did not warm up. */
@@ -72,7 +97,16 @@ public record WarmupReport(boolean ran, String model, Map<Protocol, Long> answer
     if (bad > 0) {
       b.append(", failed ").append(bad);
     }
-    b.append(settled ? "; the JIT caught up" : "; the JIT still compiling when the budget ran out");
+    b.append(settled ? "; flat and the JIT caught up" : "; not flat or the JIT still compiling when the budget ran out");
+    for (ModelWarmup m : models) {
+      b.append("; model ").append(m.model()).append(' ').append(m.answered()).append(" answered");
+      if (m.failed() > 0) {
+        b.append(", ").append(m.failed()).append(" failed");
+      }
+      if (m.problem() != null) {
+        b.append(" (").append(m.problem()).append(')');
+      }
+    }
     return problem == null ? b.toString() : b.append("; ").append(problem).toString();
   }
 

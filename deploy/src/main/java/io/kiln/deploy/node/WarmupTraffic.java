@@ -1,10 +1,7 @@
 package io.kiln.deploy.node;
 
-import com.google.protobuf.ByteString;
 import io.kiln.deploy.node.WarmupReport.Protocol;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
-import io.kiln.protocol.grpc.ModelInferRequest;
-import io.kiln.protocol.grpc.ModelInferRequest.InferInputTensor;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.AsyncResult;
@@ -24,9 +21,6 @@ import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.grpc.client.GrpcClient;
 import io.vertx.grpc.common.GrpcStatus;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
@@ -39,15 +33,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The warm-up's load: closed-loop OIP requests to one model through a node's own HTTP and gRPC ports, every
- * protocol at once (HTTP JSON, HTTP with binary tensors and binary outputs, gRPC with
+ * The warm-up's load: closed-loop OIP requests to one or more models ({@link Target}s) through a node's own HTTP
+ * and gRPC ports, every protocol at once (HTTP JSON, HTTP with binary tensors and binary outputs, gRPC with
  * {@code raw_input_contents}). First one request in flight per protocol ({@link #SOLO}, a tenth of the
- * budget, at most {@link #SOLO_MAX}), then {@link #LANES} per protocol, a quarter of them sending 8-row
- * requests (batch shapes), until the JIT has caught up ({@link JitQuiet}; where the JVM does not report its
- * compilation time, until the {@link Plateau throughput levels off}), the budget or the request cap runs out.
- * Every lane sends at least one request, so a short warm-up still crosses every path. Requests are FP32
- * [rows, 64] tensors named {@code input}. Answers are counted by protocol and outcome into
- * {@code kiln.warmup.requests}; their content is not read.
+ * budget, at most {@link #SOLO_MAX}), then {@link #LANES} per protocol spread over the targets, a quarter of
+ * each target's lanes sending its larger warm-up batch sizes (batch shapes), until the {@link Plateau throughput
+ * levels off} and the JIT has caught up ({@link JitQuiet}, where the JVM reports its compilation time), or the
+ * budget or the request cap runs out. Every lane sends at least one request, so a short warm-up still crosses
+ * every path. Requests are synthesised from each model's signature ({@link WarmupRequests}). Answers (HTTP 200,
+ * gRPC OK) are counted by protocol and outcome into {@code kiln.warmup.requests}, and by target; their content
+ * is not read.
  *
  * <p>Threading: construct it on a thread of no Vert.x context (then its clients belong to no verticle, such as
  * an actor's, that might close them); the lanes run on event-loop contexts of their own (a small verticle,
@@ -62,25 +57,51 @@ final class WarmupTraffic {
   static final int LANES = 16;
   /** Every {@code BATCH_LANE}th lane of the main phase sends 8-row requests. */
   static final int BATCH_LANE = 4;
-  static final int BATCH_ROWS = 8;
   static final long SAMPLE_NANOS = 250_000_000L;
-  static final int COLUMNS = 64;
   /** After this many failures without an answer the traffic stops: the node would only be slowed by it. */
   static final int GIVE_UP_AFTER = 100;
   private static final long REQUEST_TIMEOUT_MS = 10_000;
   private static final String HEADER_LENGTH = "Inference-Header-Content-Length";
   private static final Logger LOG = LoggerFactory.getLogger(WarmupTraffic.class);
 
+  /**
+   * One model the traffic drives: its name and its requests by warm-up batch size, the one-row (or smallest)
+   * first. Its counts are this run's.
+   */
+  static final class Target {
+    final String model;
+    final List<WarmupRequests> requests;
+    final AtomicLong answered = new AtomicLong();
+    final AtomicLong failed = new AtomicLong();
+    volatile String lastFailure;
+
+    Target(String model, List<WarmupRequests> requests) {
+      if (requests.isEmpty()) {
+        throw new IllegalArgumentException("target " + model + " has no requests");
+      }
+      this.model = model;
+      this.requests = List.copyOf(requests);
+    }
+
+    /** The requests of a main-phase lane: every {@value #BATCH_LANE}th sends a larger batch, in turn. */
+    WarmupRequests forLane(int i, boolean batches) {
+      if (!batches || requests.size() == 1 || i % BATCH_LANE != BATCH_LANE - 1) {
+        return requests.get(0);
+      }
+      return requests.get(1 + (i / BATCH_LANE) % (requests.size() - 1));
+    }
+  }
+
   private final Vertx vertx;
   private final String host;
-  private final String model;
+  private final List<Target> targets;
   private final LongSupplier nanoClock;
   private final HttpClientAgent http;
   private final HttpClientAgent h2;
   private final GrpcClient grpc;
   private final SocketAddress grpcAddress;
-  private final RequestOptions jsonRequest;
-  private final RequestOptions binaryRequest;
+  private final Map<Target, RequestOptions> jsonRequest = new java.util.IdentityHashMap<>();
+  private final Map<Target, RequestOptions> binaryRequest = new java.util.IdentityHashMap<>();
   // The meters show on /metrics; the counts are this run's own (a registry may outlive one warm-up).
   private final Map<Protocol, Counter> answeredMeter = new EnumMap<>(Protocol.class);
   private final Map<Protocol, Counter> failedMeter = new EnumMap<>(Protocol.class);
@@ -90,6 +111,7 @@ final class WarmupTraffic {
   private final AtomicLong failedTotal = new AtomicLong();
   private volatile String lastFailure;
   private volatile boolean stopped;
+  private volatile boolean finishing;
   private volatile String lanesDeployment;
   private volatile boolean settled;
   private final LongSupplier compileMillis;
@@ -100,12 +122,15 @@ final class WarmupTraffic {
    * @param compileMillis the JVM's total compilation time so far, or null where it is not reported (see
    *     {@link #jitClock()})
    */
-  WarmupTraffic(Vertx vertx, String host, int httpPort, int grpcPort, String trustedChain, String model,
+  WarmupTraffic(Vertx vertx, String host, int httpPort, int grpcPort, String trustedChain, List<Target> targets,
                 MeterRegistry registry, LongSupplier nanoClock, LongSupplier compileMillis) {
+    if (targets.isEmpty()) {
+      throw new IllegalArgumentException("no warm-up targets");
+    }
     this.vertx = vertx;
     this.compileMillis = compileMillis;
     this.host = host;
-    this.model = model;
+    this.targets = List.copyOf(targets);
     this.nanoClock = nanoClock;
     http = vertx.createHttpClient(secure(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
         .setPipelining(false).setMaxRedirects(0), trustedChain, false),
@@ -114,9 +139,11 @@ final class WarmupTraffic {
         .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true), trustedChain, true), new PoolOptions().setHttp2MaxSize(1));
     grpc = GrpcClient.client(vertx, h2);
     grpcAddress = SocketAddress.inetSocketAddress(grpcPort, host);
-    String uri = "/v2/models/" + model + "/infer";
-    jsonRequest = request(httpPort, uri).putHeader("content-type", "application/json");
-    binaryRequest = request(httpPort, uri).putHeader("content-type", "application/octet-stream");
+    for (Target t : this.targets) {
+      String uri = "/v2/models/" + t.model + "/infer";
+      jsonRequest.put(t, request(httpPort, uri).putHeader("content-type", "application/json"));
+      binaryRequest.put(t, request(httpPort, uri).putHeader("content-type", "application/octet-stream"));
+    }
     for (Protocol p : Protocol.values()) {
       answeredMeter.put(p, counter(registry, p, "ok"));
       failedMeter.put(p, counter(registry, p, "failed"));
@@ -178,6 +205,14 @@ final class WarmupTraffic {
     return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit::getTotalCompilationTime : null;
   }
 
+  /**
+   * Ends the traffic soon, yet crossing every path: each lane still sends its first request, then stops (the
+   * user's models take the warm-up over).
+   */
+  void finishSoon() {
+    finishing = true;
+  }
+
   /** Ends the traffic: lanes send nothing more; what is in flight is still counted. */
   void stop() {
     stopped = true;
@@ -203,30 +238,27 @@ final class WarmupTraffic {
   }
 
   /**
-   * Runs {@code concurrency} lanes per protocol until the deadline or the cap (or, {@code adaptive}, until the
-   * throughput levels off); in a phase of more than {@value #BATCH_LANE} lanes every {@value #BATCH_LANE}th
-   * sends {@value #BATCH_ROWS}-row requests.
+   * Runs {@code concurrency} lanes per protocol (at least one per target) until the deadline or the cap (or,
+   * {@code adaptive}, until the throughput levels off and the JIT is quiet); in a phase of more than
+   * {@value #BATCH_LANE} lanes every {@value #BATCH_LANE}th lane of a target sends one of its larger batches.
    */
   private Future<Void> phase(String name, int concurrency, long deadline, long cap, List<Context> contexts,
                              boolean adaptive) {
     Promise<Void> done = Promise.promise();
     long began = nanoClock.getAsLong();
     long answeredBefore = answeredTotal.get();
-    AtomicInteger lanes = new AtomicInteger(concurrency * Protocol.values().length);
+    int perProtocol = Math.max(concurrency, targets.size());
+    AtomicInteger lanes = new AtomicInteger(perProtocol * Protocol.values().length);
     AtomicLong issued = new AtomicLong();
-    Requests single = new Requests(model, 1);
-    Requests batch = concurrency > BATCH_LANE ? new Requests(model, BATCH_ROWS) : single;
     Plateau plateau = new Plateau();
     JitQuiet jit = new JitQuiet();
     long sampler = !adaptive ? -1 : vertx.setPeriodic(SAMPLE_NANOS / 1_000_000, id -> {
       long now = nanoClock.getAsLong();
+      plateau.sample(now, answeredTotal.get() - answeredBefore);
       if (compileMillis != null) {
         jit.sample(now, compileMillis.getAsLong());
-        settled = jit.reached();
-      } else {
-        plateau.sample(now, answeredTotal.get() - answeredBefore);
-        settled = plateau.reached();
       }
+      settled = plateau.reached() && (compileMillis == null || jit.reached());
     });
     Runnable laneDone = () -> {
       if (lanes.decrementAndGet() == 0) {
@@ -241,9 +273,10 @@ final class WarmupTraffic {
     };
     int n = 0;
     for (Protocol p : Protocol.values()) {
-      for (int i = 0; i < concurrency; i++) {
-        Requests requests = i % BATCH_LANE == BATCH_LANE - 1 ? batch : single;
-        Lane lane = new Lane(p, requests, deadline, cap, issued, laneDone);
+      for (int i = 0; i < perProtocol; i++) {
+        Target target = targets.get(i % targets.size());
+        WarmupRequests requests = target.forLane(i / targets.size(), concurrency > BATCH_LANE);
+        Lane lane = new Lane(p, target, requests, deadline, cap, issued, laneDone);
         contexts.get(n++ % contexts.size()).runOnContext(v -> lane.next());
       }
     }
@@ -253,15 +286,18 @@ final class WarmupTraffic {
   /** One request in flight at a time, again and again until its phase is over; it always sends one. */
   private final class Lane {
     private final Protocol protocol;
-    private final Requests requests;
+    private final Target target;
+    private final WarmupRequests requests;
     private final long deadline;
     private final long cap;
     private final AtomicLong issued;
     private final Runnable finished;
     private boolean sent;
 
-    Lane(Protocol protocol, Requests requests, long deadline, long cap, AtomicLong issued, Runnable finished) {
+    Lane(Protocol protocol, Target target, WarmupRequests requests, long deadline, long cap, AtomicLong issued,
+         Runnable finished) {
       this.protocol = protocol;
+      this.target = target;
       this.requests = requests;
       this.deadline = deadline;
       this.cap = cap;
@@ -276,8 +312,8 @@ final class WarmupTraffic {
       }
       sent = true;
       issued.incrementAndGet();
-      send(protocol, requests).onComplete(ar -> {
-        if (count(protocol, ar)) {
+      send(protocol, target, requests).onComplete(ar -> {
+        if (count(protocol, target, ar)) {
           next();
         } else {
           vertx.setTimer(5, id -> next()); // no tight loop against a front end that refuses
@@ -286,14 +322,15 @@ final class WarmupTraffic {
     }
 
     private boolean over() {
-      return stopped || settled || nanoClock.getAsLong() - deadline >= 0 || issued.get() >= cap
+      return stopped || settled || finishing || nanoClock.getAsLong() - deadline >= 0 || issued.get() >= cap
           || (answeredTotal.get() == 0 && failedTotal.get() >= GIVE_UP_AFTER);
     }
   }
 
   /** Counts one outcome; true for an answer. */
-  private boolean count(Protocol protocol, AsyncResult<String> ar) {
+  private boolean count(Protocol protocol, Target target, AsyncResult<String> ar) {
     if (ar.succeeded() && ar.result() == null) {
+      target.answered.incrementAndGet();
       answered.get(protocol).incrementAndGet();
       answeredMeter.get(protocol).increment();
       answeredTotal.incrementAndGet();
@@ -302,23 +339,25 @@ final class WarmupTraffic {
     failed.get(protocol).incrementAndGet();
     failedMeter.get(protocol).increment();
     failedTotal.incrementAndGet();
+    target.failed.incrementAndGet();
     lastFailure = protocol.tag() + ": " + (ar.succeeded() ? ar.result() : String.valueOf(ar.cause()));
+    target.lastFailure = lastFailure;
     return false;
   }
 
   /** Sends one request; the future holds null for an answer, else what was wrong with it. */
-  private Future<String> send(Protocol p, Requests r) {
+  private Future<String> send(Protocol p, Target t, WarmupRequests r) {
     return switch (p) {
-      case HTTP_JSON -> http.request(jsonRequest).compose(req -> req.send(r.json))
+      case HTTP_JSON -> http.request(jsonRequest.get(t)).compose(req -> req.send(r.json))
           .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
-      case HTTP_BINARY -> http.request(new RequestOptions(binaryRequest).putHeader(HEADER_LENGTH, r.binaryHeaderLength))
+      case HTTP_BINARY -> http.request(new RequestOptions(binaryRequest.get(t)).putHeader(HEADER_LENGTH, r.binaryHeaderLength))
           .compose(req -> req.send(r.binary))
           .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
       case GRPC -> grpcCall(r);
     };
   }
 
-  private Future<String> grpcCall(Requests r) {
+  private Future<String> grpcCall(WarmupRequests r) {
     return grpc.request(grpcAddress, GRPCInferenceServiceGrpcClient.ModelInfer)
         .compose(req -> {
           req.idleTimeout(REQUEST_TIMEOUT_MS);
@@ -332,35 +371,5 @@ final class WarmupTraffic {
                 : "gRPC " + s + (resp.statusMessage() != null ? " " + resp.statusMessage() : ""));
           });
         });
-  }
-
-  /** The three encodings of one FP32 [rows, 64] tensor of varied values (no all-zeros shortcut anywhere). */
-  private static final class Requests {
-    final Buffer json;
-    final Buffer binary;
-    final String binaryHeaderLength;
-    final ModelInferRequest grpc;
-
-    Requests(String model, int rows) {
-      int n = rows * COLUMNS;
-      StringBuilder data = new StringBuilder(n * 8);
-      ByteBuffer raw = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN);
-      for (int i = 0; i < n; i++) {
-        float v = ((i * 37) % 101) / 16f - 3f;
-        data.append(i == 0 ? "" : ",").append(v);
-        raw.putFloat(v);
-      }
-      String shape = "[" + rows + "," + COLUMNS + "]";
-      json = Buffer.buffer("{\"inputs\":[{\"name\":\"input\",\"shape\":" + shape + ",\"datatype\":\"FP32\",\"data\":["
-          + data + "]}]}");
-      byte[] header = ("{\"inputs\":[{\"name\":\"input\",\"shape\":" + shape + ",\"datatype\":\"FP32\","
-          + "\"parameters\":{\"binary_data_size\":" + raw.capacity() + "}}],"
-          + "\"outputs\":[{\"name\":\"output\",\"parameters\":{\"binary_data\":true}}]}").getBytes(StandardCharsets.UTF_8);
-      binary = Buffer.buffer(header).appendBytes(raw.array());
-      binaryHeaderLength = Integer.toString(header.length);
-      grpc = ModelInferRequest.newBuilder().setModelName(model)
-          .addInputs(InferInputTensor.newBuilder().setName("input").setDatatype("FP32").addShape(rows).addShape(COLUMNS))
-          .addRawInputContents(ByteString.copyFrom(raw.array())).build();
-    }
   }
 }

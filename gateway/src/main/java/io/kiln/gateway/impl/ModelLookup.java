@@ -41,6 +41,9 @@ final class ModelLookup {
    */
   ModelInfo findReady(String name, String versionOrNull) {
     ModelInfo m = find(name, versionOrNull);
+    if (!m.ready() && holds.modelsHeld() && directory.servesWhileHeld(m.name())) {
+      m = directory.model(m.name(), m.version()).orElse(m); // warming up: served, though reading not ready
+    }
     if (!m.ready()) {
       String held = holds.modelsReason();
       throw InferenceException.unavailable("model '" + m.name() + "' version '" + m.version() + "' is not ready"

@@ -43,4 +43,14 @@ public interface ModelDirectory {
   default boolean internal(String name) {
     return false;
   }
+
+  /**
+   * Whether a user's model {@code name} takes inference requests while a readiness hold keeps it reading not
+   * ready: its node warms it through the real ports before it reports ready (its own and the model's readiness
+   * stay 503 meanwhile, and load balancers send nothing). Called only while a hold is in place.
+   * None by default.
+   */
+  default boolean servesWhileHeld(String name) {
+    return false;
+  }
 }
