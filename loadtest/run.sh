@@ -394,6 +394,9 @@ WARM_ROUND="${WARM_ROUND:-5s}"
 WARM_ROUNDS_MAX="${WARM_ROUNDS_MAX:-8}"
 WARM_FLAT_PCT="${WARM_FLAT_PCT:-3}"
 COLD_DURATION="${COLD_DURATION:-5s}"
+# The warm-up budget of the pinned Kiln nodes: 40 s is what `kiln start` (a production node) uses by default;
+# `kiln up` alone uses 10 s.
+PINNED_WARMUP_SECONDS="${PINNED_WARMUP_SECONDS:-40}"
 # What the Kiln node advertises: noop.yaml and tiny.yaml ask for 2 workers x 1 CPU, and a JVM pinned to one
 # core would otherwise advertise 1 and place only one worker. Both workers then share SERVER_CPU.
 KILN_CPUS="${KILN_CPUS:-2}"
@@ -567,7 +570,7 @@ pinned_bare_grpc() {
 pinned_kiln() {
   local target="$1" model="$2" yaml="$3" c
   local url="http://127.0.0.1:$KILN_PORT/v2/models/$model/infer" grpc="http://127.0.0.1:$KILN_GRPC_PORT"
-  launch_kiln --file "$yaml" --cpus "$KILN_CPUS"
+  launch_kiln --file "$yaml" --cpus "$KILN_CPUS" --warmup-seconds "$PINNED_WARMUP_SECONDS"
   poll_ready "http://127.0.0.1:$KILN_PORT/v2/models/$model/ready" 300
   meta "ready_s_$target" "$READY_S"
   log "$target: ready after $READY_S s; cold run"
@@ -598,6 +601,7 @@ scenario_pinned() {
   meta wrk "$(wrk -v 2>&1 | head -1 | sed 's/ Copyright.*//')"
   meta duration "$DURATION per measured run (LoadGen gRPC runs: $WARMUP client warm-up first); cold run $COLD_DURATION"
   meta cold_duration "$COLD_DURATION"
+  meta warmup_seconds "$PINNED_WARMUP_SECONDS"
   meta warm_rule "rounds of $WARM_ROUND at c16 until two consecutive differ by < $WARM_FLAT_PCT % (at most $WARM_ROUNDS_MAX)"
   meta targets "$PINNED_TARGETS"
   local t
