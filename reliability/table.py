@@ -261,7 +261,9 @@ if so:
         so["sent"], so["succeeded"], so["failedCleanly"], so["lost"], "-",
         f"poison: {p['failedCleanly']} of {p['sent']} a clean 503 (p99 {p['cleanP99Ms']:.0f} ms), {p['lost']} lost",
         f"heap after GC slope {so['heapSlopeMiBPerMinute']:+.2f} MiB/min, RSS {so['rssSlopeMiBPerMinute']:+.2f} MiB/min; "
-        f"threads {so['threads'][0]} → {so['threads'][1]}, fds {so['fds'][0]} → {so['fds'][1]}; p99 "
+        f"threads {so['threads'][0]} → {so['threads'][1]}, fds {so['fds'][0]} → {so['fds'][1]}"
+        + (f" (less the load driver's own connections, up to {so['loadSocketsMax']:,} sockets)" if "loadSocketsMax" in so
+           else "") + "; p99 "
         f"{so['p99EarlyMs']:.0f} ms early, {so['p99LateMs']:.0f} ms late; plots in `reliability/results/soak.html`",
         cmd("reliability/run.sh soak", None if full else f"{CI}{so['seconds']} s; full size 1800 s, a restart every 600 s"))
 
