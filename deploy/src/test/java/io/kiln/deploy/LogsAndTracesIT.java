@@ -128,7 +128,7 @@ class LogsAndTracesIT {
     assertThat(line.path("trace_id").asText()).isEqualTo(TRACE);
     assertThat(line.path("node").asText()).isEqualTo("head");
     assertThat(line.path("level").asText()).isEqualTo("DEBUG");
-    assertThat(line.path("logger").asText()).isEqualTo("io.kiln.gateway.impl.HttpApi");
+    assertThat(line.path("logger").asText()).isEqualTo("io.kiln.gateway.impl.HttpInfer");
     assertThat(line.has("time") && line.has("thread") && line.has("message")).isTrue();
   }
 
