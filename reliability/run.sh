@@ -77,16 +77,11 @@ scenario() {
                it deploy TlsIT ;;
     security)  unit deploy SecurityDefaultsTest
                it runtime ClusterSecurityIT ;;
-<<<<<<< HEAD
-    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss drain partition soak; do scenario "$s"; done; return ;;
-    *)         sed -n '2,25p' "$0"; exit 2 ;;
-=======
     engines)   unit deploy 'PythonWorkerKillTest,PythonMemoryLeakTest,OnnxLoadFailureTest' \
                   -Dkiln.reliability.pykill.kills="${size:-3}" -Dkiln.reliability.leak.kills="${size:-4}" ;;
     job-loss)  unit pipelines 'JobBatchesTest#killingANodeThatHoldsBatchesLosesNoResultAndDuplicatesNone' ;;
-    all)       for s in security tls fuzz slow leader crash overload changes node-loss drain soak engines job-loss; do scenario "$s"; done; return ;;
-    *)         sed -n '2,28p' "$0"; exit 2 ;;
->>>>>>> faults
+    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss drain partition engines job-loss soak; do scenario "$s"; done; return ;;
+    *)         sed -n '2,33p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true
