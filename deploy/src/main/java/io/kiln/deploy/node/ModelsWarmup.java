@@ -60,10 +60,7 @@ final class ModelsWarmup {
   private final NodeModelDirectory models;
   private final MeterRegistry registry;
   private final WarmupOptions options;
-  private final String host;
-  private final int httpPort;
-  private final int grpcPort;
-  private final io.kiln.gateway.TlsFiles tls;
+  private final WarmupTraffic.Ports ports;
   private final LongSupplier nanoClock;
   /** Per expected deployment: its spec once loaded here, or why not (filled by {@link #loaded}). */
   private final Map<String, Object> state = new LinkedHashMap<>();
@@ -73,9 +70,7 @@ final class ModelsWarmup {
   private volatile boolean closed;
 
   ModelsWarmup(Vertx vertx, String nodeId, ServeController serve, PoolLoadBoard board, NodeModelDirectory models,
-               MeterRegistry registry,
-               WarmupOptions options, String host, int httpPort, int grpcPort, io.kiln.gateway.TlsFiles tls,
-               LongSupplier nanoClock) {
+               MeterRegistry registry, WarmupOptions options, WarmupTraffic.Ports ports, LongSupplier nanoClock) {
     this.vertx = vertx;
     this.nodeId = nodeId;
     this.serve = serve;
@@ -83,10 +78,7 @@ final class ModelsWarmup {
     this.models = models;
     this.registry = registry;
     this.options = options;
-    this.host = host;
-    this.httpPort = httpPort;
-    this.grpcPort = grpcPort;
-    this.tls = tls;
+    this.ports = ports;
     this.nanoClock = nanoClock;
     long deadline = nanoClock.getAsLong() + options.loadTimeout().toNanos();
     long timer = vertx.setPeriodic(POLL_MS, id -> poll(deadline));
@@ -157,10 +149,7 @@ final class ModelsWarmup {
       for (WarmupTraffic.Target t : targets) {
         models.warm(t.model); // served through the hold, while it and the node still read not ready
       }
-      // Built off any context, so that its clients belong to no verticle that might close them.
-      return CompletableFuture.supplyAsync(() -> new WarmupTraffic(vertx, host, httpPort, grpcPort,
-              tls == null ? null : tls.read().certChain(), targets,
-              registry, nanoClock, WarmupTraffic.jitClock()))
+      return ports.open(vertx, targets, registry, nanoClock)
           .thenCompose(t -> {
             traffic = t;
             if (stopped) {

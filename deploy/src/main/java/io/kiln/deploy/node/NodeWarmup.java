@@ -63,9 +63,7 @@ final class NodeWarmup {
   private final NodeModelDirectory models;
   private final MeterRegistry registry;
   private final WarmupOptions options;
-  private final String host;
-  private final int httpPort;
-  private final int grpcPort;
+  private final WarmupTraffic.Ports ports;
   private final LongSupplier nanoClock;
   private final String name = PREFIX + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   private volatile WarmupTraffic traffic;
@@ -75,21 +73,16 @@ final class NodeWarmup {
   private boolean closed; // guarded by this, as lingering
   private long lingering = -1;
 
-  private final io.kiln.gateway.TlsFiles tls;
 
   NodeWarmup(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board, NodeModelDirectory models,
-             MeterRegistry registry, WarmupOptions options, String host, int httpPort, int grpcPort,
-             io.kiln.gateway.TlsFiles tls, LongSupplier nanoClock) {
-    this.tls = tls;
+             MeterRegistry registry, WarmupOptions options, WarmupTraffic.Ports ports, LongSupplier nanoClock) {
     this.runtime = runtime;
     this.pools = pools;
     this.board = board;
     this.models = models;
     this.registry = registry;
     this.options = options;
-    this.host = host;
-    this.httpPort = httpPort;
-    this.grpcPort = grpcPort;
+    this.ports = ports;
     this.nanoClock = nanoClock;
   }
 
@@ -178,12 +171,10 @@ final class NodeWarmup {
     }
     models.addInternal(new ModelInfo(name, VERSION, List.of(VERSION), "kiln_builtin", options.model().signature(),
         true, 0));
-    // Built off this (an actor's) context, so that its clients belong to no verticle of the pool's.
     List<WarmupRequests> requests = new java.util.TreeSet<>(options.model().warmupBatchSizes()).stream()
         .map(rows -> WarmupRequests.of(name, options.model().signature(), rows)).toList();
-    return CompletableFuture.supplyAsync(() -> new WarmupTraffic(runtime.vertx(), host, httpPort, grpcPort,
-            tls == null ? null : tls.read().certChain(), List.of(new WarmupTraffic.Target(name, requests)), registry,
-            nanoClock, WarmupTraffic.jitClock()))
+    // Opened off this (an actor's) context, so that its clients belong to no verticle of the pool's.
+    return ports.open(runtime.vertx(), List.of(new WarmupTraffic.Target(name, requests)), registry, nanoClock)
         .thenCompose(t -> {
           traffic = t;
           if (stopped) {

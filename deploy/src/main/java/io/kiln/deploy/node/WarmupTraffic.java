@@ -117,6 +117,20 @@ final class WarmupTraffic {
   private final LongSupplier compileMillis;
 
   /**
+   * Where this node's own gateway listens, as the warm-up reaches it (a loopback address, its HTTP and gRPC ports,
+   * its TLS files or null), and how traffic to it is opened.
+   */
+  record Ports(String host, int httpPort, int grpcPort, io.kiln.gateway.TlsFiles tls) {
+
+    /** Traffic to {@code targets} on these ports, built off any context so that its clients belong to no verticle. */
+    java.util.concurrent.CompletableFuture<WarmupTraffic> open(Vertx vertx, List<Target> targets,
+                                                               MeterRegistry registry, LongSupplier nanoClock) {
+      return java.util.concurrent.CompletableFuture.supplyAsync(() -> new WarmupTraffic(vertx, host, httpPort,
+          grpcPort, tls == null ? null : tls.read().certChain(), targets, registry, nanoClock, jitClock()));
+    }
+  }
+
+  /**
    * @param trustedChain with TLS on the node, its own PEM certificate chain, the only one these clients trust
    *     (they talk to their own node's ports, whose address the certificate need not name); null for plain text
    * @param compileMillis the JVM's total compilation time so far, or null where it is not reported (see
