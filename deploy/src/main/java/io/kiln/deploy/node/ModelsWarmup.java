@@ -131,12 +131,13 @@ final class ModelsWarmup {
         for (String name : options.deployments()) {
           Object s = state.get(name);
           if (s instanceof DeploymentSpec spec) {
+            boolean streaming = spec.model().streaming();
             String why = spec.multiplexed() ? "a multiplexed deployment (its models load on demand)"
-                : WarmupRequests.why(spec.model().signature());
+                : WarmupRequests.why(spec.model().signature(), streaming);
             if (why != null) {
               problems.put(name, "skipped: " + why);
             } else {
-              targets.add(new WarmupTraffic.Target(name, requests(spec)));
+              targets.add(new WarmupTraffic.Target(name, streaming, requests(spec, streaming)));
             }
           } else {
             problems.put(name, (String) s);
@@ -173,8 +174,14 @@ final class ModelsWarmup {
     });
   }
 
-  /** The requests of {@code spec}'s model: one row first, then each warm-up batch size within its batching. */
-  private static List<WarmupRequests> requests(DeploymentSpec spec) {
+  /**
+   * The requests of {@code spec}'s model: one row first, then each warm-up batch size within its batching; a
+   * streaming model's only one row (a generate request is one row; its batch is the streams a worker steps together).
+   */
+  private static List<WarmupRequests> requests(DeploymentSpec spec, boolean streaming) {
+    if (streaming) {
+      return List.of(WarmupRequests.of(spec.name(), spec.model().signature(), 1, true));
+    }
     TreeSet<Integer> sizes = new TreeSet<>(spec.model().warmupBatchSizes());
     int max = Math.max(1, spec.batching().maxBatchSize());
     sizes.removeIf(n -> n > max);

@@ -40,9 +40,11 @@ import org.slf4j.LoggerFactory;
  * each target's lanes sending its larger warm-up batch sizes (batch shapes), until the {@link Plateau throughput
  * levels off} and the JIT has caught up ({@link JitQuiet}, where the JVM reports its compilation time), or the
  * budget or the request cap runs out. Every lane sends at least one request, so a short warm-up still crosses
- * every path. Requests are synthesised from each model's signature ({@link WarmupRequests}). Answers (HTTP 200,
- * gRPC OK) are counted by protocol and outcome into {@code kiln.warmup.requests}, and by target; their content
- * is not read.
+ * every path. Requests are synthesised from each model's signature ({@link WarmupRequests}). A streaming model
+ * ({@link Target#streaming}) takes no {@code /infer}: its lanes use the generate extension instead, {@code generate}
+ * for JSON, {@code generate_stream} (its whole event stream read) for the binary lane, {@code ModelStreamInfer} for
+ * gRPC. Answers (HTTP 200, gRPC OK, no error event or message) are counted by protocol and outcome into
+ * {@code kiln.warmup.requests}, and by target; their content is not otherwise read.
  *
  * <p>Threading: construct it on a thread of no Vert.x context (then its clients belong to no verticle, such as
  * an actor's, that might close them); the lanes run on event-loop contexts of their own (a small verticle,
@@ -70,16 +72,23 @@ final class WarmupTraffic {
    */
   static final class Target {
     final String model;
+    final boolean streaming;
     final List<WarmupRequests> requests;
     final AtomicLong answered = new AtomicLong();
     final AtomicLong failed = new AtomicLong();
     volatile String lastFailure;
 
     Target(String model, List<WarmupRequests> requests) {
+      this(model, false, requests);
+    }
+
+    /** @param streaming a streaming model's target: its requests go through the generate extension, one row each */
+    Target(String model, boolean streaming, List<WarmupRequests> requests) {
       if (requests.isEmpty()) {
         throw new IllegalArgumentException("target " + model + " has no requests");
       }
       this.model = model;
+      this.streaming = streaming;
       this.requests = List.copyOf(requests);
     }
 
@@ -102,6 +111,8 @@ final class WarmupTraffic {
   private final SocketAddress grpcAddress;
   private final Map<Target, RequestOptions> jsonRequest = new java.util.IdentityHashMap<>();
   private final Map<Target, RequestOptions> binaryRequest = new java.util.IdentityHashMap<>();
+  private final Map<Target, RequestOptions> generateRequest = new java.util.IdentityHashMap<>();
+  private final Map<Target, RequestOptions> generateStreamRequest = new java.util.IdentityHashMap<>();
   // The meters show on /metrics; the counts are this run's own (a registry may outlive one warm-up).
   private final Map<Protocol, Counter> answeredMeter = new EnumMap<>(Protocol.class);
   private final Map<Protocol, Counter> failedMeter = new EnumMap<>(Protocol.class);
@@ -147,16 +158,21 @@ final class WarmupTraffic {
     this.targets = List.copyOf(targets);
     this.nanoClock = nanoClock;
     http = vertx.createHttpClient(secure(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
-        .setPipelining(false).setMaxRedirects(0), trustedChain, false),
+        .setPipelining(false).setMaxRedirects(0).setConnectTimeout((int) REQUEST_TIMEOUT_MS), trustedChain, false),
         new PoolOptions().setHttp1MaxSize(2 * LANES).setMaxWaitQueueSize(-1));
     h2 = vertx.createHttpClient(secure(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
-        .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true), trustedChain, true), new PoolOptions().setHttp2MaxSize(1));
+        .setHttp2ClearTextUpgrade(false).setTcpNoDelay(true).setConnectTimeout((int) REQUEST_TIMEOUT_MS), trustedChain,
+        true), new PoolOptions().setHttp2MaxSize(1));
     grpc = GrpcClient.client(vertx, h2);
     grpcAddress = SocketAddress.inetSocketAddress(grpcPort, host);
     for (Target t : this.targets) {
       String uri = "/v2/models/" + t.model + "/infer";
       jsonRequest.put(t, request(httpPort, uri).putHeader("content-type", "application/json"));
       binaryRequest.put(t, request(httpPort, uri).putHeader("content-type", "application/octet-stream"));
+      String model = "/v2/models/" + t.model;
+      generateRequest.put(t, request(httpPort, model + "/generate").putHeader("content-type", "application/json"));
+      generateStreamRequest.put(t, request(httpPort, model + "/generate_stream")
+          .putHeader("content-type", "application/json"));
     }
     for (Protocol p : Protocol.values()) {
       answeredMeter.put(p, counter(registry, p, "ok"));
@@ -174,9 +190,12 @@ final class WarmupTraffic {
         .setTrustOptions(new io.vertx.core.net.PemTrustOptions().addCertValue(io.vertx.core.buffer.Buffer.buffer(trustedChain)));
   }
 
+  // No per-request connect timeout: the pool has a connection for every lane, and Vert.x 5.0's pool-wait timer can
+  // fire after the wait was served and log "Promise already completed" ERRORs; the TCP connect keeps its bound
+  // (the clients' own connect timeout) and every request its idle timeout.
   private RequestOptions request(int port, String uri) {
     return new RequestOptions().setMethod(HttpMethod.POST).setHost(host).setPort(port).setURI(uri)
-        .setIdleTimeout(REQUEST_TIMEOUT_MS).setConnectTimeout(REQUEST_TIMEOUT_MS);
+        .setIdleTimeout(REQUEST_TIMEOUT_MS);
   }
 
   private static Counter counter(MeterRegistry registry, Protocol p, String outcome) {
@@ -361,6 +380,17 @@ final class WarmupTraffic {
 
   /** Sends one request; the future holds null for an answer, else what was wrong with it. */
   private Future<String> send(Protocol p, Target t, WarmupRequests r) {
+    if (t.streaming) {
+      return switch (p) {
+        case HTTP_JSON -> http.request(generateRequest.get(t)).compose(req -> req.send(r.generate))
+            .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
+        case HTTP_BINARY -> http.request(generateStreamRequest.get(t)).compose(req -> req.send(r.generate))
+            .compose(resp -> resp.body().map(body -> resp.statusCode() != 200 ? "HTTP " + resp.statusCode()
+                : body.toString(java.nio.charset.StandardCharsets.UTF_8).contains("event: error")
+                ? "generate_stream ended with an error event" : null));
+        case GRPC -> grpcStream(r);
+      };
+    }
     return switch (p) {
       case HTTP_JSON -> http.request(jsonRequest.get(t)).compose(req -> req.send(r.json))
           .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
@@ -369,6 +399,29 @@ final class WarmupTraffic {
           .compose(resp -> resp.end().map(v -> resp.statusCode() == 200 ? null : "HTTP " + resp.statusCode()));
       case GRPC -> grpcCall(r);
     };
+  }
+
+  /** One ModelStreamInfer call of one request, read to its end; an error message in the stream is a failure. */
+  private Future<String> grpcStream(WarmupRequests r) {
+    return grpc.request(grpcAddress, GRPCInferenceServiceGrpcClient.ModelStreamInfer)
+        .compose(req -> {
+          req.idleTimeout(REQUEST_TIMEOUT_MS);
+          return req.send(r.grpc);
+        })
+        .compose(resp -> {
+          String[] error = new String[1];
+          resp.handler(m -> {
+            if (!m.getErrorMessage().isEmpty()) {
+              error[0] = m.getErrorMessage();
+            }
+          });
+          return resp.end().transform(ar -> {
+            GrpcStatus s = resp.status();
+            return Future.succeededFuture(s != GrpcStatus.OK
+                ? "gRPC " + s + (resp.statusMessage() != null ? " " + resp.statusMessage() : "")
+                : error[0] != null ? "ModelStreamInfer: " + error[0] : null);
+          });
+        });
   }
 
   private Future<String> grpcCall(WarmupRequests r) {

@@ -182,4 +182,38 @@ class ModelsWarmupTest {
     assertThat(status("/v2/models/tight/ready")).isEqualTo(200);
     assertThat(status("/v2/models/ragged/ready")).isEqualTo(200);
   }
+
+  @Test
+  void aStreamingModelIsWarmedThroughTheGenerateExtensionOnEveryProtocolWithoutAFailure() {
+    start(WarmupOptions.of(Duration.ofSeconds(2)).withDeployments(List.of("chunks")));
+    apply("""
+        deployments:
+          - name: chunks
+            version: "1"
+            model:
+              uri: builtin:chunks
+              engine: Builtin
+              streaming: true
+              inputs:  [{name: x, datatype: FP32, shape: [-1, 2]}]
+              outputs: [{name: x, datatype: FP32, shape: [-1, 2]}]
+            pool: {workers_per_node: 1}
+            batching: {max_batch_size: 4, max_batch_delay_ms: 0}
+        """);
+
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> status("/v2/health/ready") == 200);
+    WarmupReport report = ManagedNode.join(node.warmup());
+
+    assertThat(report.models()).singleElement().satisfies(m -> {
+      assertThat(m.problem()).as(report.describe()).isNull();
+      assertThat(m.answered()).isPositive();
+      assertThat(m.failed()).isZero();
+    });
+    assertThat(report.warmed()).as(report.describe()).isTrue();
+    for (Protocol p : Protocol.values()) {
+      assertThat(report.answered(p)).as(p.tag()).isPositive();
+      assertThat(report.failed().get(p)).as(p.tag()).isZero();
+    }
+    // The streams reached the model: its pool counts them as its own requests.
+    assertThat(poolRequests("chunks")).isGreaterThanOrEqualTo(report.models().get(0).answered());
+  }
 }

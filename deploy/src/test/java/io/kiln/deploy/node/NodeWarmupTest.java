@@ -213,4 +213,34 @@ class NodeWarmupTest {
         "no worker of the warm-up pool started");
     await().atMost(WAIT).until(() -> actorsOf(report.model()).isEmpty());
   }
+
+  @Test
+  void aHealthyWarmUpLogsNoError() {
+    // Vert.x reports what went wrong on an event loop (e.g. "Unhandled exception") through its loggers: a user
+    // reads an ERROR on a healthy start as a broken node. The warm-up's clients linger after it (idle connections
+    // for the first requests), so the watch lasts past every request timer the warm-up could have left (10 s).
+    ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+        .getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events =
+        new ch.qos.logback.core.read.ListAppender<>();
+    events.start();
+    root.addAppender(events);
+    java.util.function.Predicate<ch.qos.logback.classic.spi.ILoggingEvent> error =
+        e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.ERROR);
+    try {
+      start(WarmupOptions.of(Duration.ofSeconds(3)));
+      WarmupReport report = ManagedNode.join(node.warmup());
+      assertThat(report.totalAnswered()).as(report.describe()).isPositive();
+      await().during(Duration.ofSeconds(11)).atMost(Duration.ofSeconds(20))
+          .until(() -> events.list.stream().noneMatch(error));
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      // reported below, with the lines
+    } finally {
+      root.detachAppender(events);
+    }
+    assertThat(List.copyOf(events.list)).filteredOn(error)
+        .extracting(e -> e.getLoggerName() + ": " + e.getFormattedMessage()
+            + (e.getThrowableProxy() == null ? "" : " " + e.getThrowableProxy().getMessage()))
+        .isEmpty();
+  }
 }

@@ -45,6 +45,45 @@ class WarmupRequestsTest {
   }
 
   @Test
+  void bytesElementsAreShortStringsLengthPrefixedInTheBinaryAndRawEncodings() {
+    WarmupRequests r = WarmupRequests.of("m", signature(new TensorSpec("t", DataType.BYTES, new long[] {-1, 2})), 2);
+
+    List<Object> data = new JsonObject(r.json).getJsonArray("inputs").getJsonObject(0).getJsonArray("data").getList();
+    assertThat(data).hasSize(4).allSatisfy(v -> assertThat(v).asString().matches("w[0-9]{1,3}"));
+    byte[] raw = r.grpc.getRawInputContents(0).toByteArray();
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(raw).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (Object v : data) {
+      byte[] word = new byte[b.getInt()];
+      b.get(word);
+      assertThat(new String(word, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo(v);
+    }
+    assertThat(b.remaining()).isZero();
+    int head = Integer.parseInt(r.binaryHeaderLength);
+    assertThat(new JsonObject(r.binary.getBuffer(0, head)).getJsonArray("inputs").getJsonObject(0)
+        .getJsonObject("parameters").getInteger("binary_data_size")).isEqualTo(raw.length);
+    assertThat(r.binary.getBuffer(head, r.binary.length()).getBytes()).isEqualTo(raw);
+  }
+
+  @Test
+  void aStreamingModelsRequestIsOneGenerateRowNestedAsItsShapeWithShortVariableDimensions() {
+    ModelSignature sig = signature(new TensorSpec("prompt", DataType.INT64, new long[] {-1, -1}),
+        new TensorSpec("grid", DataType.FP32, new long[] {-1, 2, 3}), new TensorSpec("text", DataType.BYTES, new long[] {1}));
+    assertThat(WarmupRequests.why(sig, true)).isNull();
+    WarmupRequests r = WarmupRequests.of("m", sig, 1, true);
+
+    JsonObject generate = new JsonObject(r.generate);
+    assertThat(generate.fieldNames()).containsExactly("prompt", "grid", "text");
+    assertThat(generate.getJsonArray("prompt")).hasSize(WarmupRequests.STREAM_INNER);
+    assertThat(generate.getJsonArray("grid")).hasSize(2).allSatisfy(row -> assertThat((Iterable<?>) row).hasSize(3));
+    assertThat(generate.getJsonArray("text").getString(0)).matches("w[0-9]{1,3}");
+    // The same values as the infer encodings' first row.
+    List<Object> promptData = new JsonObject(r.json).getJsonArray("inputs").getJsonObject(0).getJsonArray("data")
+        .getList();
+    assertThat(generate.getJsonArray("prompt").getList()).isEqualTo(promptData);
+    assertThat(r.grpc.getInputs(0).getShapeList()).containsExactly(1L, (long) WarmupRequests.STREAM_INNER);
+  }
+
+  @Test
   void halfFloatsAreExact() {
     assertThat(WarmupRequests.half(1f)).isEqualTo((short) 0x3c00);
     assertThat(WarmupRequests.half(-2.5f)).isEqualTo((short) 0xc100);
@@ -53,12 +92,12 @@ class WarmupRequestsTest {
 
   @Test
   void aSignatureThatCannotBeSynthesisedSaysWhy() {
-    assertThat(WarmupRequests.why(signature(new TensorSpec("t", DataType.BYTES, new long[] {-1, 1}))))
-        .isEqualTo("input 't' is BYTES");
+    assertThat(WarmupRequests.why(signature(new TensorSpec("h", DataType.FP16, new long[] {-1, 1})), true))
+        .isEqualTo("input 'h' is FP16, which the generate extension does not take");
     assertThat(WarmupRequests.why(signature(new TensorSpec("img", DataType.FP32, new long[] {-1, 3, -1, -1}))))
         .isEqualTo("input 'img' has a variable dimension 2 in [-1, 3, -1, -1]");
     assertThat(WarmupRequests.why(new ModelSignature(List.of(), List.of()))).isEqualTo("it declares no inputs");
-    assertThatThrownBy(() -> WarmupRequests.of("m", signature(new TensorSpec("t", DataType.BYTES, new long[] {1})), 1))
-        .hasMessage("no warm-up input for model 'm': input 't' is BYTES");
+    assertThatThrownBy(() -> WarmupRequests.of("m", signature(new TensorSpec("t", DataType.FP32, new long[] {-1, -1})), 1))
+        .hasMessage("no warm-up input for model 'm': input 't' has a variable dimension 1 in [-1, -1]");
   }
 }
