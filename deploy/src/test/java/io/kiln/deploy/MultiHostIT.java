@@ -2,7 +2,6 @@ package io.kiln.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -120,7 +119,7 @@ class MultiHostIT {
   @BeforeEach
   void onlyWhereNamespacesCanBeMade() {
     // Here rather than in @BeforeAll, so that the report shows the test as skipped, with the reason.
-    assumeTrue(skipped == null, () -> "MultiHostIT skipped: " + skipped);
+    Prerequisites.need("MultiHostIT", skipped);
   }
 
   @AfterAll

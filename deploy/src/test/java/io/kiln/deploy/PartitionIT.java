@@ -8,7 +8,6 @@ import static io.kiln.deploy.PartitionChecks.ownership;
 import static io.kiln.deploy.PartitionChecks.poolReady;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -114,7 +113,7 @@ class PartitionIT {
 
   @BeforeEach
   void onlyWhereNamespacesCanBeMade() {
-    assumeTrue(skipped == null, () -> "PartitionIT skipped: " + skipped);
+    Prerequisites.need("PartitionIT", skipped);
   }
 
   @AfterAll

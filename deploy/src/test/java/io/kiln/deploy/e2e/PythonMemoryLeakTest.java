@@ -1,7 +1,6 @@
 package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kiln.gateway.support.Figures;
@@ -64,7 +63,8 @@ class PythonMemoryLeakTest {
 
   @Test
   void aLeakingWorkerIsKilledByTheOsAndRestartedAndACrashLoopIsBounded(@TempDir Path dir) throws Exception {
-    assumeThat(MemoryCgroup.available()).as("a writable memory cgroup hierarchy (root)").isTrue();
+    io.kiln.deploy.Prerequisites.need("PythonMemoryLeakTest",
+        MemoryCgroup.available() ? null : "no writable memory cgroup hierarchy (it needs root and cgroup v2)");
     Path model = PythonWorkers.modelFolder(dir, "model", MODEL_PY);
     try (MemoryCgroup cgroup = MemoryCgroup.create("kiln-leak-test", LIMIT_MB << 20);
          ServingCluster cluster = ServingCluster.start(NODE)) {
