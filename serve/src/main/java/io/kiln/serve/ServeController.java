@@ -179,11 +179,14 @@ public final class ServeController implements AutoCloseable {
   }
 
   /**
-   * The deployment of that name as it runs now (desired and not being deleted): what a re-apply of the same version
-   * is compared with.
+   * The deployment of that name whose pools run with its settings now: desired, not being deleted, and not FAILED
+   * (a failed version's pools are gone, so re-applying it fixed, under the same version, starts it again). What a
+   * re-apply of the same version is compared with.
    */
   public Optional<DeploymentSpec> deployed(String name) {
-    return state.desired(name).filter(x -> !x.deleting()).map(DesiredState.Desired::spec);
+    return state.desired(name).filter(x -> !x.deleting()).map(DesiredState.Desired::spec)
+        .filter(spec -> state.status(name).filter(s -> s.phase() == DeploymentStatus.Phase.FAILED
+            && spec.version().equals(s.version())).isEmpty());
   }
 
   private void refuseUnversionedChanges(List<DeploymentSpec> specs) {
