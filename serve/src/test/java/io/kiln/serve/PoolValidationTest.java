@@ -32,8 +32,11 @@ class PoolValidationTest {
 
   @Test
   void numWorkersIsAClusterWideTotalExclusiveWithPerNodeCounts() {
-    assertThat(Specs.single(withPool("    pool: {num_workers: 5}\n")).pool().workers())
-        .isEqualTo(new PoolPlacement.Total(5));
+    DeploymentSpec total = Specs.single(withPool("    pool: {num_workers: 5}\n"));
+    assertThat(total.pool().workers()).isEqualTo(new PoolPlacement.Total(5));
+    // The desired state is stored as JSON: the total survives it.
+    assertThat(SpecJson.toJson(total)).contains("\"num_workers\":5");
+    assertThat(SpecJson.fromJson(SpecJson.toJson(total))).isEqualTo(total);
     onlyProblem(withPool("""
             pool:
               workers_per_node: 2
