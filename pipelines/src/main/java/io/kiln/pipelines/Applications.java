@@ -76,7 +76,7 @@ public final class Applications {
    */
   public CompletionStage<Result> apply(String yaml, Path source, boolean dryRun) {
     Set<String> known = serve.desired().keySet();
-    return runtime.vertx().<PipelineFile>executeBlocking(() -> loader.load(yaml, source, known), false)
+    return runtime.vertx().<PipelineFile>executeBlocking(() -> loader.load(yaml, source, known, serve::deployed), false)
         .toCompletionStage()
         .thenCompose(file -> applyValid(file.deployments(), file.pipelines(), dryRun));
   }

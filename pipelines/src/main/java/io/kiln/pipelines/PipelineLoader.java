@@ -96,6 +96,17 @@ public final class PipelineLoader {
    * @throws DeploymentValidationException listing every problem
    */
   public PipelineFile load(String yamlText, Path sourceName, Set<String> knownDeployments) {
+    return load(yamlText, sourceName, knownDeployments, name -> java.util.Optional.empty());
+  }
+
+  /**
+   * As {@link #load(String, Path, Set)}; a deployment re-applying its running version with settings its pools keep is
+   * a problem at its {@code version} (see {@link DeploymentLoader#load(String, Path, java.util.function.Function)}).
+   *
+   * @param deployed the deployment of a name as it runs now, or empty
+   */
+  public PipelineFile load(String yamlText, Path sourceName, Set<String> knownDeployments,
+                           java.util.function.Function<String, java.util.Optional<DeploymentSpec>> deployed) {
     Problems problems = new Problems(sourceName.toString());
     long max = options.deployments().maxBytes();
     if (yamlText.getBytes(StandardCharsets.UTF_8).length > max) {
@@ -108,7 +119,7 @@ public final class PipelineLoader {
     List<PipelineSpec> pipelines = List.of();
     try {
       Node root = YamlDocuments.compose(text, (int) max + 1, problems);
-      deployments = new DeploymentLoader(options.deployments()).readDeployments(root, problems, baseDir);
+      deployments = new DeploymentLoader(options.deployments()).readDeployments(root, problems, baseDir, deployed);
       if (root instanceof MappingNode) {
         Reading reading = new Reading(problems);
         Node section = topLevel(root, DeploymentLoader.PIPELINES);

@@ -169,4 +169,23 @@ class ApplicationsTest {
         .containsExactly("pipelines[1].name");
     assertThat(serve.desired()).doesNotContainKey("twice");
   }
+
+  /** What `kiln deploy` applies: a running version re-applied with other batching is refused at its version. */
+  @Test
+  void aChangeThatNeedsANewVersionIsRefusedAtTheVersionWithItsPipelines() {
+    assertThat(result(applications.apply(file("kept", "kept-p", "kept"), SOURCE, false)).applied()).isTrue();
+    String changed = file("kept", "kept-p2", "kept").replace("node_selector: {zone: nowhere}}\n",
+        "node_selector: {zone: nowhere}}\n    batching: {max_batch_size: 2}\n");
+    Throwable t = failure(applications.apply(changed, SOURCE, false));
+    assertThat(t).isInstanceOf(DeploymentValidationException.class);
+    assertThat(((DeploymentValidationException) t).problems()).singleElement().satisfies(p -> {
+      assertThat(p.toString()).startsWith("app.yaml:3:14: deployments[0].version: spec changed but version \"1\" is"
+          + " the same: batching differs");
+    });
+    assertThat(serve.desired().get("kept").batching().maxBatchSize()).isNotEqualTo(2);
+    assertThat(stored("kept-p2")).isFalse();
+    assertThat(result(applications.apply(changed.replace("version: \"1\"", "version: \"2\""), SOURCE, false))
+        .applied()).isTrue();
+    assertThat(serve.desired().get("kept").batching().maxBatchSize()).isEqualTo(2);
+  }
 }

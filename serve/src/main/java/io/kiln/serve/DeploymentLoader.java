@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
 import org.yaml.snakeyaml.nodes.Node;
 
 /**
@@ -96,6 +98,17 @@ public final class DeploymentLoader {
    * @throws DeploymentValidationException listing every problem
    */
   public DeploymentFile load(String yamlText, Path sourceName) {
+    return load(yamlText, sourceName, name -> Optional.empty());
+  }
+
+  /**
+   * As {@link #load(String, Path)}, and a deployment that changes what the running pools of its (same) version were
+   * created with is a problem at its {@code version} (bump the version to roll it out; see
+   * {@link ServeController#apply(String, Path, boolean)}).
+   *
+   * @param deployed the deployment of a name as it runs now, or empty
+   */
+  public DeploymentFile load(String yamlText, Path sourceName, Function<String, Optional<DeploymentSpec>> deployed) {
     Problems problems = new Problems(sourceName.toString());
     long bytes = utf8Length(yamlText);
     if (bytes > options.maxBytes()) {
@@ -107,7 +120,8 @@ public final class DeploymentLoader {
     List<DeploymentSpec> specs = List.of();
     try {
       Node root = YamlDocuments.compose(text, (int) options.maxBytes() + 1, problems);
-      specs = new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths())).readFile(root);
+      specs = new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths(), deployed))
+          .readFile(root);
     } catch (Problems.Abort stop) {
       // Reading stopped early; the problems say why.
     }
@@ -127,7 +141,17 @@ public final class DeploymentLoader {
    * @throws Problems.Abort when reading had to stop early (the problems say why)
    */
   public List<DeploymentSpec> readDeployments(Node root, Problems problems, Path baseDir) {
-    return new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths())).readFile(root);
+    return readDeployments(root, problems, baseDir, name -> Optional.empty());
+  }
+
+  /**
+   * As {@link #readDeployments(Node, Problems, Path)}, comparing with what runs as
+   * {@link #load(String, Path, Function)} does.
+   */
+  public List<DeploymentSpec> readDeployments(Node root, Problems problems, Path baseDir,
+                                              Function<String, Optional<DeploymentSpec>> deployed) {
+    return new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths(), deployed))
+        .readFile(root);
   }
 
   private String tooLarge(long bytes) {

@@ -70,6 +70,9 @@ public record DeploymentSpec(String name, String version, ModelSpec model, PoolP
       Rules.require("model.warmup.batch_sizes[" + i + "]",
           Rules.warmupWithinBatch(sizes.get(i), batching.maxBatchSize()));
     }
+    if (autoscaling.isPresent() && pool.workers() instanceof PoolPlacement.Total) {
+      throw new IllegalArgumentException("pool.num_workers: a cluster-wide total does not combine with autoscaling");
+    }
     if (autoscaling.isPresent() && pool.workers() instanceof PoolPlacement.PerNode n) {
       Rules.require("autoscaling.min_workers", Rules.workersCoverMin(autoscaling.get().minWorkers(), n.count()));
     }

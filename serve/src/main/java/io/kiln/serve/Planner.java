@@ -21,7 +21,9 @@ import java.util.TreeMap;
  *
  * <p>A deployment selects every node that is alive, carries all labels of its node selector and could
  * host at least one worker by its <em>total</em> resources. On each, it starts {@code workers_per_node}
- * workers, or {@code per_gpu} for each whole GPU of the node; with autoscaling, {@code min_workers}.
+ * workers, or {@code per_gpu} for each whole GPU of the node; with autoscaling, {@code min_workers}. A
+ * cluster-wide {@code num_workers} is spread over the selected nodes instead ({@link #spread}): as evenly as
+ * their total resources allow, the remainder to the first nodes by node id; a node left with none is skipped.
  * Fewer workers fitting in the node's total resources is a problem (they could never all start); fewer
  * fitting in what is available now is a warning (they wait for resources to free). Deployments are
  * planned in order, each seeing the resources the previous ones would take.
@@ -82,15 +84,30 @@ public final class Planner {
     List<String> problems = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
 
+    List<NodeView> selected = new ArrayList<>();
     for (NodeView node : nodes) {
       String reason = skipReason(pool, node);
-      int cap = pool.workers().on(node.total());
-      if (reason == null && cap == 0) {
+      if (reason == null && pool.workers().on(node.total()) == 0) {
         reason = "has no whole GPU for per_gpu";
       }
       if (reason != null) {
         skipped.add(new Plan.SkippedNode(node.nodeId(), reason));
-        continue;
+      } else {
+        selected.add(node);
+      }
+    }
+    Map<String, Integer> shares = pool.workers() instanceof PoolPlacement.Total t
+        ? spread(t.count(), selected, perWorker, problems) : Map.of();
+
+    for (NodeView node : selected) {
+      int cap = pool.workers().on(node.total());
+      if (pool.workers() instanceof PoolPlacement.Total t) {
+        cap = shares.get(node.nodeId());
+        if (cap == 0) {
+          skipped.add(new Plan.SkippedNode(node.nodeId(), "num_workers " + t.count() + " spread over "
+              + selected.size() + " nodes leaves none for this one"));
+          continue;
+        }
       }
       int workers = cap;
       int maxWorkers = cap;
@@ -136,6 +153,50 @@ public final class Planner {
               + " (see skipped)");
     }
     return new Plan.DeploymentPlan(spec.name(), spec.version(), placements, skipped, problems, warnings);
+  }
+
+  /**
+   * Each selected node's share of a cluster-wide {@code num_workers}: as even as possible, the remainder one each to
+   * the first nodes by node id; a node's share never exceeds what its total resources host, the excess going evenly
+   * to the others. When the nodes together host fewer, each gets all it can and that is a problem.
+   */
+  static Map<String, Integer> spread(int total, List<NodeView> selected, Resources perWorker, List<String> problems) {
+    Map<String, Integer> caps = new LinkedHashMap<>();
+    selected.forEach(n -> caps.put(n.nodeId(), Math.min(PoolPlacement.MAX_WORKERS, fitsTotal(perWorker, n))));
+    // Water-filling: a node holding no more than the even share of what is left is filled and drops out (smallest
+    // first, so the share only grows); every node left then holds more than the even share, so base + 1 fits.
+    List<String> bySize = selected.stream().map(NodeView::nodeId)
+        .sorted(Comparator.comparing((String id) -> caps.get(id)).thenComparing(id -> id)).toList();
+    Map<String, Integer> shares = new TreeMap<>();
+    long left = total;
+    int i = 0;
+    for (; i < bySize.size(); i++) {
+      String id = bySize.get(i);
+      long r = bySize.size() - i;
+      if ((long) caps.get(id) * r > left) {
+        break;
+      }
+      shares.put(id, caps.get(id));
+      left -= caps.get(id);
+    }
+    List<String> rest = bySize.subList(i, bySize.size()).stream().sorted().toList();
+    if (!rest.isEmpty()) {
+      long base = left / rest.size();
+      long extra = left % rest.size();
+      for (int k = 0; k < rest.size(); k++) {
+        shares.put(rest.get(k), (int) (base + (k < extra ? 1 : 0)));
+      }
+      left = 0;
+    }
+    if (left > 0 && !selected.isEmpty()) {
+      problems.add("num_workers " + total + ": the " + selected.size() + " selected nodes can host "
+          + (total - left) + " workers together (each needs " + perWorker + ")");
+    }
+    return shares;
+  }
+
+  private static int fitsTotal(Resources perWorker, NodeView n) {
+    return Quantities.fit(perWorker, Quantities.of(n.total()));
   }
 
   /** Why {@code node} is not selected, or null if it is. */

@@ -13,8 +13,9 @@ import java.util.TreeMap;
  * ({@link DeploymentSpec#poolOn}). Immutable; rules are checked on
  * construction ({@link IllegalArgumentException} naming the field).
  *
- * @param workers workers per selected node, fixed ({@link PerNode}) or by the node's GPUs ({@link PerGpu});
- *     with autoscaling it is the most a node runs
+ * @param workers workers per selected node, fixed ({@link PerNode}) or by the node's GPUs ({@link PerGpu}),
+ *     with autoscaling the most a node runs; or a cluster-wide total ({@link Total}) that the {@link Planner}
+ *     spreads over the selected nodes
  * @param workerResources what every worker reserves on its node (e.g. {@code {CPU: 1}} or {@code {GPU: 1}});
  *     may be empty
  * @param nodeSelector labels a node must carry (all of them, exact values) to be selected; empty selects
@@ -28,6 +29,8 @@ public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<
   public static final int DEFAULT_MAX_RESTARTS = 3;
   /** Upper bound of a per-node (or per-GPU) worker count. */
   public static final int MAX_WORKERS = 1024;
+  /** Upper bound of a cluster-wide worker count ({@code num_workers}). */
+  public static final int MAX_TOTAL_WORKERS = 65_536;
 
   public PoolPlacement {
     Objects.requireNonNull(workers, "workers");
@@ -41,10 +44,13 @@ public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<
     }
   }
 
-  /** How many workers a selected node runs. */
+  /** How many workers a selected node runs (or, for {@link Total}, the cluster does). */
   public sealed interface WorkerCount {
 
-    /** Workers for a node with {@code total} resources (0 when a per-GPU pool meets a node without GPUs). */
+    /**
+     * Workers for a node with {@code total} resources (0 when a per-GPU pool meets a node without GPUs); for a
+     * {@link Total}, the most one node could get (the planner decides each node's share).
+     */
     int on(Resources total);
 
     /** The YAML/JSON field this count is written as. */
@@ -87,6 +93,28 @@ public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<
     @Override
     public String field() {
       return "per_gpu";
+    }
+  }
+
+  /**
+   * {@code num_workers: count} across the cluster: the {@link Planner} spreads them over the selected nodes as
+   * evenly as their total resources allow, the remainder one each to the first nodes by node id; a node whose share
+   * is 0 runs no pool. Each pass re-plans, so a node joining or leaving moves workers.
+   */
+  public record Total(int count) implements WorkerCount {
+    public Total {
+      Rules.require("num_workers", Rules.atLeast(count, 1));
+      Rules.require("num_workers", Rules.atMost(count, MAX_TOTAL_WORKERS));
+    }
+
+    @Override
+    public int on(Resources total) {
+      return Math.min(count, MAX_WORKERS);
+    }
+
+    @Override
+    public String field() {
+      return "num_workers";
     }
   }
 }

@@ -7,6 +7,7 @@ import io.kiln.runtime.KilnRuntime;
 import io.kiln.serve.impl.ControllerLoop;
 import io.kiln.serve.impl.DesiredState;
 import io.kiln.serve.impl.DrainingNodes;
+import io.kiln.serve.impl.SpecChanges;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,15 +139,16 @@ public final class ServeController implements AutoCloseable {
 
   /**
    * Validates {@code yaml} (every problem with line and column, nothing applied if any) and plans it on the
-   * current cluster; unless {@code dryRun}, stores the deployments as desired state. The plan warns when a
-   * version already deployed is applied with other model, batching or queue settings: running pools keep
-   * theirs, since only a new version rolls out new pools.
+   * current cluster; unless {@code dryRun}, stores the deployments as desired state. Re-applying a running version
+   * with another model, batching, queue, health, worker resources or restarts is a problem at its {@code version}:
+   * its pools were created with those and keep them, so only a new version rolls such a change out; worker counts,
+   * the node selector and autoscaling change in place ({@link SpecChanges}).
    *
    * @param source the file the YAML came from: relative model paths resolve against its folder
    * @return fails with {@link DeploymentValidationException} for invalid input
    */
   public CompletionStage<ApplyResult> apply(String yaml, Path source, boolean dryRun) {
-    return runtime.vertx().<DeploymentFile>executeBlocking(() -> loader.load(yaml, source), false)
+    return runtime.vertx().<DeploymentFile>executeBlocking(() -> loader.load(yaml, source, this::deployed), false)
         .toCompletionStage()
         .thenCompose(file -> apply(file.deployments(), dryRun));
   }
@@ -154,13 +156,16 @@ public final class ServeController implements AutoCloseable {
   /**
    * Plans already validated deployments (as a {@link DeploymentLoader} returns them: distinct
    * {@code name@version}, model URIs resolved) on the current cluster and, unless {@code dryRun}, stores
-   * them as desired state; the plan carries the same warnings as {@link #apply(String, Path, boolean)}'s.
+   * them as desired state. A spec that changes what its running version's pools keep (see
+   * {@link #apply(String, Path, boolean)}) fails the whole call with a problem at line 1, column 1 of
+   * {@code "specs"} naming {@code deployments[i].version} (the YAML paths report it at the file's line first).
    */
   public CompletionStage<ApplyResult> apply(List<DeploymentSpec> deployments, boolean dryRun) {
     List<DeploymentSpec> specs = List.copyOf(deployments);
     Plan plan;
     try {
-      plan = withUnchangedVersionWarnings(planner.plan(specs, runtime.clusterView()), specs);
+      refuseUnversionedChanges(specs);
+      plan = planner.plan(specs, runtime.clusterView());
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -173,46 +178,29 @@ public final class ServeController implements AutoCloseable {
     });
   }
 
-  /** Adds a warning to each plan that re-applies a running version with settings its pools cannot change. */
-  private Plan withUnchangedVersionWarnings(Plan plan, List<DeploymentSpec> specs) {
-    List<Plan.DeploymentPlan> out = new ArrayList<>();
-    for (int i = 0; i < plan.deployments().size(); i++) {
-      Plan.DeploymentPlan d = plan.deployments().get(i);
-      DeploymentSpec next = specs.get(i);
-      List<String> changed = state.desired(d.name()).filter(x -> !x.deleting()).map(DesiredState.Desired::spec)
-          .filter(running -> running.version().equals(next.version()))
-          .map(running -> fixedSettingsChanged(running, next)).orElse(List.of());
-      if (changed.isEmpty()) {
-        out.add(d);
-        continue;
-      }
-      List<String> warnings = new ArrayList<>(d.warnings());
-      warnings.add("version " + d.version() + " is running with other " + String.join(", ", changed)
-          + "; its pools keep theirs: give the change a new version to roll it out");
-      out.add(new Plan.DeploymentPlan(d.name(), d.version(), d.placements(), d.skipped(), d.problems(), warnings));
-    }
-    return new Plan(out, plan.nodes(), plan.problems());
+  /**
+   * The deployment of that name whose pools run with its settings now: desired, not being deleted, and not FAILED
+   * (a failed version's pools are gone, so re-applying it fixed, under the same version, starts it again). What a
+   * re-apply of the same version is compared with.
+   */
+  public Optional<DeploymentSpec> deployed(String name) {
+    return state.desired(name).filter(x -> !x.deleting()).map(DesiredState.Desired::spec)
+        .filter(spec -> state.status(name).filter(s -> s.phase() == DeploymentStatus.Phase.FAILED
+            && spec.version().equals(s.version())).isEmpty());
   }
 
-  /** Settings a running pool was created with and keeps (worker counts, selector, health apply live). */
-  private static List<String> fixedSettingsChanged(DeploymentSpec running, DeploymentSpec next) {
-    List<String> changed = new ArrayList<>();
-    if (!running.model().equals(next.model())) {
-      changed.add("model");
+  private void refuseUnversionedChanges(List<DeploymentSpec> specs) {
+    List<Problem> problems = new ArrayList<>();
+    for (int i = 0; i < specs.size(); i++) {
+      DeploymentSpec next = specs.get(i);
+      String why = SpecChanges.refusal(deployed(next.name()).orElse(null), next);
+      if (why != null) {
+        problems.add(new Problem("specs", 1, 1, "deployments[" + i + "].version", why));
+      }
     }
-    if (!running.batching().equals(next.batching())) {
-      changed.add("batching");
+    if (!problems.isEmpty()) {
+      throw new DeploymentValidationException(problems);
     }
-    if (!running.queue().equals(next.queue())) {
-      changed.add("queue");
-    }
-    if (!running.pool().workerResources().equals(next.pool().workerResources())) {
-      changed.add("worker_resources");
-    }
-    if (running.pool().maxRestarts() != next.pool().maxRestarts()) {
-      changed.add("max_restarts");
-    }
-    return changed;
   }
 
   /** Marks a deployment for deletion (its pools drain, then go); false if it does not exist. */

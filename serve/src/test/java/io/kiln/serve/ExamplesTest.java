@@ -76,7 +76,7 @@ class ExamplesTest {
             + " '-', starting and ending with a letter or digit",
         f + ":8:37: deployments[0].model.inputs[0].datatype: unknown datatype 'FP23'; did you mean 'FP32'?",
         f + ":9:51: deployments[0].model.outputs[0].shape[0]: must be -1 (any size) or >= 0, got -2",
-        f + ":11:7: deployments[0].pool.workers_per_node: one of workers_per_node or per_gpu is required"
+        f + ":11:7: deployments[0].pool.workers_per_node: one of workers_per_node, per_gpu or num_workers is required"
             + " (or an autoscaling section)",
         f + ":11:7: deployments[0].pool.workers_per_nod: unknown field 'workers_per_nod';"
             + " did you mean 'workers_per_node'?",

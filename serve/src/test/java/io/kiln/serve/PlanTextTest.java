@@ -30,13 +30,13 @@ class PlanTextTest {
     List<String> lines = mixedPlan().toText().lines().toList();
     assertThat(lines.get(0)).isEqualTo("Plan: 2 deployments on 3 nodes (2 alive)");
     assertThat(lines).containsSubsequence(
-        "mlp@1: 4 workers on 2 nodes",
+        "mlp@1: 4 workers on 2 nodes (2 per node × 2 nodes)",
         "  NODE    ADDRESS      WORKERS  FITS  PER WORKER  NEEDED    AVAILABLE         POOL MANAGER",
         "  node-a  node-a:8000  2        8     {CPU: 1}    {CPU: 2}  {CPU: 8, GPU: 2}  kiln/pool/mlp@1/node-a",
         "  node-b  node-b:8000  2        1     {CPU: 1}    {CPU: 2}  {CPU: 1}          kiln/pool/mlp@1/node-b",
         "  skipped node-c: not alive",
         "  PROBLEM: node-b can host 1 of the 2 workers asked (each needs {CPU: 1}; node total {CPU: 1})",
-        "vision@1: 1 worker on 1 node",
+        "vision@1: 1 worker on 1 node (1 per node × 1 node)",
         "  node-a  node-a:8000  1 (max 2)  2     {GPU: 1}    {GPU: 1}  {CPU: 6, GPU: 2}  kiln/pool/vision@1/node-a",
         "  skipped node-b: label zone=b (node_selector wants zone=a)",
         "Nodes",

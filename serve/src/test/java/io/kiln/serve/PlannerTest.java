@@ -179,4 +179,71 @@ class PlannerTest {
     assertThat(first.deployments().get(0).placements()).hasSize(150);
     assertThat(first.deployments().get(0).problems()).hasSize(50); // the nodes with one CPU host 1 of 2
   }
+
+  @Test
+  void numWorkersSpreadsEvenlyRemainderToTheFirstNodesById() {
+    DeploymentSpec s = spec("mlp", "    pool: {num_workers: 5, worker_resources: {CPU: 1}}\n");
+    // Given out of order: the spread follows node ids, not the view's order.
+    Plan plan = planner.plan(List.of(s), view(node("n3", Resources.cpu(8), Map.of()),
+        node("n1", Resources.cpu(8), Map.of()), node("n2", Resources.cpu(8), Map.of())));
+    Plan.DeploymentPlan d = plan.deployments().get(0);
+    assertThat(plan.ok()).isTrue();
+    assertThat(d.placements()).extracting(Plan.Placement::nodeId, Plan.Placement::workers, Plan.Placement::maxWorkers)
+        .containsExactly(tuple("n1", 2, 2), tuple("n2", 2, 2), tuple("n3", 1, 1));
+    assertThat(d.totalWorkers()).isEqualTo(5);
+    assertThat(plan.toText()).contains("mlp@1: 5 workers on 3 nodes (per node: 2 + 2 + 1)");
+    // The same inputs give the same plan.
+    assertThat(planner.plan(List.of(s), view(node("n1", Resources.cpu(8), Map.of()),
+        node("n2", Resources.cpu(8), Map.of()), node("n3", Resources.cpu(8), Map.of())))).isEqualTo(plan);
+  }
+
+  @Test
+  void numWorkersBelowTheNodeCountLeavesTheLastNodesWithoutAPool() {
+    DeploymentSpec s = spec("mlp", "    pool: {num_workers: 2}\n");
+    Plan.DeploymentPlan d = planner.plan(List.of(s), view(node("a", Resources.cpu(2), Map.of()),
+        node("b", Resources.cpu(2), Map.of()), node("c", Resources.cpu(2), Map.of()))).deployments().get(0);
+    assertThat(d.placements()).extracting(Plan.Placement::nodeId, Plan.Placement::workers)
+        .containsExactly(tuple("a", 1), tuple("b", 1));
+    assertThat(d.skipped()).containsExactly(
+        new Plan.SkippedNode("c", "num_workers 2 spread over 3 nodes leaves none for this one"));
+    assertThat(d.problems()).isEmpty();
+  }
+
+  @Test
+  void numWorkersFillsSmallNodesAndGivesTheRestToBigOnes() {
+    DeploymentSpec s = spec("mlp", "    pool: {num_workers: 7, worker_resources: {CPU: 1}}\n");
+    Plan.DeploymentPlan d = planner.plan(List.of(s), view(node("big1", Resources.cpu(8), Map.of()),
+        node("big2", Resources.cpu(8), Map.of()), node("small", Resources.cpu(1), Map.of()),
+        node("tiny", Resources.cpu(0.5), Map.of()), dead("dead", Resources.cpu(8)))).deployments().get(0);
+    // small holds 1 of its even share of 3; its 2 go to big1 and big2; tiny cannot host one; dead is not alive.
+    assertThat(d.placements()).extracting(Plan.Placement::nodeId, Plan.Placement::workers)
+        .containsExactly(tuple("big1", 3), tuple("big2", 3), tuple("small", 1));
+    assertThat(d.skipped()).extracting(Plan.SkippedNode::nodeId).containsExactlyInAnyOrder("dead", "tiny");
+    assertThat(d.problems()).isEmpty();
+  }
+
+  @Test
+  void numWorkersBeyondWhatTheNodesHoldIsAProblem() {
+    DeploymentSpec s = spec("mlp", "    pool: {num_workers: 6, worker_resources: {CPU: 1}}\n");
+    Plan.DeploymentPlan d = planner.plan(List.of(s), view(node("a", Resources.cpu(2), Map.of()),
+        node("b", Resources.cpu(1), Map.of()))).deployments().get(0);
+    assertThat(d.placements()).extracting(Plan.Placement::nodeId, Plan.Placement::workers)
+        .containsExactly(tuple("a", 2), tuple("b", 1));
+    assertThat(d.problems()).containsExactly(
+        "num_workers 6: the 2 selected nodes can host 3 workers together (each needs {CPU: 1})");
+  }
+
+  @Test
+  void numWorkersMovesWhenANodeJoinsOrLeaves() {
+    DeploymentSpec s = spec("mlp", "    pool: {num_workers: 4}\n");
+    NodeView a = node("a", Resources.cpu(8), Map.of());
+    NodeView b = node("b", Resources.cpu(8), Map.of());
+    NodeView c = node("c", Resources.cpu(8), Map.of());
+    assertThat(planner.plan(List.of(s), view(a, b)).deployments().get(0).placements())
+        .extracting(Plan.Placement::workers).containsExactly(2, 2);
+    assertThat(planner.plan(List.of(s), view(a, b, c)).deployments().get(0).placements())
+        .extracting(Plan.Placement::workers).containsExactly(2, 1, 1);
+    assertThat(planner.plan(List.of(s), view(a, dead("b", Resources.cpu(8)), c)).deployments().get(0).placements())
+        .extracting(Plan.Placement::nodeId, Plan.Placement::workers).containsExactly(tuple("a", 2), tuple("c", 2));
+  }
 }

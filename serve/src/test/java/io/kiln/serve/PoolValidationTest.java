@@ -25,9 +25,35 @@ class PoolValidationTest {
             pool:
               worker_resources: {CPU: 1}
         """), 10, 7, "deployments[0].pool.workers_per_node",
-        "one of workers_per_node or per_gpu is required (or an autoscaling section)");
+        "one of workers_per_node, per_gpu or num_workers is required (or an autoscaling section)");
     // Without a pool section at all, the deployment's own mapping is the place.
-    onlyProblem(withPool(""), 2, 5, "deployments[0].pool.workers_per_node", "one of workers_per_node or per_gpu");
+    onlyProblem(withPool(""), 2, 5, "deployments[0].pool.workers_per_node", "one of workers_per_node, per_gpu or num_workers");
+  }
+
+  @Test
+  void numWorkersIsAClusterWideTotalExclusiveWithPerNodeCounts() {
+    DeploymentSpec total = Specs.single(withPool("    pool: {num_workers: 5}\n"));
+    assertThat(total.pool().workers()).isEqualTo(new PoolPlacement.Total(5));
+    // The desired state is stored as JSON: the total survives it.
+    assertThat(SpecJson.toJson(total)).contains("\"num_workers\":5");
+    assertThat(SpecJson.fromJson(SpecJson.toJson(total))).isEqualTo(total);
+    onlyProblem(withPool("""
+            pool:
+              workers_per_node: 2
+              num_workers: 6
+        """), 11, 7, "deployments[0].pool.num_workers",
+        "set either num_workers (a cluster-wide total) or workers_per_node (per node), not both");
+    onlyProblem(withPool("""
+            pool:
+              num_workers: 6
+              per_gpu: 1
+              worker_resources: {GPU: 1}
+        """), 10, 7, "deployments[0].pool.num_workers",
+        "set either num_workers (a cluster-wide total) or per_gpu (per node), not both");
+    onlyProblem(withPool("    pool: {num_workers: 4}\n    autoscaling: {max_workers: 2}\n"), 9, 12,
+        "deployments[0].pool.num_workers", "num_workers (a cluster-wide total) does not combine with autoscaling");
+    onlyProblem(withPool("    pool: {num_workers: 0}\n"), 9, 25, "deployments[0].pool.num_workers",
+        "must be at least 1, got 0");
   }
 
   @Test
@@ -163,7 +189,7 @@ class PoolValidationTest {
             health: {period: 10}
         """));
     assertThat(problems).extracting(Problem::message).containsExactly(
-        "unknown field 'worker'; expected one of: workers_per_node, per_gpu, worker_resources, node_selector, max_restarts",
+        "unknown field 'worker'; expected one of: workers_per_node, per_gpu, num_workers, worker_resources, node_selector, max_restarts",
         "unknown field 'max_batch'; expected one of: max_batch_size, max_batch_delay_ms",
         "unknown field 'max_queue'; did you mean 'max_queued'?",
         "unknown field 'min_worker'; did you mean 'min_workers'?",

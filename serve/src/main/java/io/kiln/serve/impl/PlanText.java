@@ -18,7 +18,7 @@ public final class PlanText {
 
     for (Plan.DeploymentPlan d : plan.deployments()) {
       out.append('\n').append(d.id()).append(": ").append(count(d.totalWorkers(), "worker")).append(" on ")
-          .append(count(d.placements().size(), "node")).append('\n');
+          .append(count(d.placements().size(), "node")).append(perNode(d)).append('\n');
       if (!d.placements().isEmpty()) {
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"NODE", "ADDRESS", "WORKERS", "FITS", "PER WORKER", "NEEDED", "AVAILABLE",
@@ -59,6 +59,21 @@ public final class PlanText {
       all.forEach(p -> out.append("  ").append(p).append('\n'));
     }
     return out.toString();
+  }
+
+  /**
+   * Worker counts are per node, which users coming from Ray Serve's cluster-wide {@code num_replicas} misread: say it,
+   * {@code " (2 per node × 3 nodes)"}, or {@code " (per node: 2 + 2 + 1)"} where the nodes differ.
+   */
+  static String perNode(Plan.DeploymentPlan d) {
+    List<Plan.Placement> ps = d.placements();
+    if (ps.isEmpty()) {
+      return "";
+    }
+    if (ps.stream().allMatch(p -> p.workers() == ps.get(0).workers())) {
+      return " (" + ps.get(0).workers() + " per node \u00d7 " + count(ps.size(), "node") + ")";
+    }
+    return " (per node: " + String.join(" + ", ps.stream().map(p -> Integer.toString(p.workers())).toList()) + ")";
   }
 
   private static String fits(int n) {

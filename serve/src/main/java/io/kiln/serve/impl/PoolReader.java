@@ -16,7 +16,10 @@ import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
-/** Reads a deployment's {@code pool} section: worker count, worker resources, node selector, restarts. */
+/**
+ * Reads a deployment's {@code pool} section: worker count (per node, per GPU, or {@code num_workers} for the
+ * cluster), worker resources, node selector, restarts.
+ */
 final class PoolReader {
 
   private static final List<String> WELL_KNOWN = List.of(Resources.CPU, Resources.GPU, Resources.MEMORY);
@@ -38,13 +41,22 @@ final class PoolReader {
     int before = problems.count();
     boolean perNodeGiven = p.has("workers_per_node");
     boolean perGpuGiven = p.has("per_gpu");
+    boolean totalGiven = p.has("num_workers");
     Integer perNode = p.integer("workers_per_node", null, 1, PoolPlacement.MAX_WORKERS);
     Integer perGpu = p.integer("per_gpu", null, 1, PoolPlacement.MAX_WORKERS);
-    if (perNodeGiven && perGpuGiven) {
+    Integer total = p.integer("num_workers", null, 1, PoolPlacement.MAX_TOTAL_WORKERS);
+    if (totalGiven && (perNodeGiven || perGpuGiven)) {
+      problems.at(p.keyAt("num_workers"), p.path("num_workers"), "set either num_workers (a cluster-wide total) or "
+          + (perNodeGiven ? "workers_per_node" : "per_gpu") + " (per node), not both");
+    } else if (totalGiven && autoscaling != null && autoscaling.isPresent()) {
+      problems.at(p.keyAt("num_workers"), p.path("num_workers"), "num_workers (a cluster-wide total) does not combine"
+          + " with autoscaling, whose bounds are per node: use workers_per_node, or leave the count to autoscaling");
+    } else if (perNodeGiven && perGpuGiven) {
       problems.at(p.keyAt("per_gpu"), p.path("per_gpu"), "set either workers_per_node or per_gpu, not both");
-    } else if (!perNodeGiven && !perGpuGiven && p.valid() && autoscaling != null && autoscaling.isEmpty()) {
+    } else if (!perNodeGiven && !perGpuGiven && !totalGiven && p.valid() && autoscaling != null
+        && autoscaling.isEmpty()) {
       problems.at(p.node(), p.path("workers_per_node"),
-          "one of workers_per_node or per_gpu is required (or an autoscaling section)");
+          "one of workers_per_node, per_gpu or num_workers is required (or an autoscaling section)");
     }
     MappingReader resourceSection = p.section("worker_resources");
     Resources resources = resources(resourceSection);
@@ -64,7 +76,9 @@ final class PoolReader {
       return null;
     }
     PoolPlacement.WorkerCount workers;
-    if (perGpu != null) {
+    if (total != null) {
+      workers = new PoolPlacement.Total(total);
+    } else if (perGpu != null) {
       workers = new PoolPlacement.PerGpu(perGpu);
     } else if (perNode != null) {
       workers = new PoolPlacement.PerNode(perNode);

@@ -17,7 +17,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 
@@ -33,8 +35,19 @@ public final class SpecReader {
    * @param baseDir folder that relative model paths are resolved against (the YAML file's), or null to
    *     keep them as written
    * @param checkModelPaths whether a PyTorch model folder must exist
+   * @param deployed the deployment of a name as it runs now (none when not deployed): a spec changing what its
+   *     running version's pools were created with, under the same version, is a problem ({@link SpecChanges})
    */
-  public record Options(Path baseDir, boolean checkModelPaths) {
+  public record Options(Path baseDir, boolean checkModelPaths, Function<String, Optional<DeploymentSpec>> deployed) {
+
+    public Options {
+      Objects.requireNonNull(deployed, "deployed");
+    }
+
+    /** Without a running state to compare with. */
+    public Options(Path baseDir, boolean checkModelPaths) {
+      this(baseDir, checkModelPaths, name -> Optional.empty());
+    }
   }
 
   /** Top-level fields starting with this are ignored, so they can hold YAML anchors ({@code x-defaults: &d}). */
@@ -146,8 +159,9 @@ public final class SpecReader {
     if (problems.count() > before) {
       return null;
     }
+    DeploymentSpec spec;
     try {
-      return repository != null
+      spec = repository != null
           ? DeploymentSpec.multiplexed(name, version, repository, pool, batching, queue, autoscaling, health)
           : new DeploymentSpec(name, version, model, pool, batching, queue, autoscaling, health);
     } catch (IllegalArgumentException e) {
@@ -155,6 +169,8 @@ public final class SpecReader {
       problems.at(node, path, "invalid deployment: " + e.getMessage());
       return null;
     }
+    String refused = SpecChanges.refusal(options.deployed().apply(name).orElse(null), spec);
+    return check(m.at("version"), m.path("version"), refused) ? spec : null;
   }
 
   private QueueSpec queue(MappingReader q) {

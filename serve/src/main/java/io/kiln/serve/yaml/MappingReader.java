@@ -19,7 +19,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Reads the fields of one mapping by name. Every name asked for counts as known, so {@link #finish()} can
- * report the fields nobody asked for as unknown, with a suggestion among the known ones. Duplicate keys
+ * report the fields nobody asked for as unknown, with a suggestion among the known ones (for a Ray Serve field,
+ * where Kiln keeps that setting: {@link Suggestions#foreign}). Duplicate keys
  * are reported; YAML merge keys ({@code <<: *defaults}) are applied, explicit keys winning.
  *
  * <p>A reader may be <em>absent</em> (the section is not in the file: all fields read as absent and
@@ -253,8 +254,8 @@ public final class MappingReader {
     for (Map.Entry<String, NodeTuple> e : entries.entrySet()) {
       if (!known.contains(e.getKey()) && !ignored.contains(e.getKey())) {
         String key = e.getKey();
-        String hint = Suggestions.closest(key, known)
-            .map(s -> "; did you mean '" + s + "'?")
+        String hint = Suggestions.foreign(key, known).map(s -> " (a Ray Serve field); " + s)
+            .or(() -> Suggestions.closest(key, known).map(s -> "; did you mean '" + s + "'?"))
             .orElse("; expected one of: " + String.join(", ", known));
         problems().at(e.getValue().getKeyNode(), path(key), "unknown field '" + key + "'" + hint);
       }

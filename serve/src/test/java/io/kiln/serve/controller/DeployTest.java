@@ -1,5 +1,6 @@
 package io.kiln.serve.controller;
 
+import static io.kiln.runtime.testing.Await.failure;
 import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -14,6 +15,10 @@ import io.kiln.pools.testsupport.ProjectModels;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.ApplyResult;
+import io.kiln.serve.DeploymentLoader;
+import io.kiln.serve.DeploymentSpec;
+import io.kiln.serve.DeploymentValidationException;
+import io.kiln.serve.Problem;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentStatus.Phase;
 import io.kiln.serve.Plan;
@@ -112,7 +117,7 @@ class DeployTest {
     }
   }
 
-  /** Worker counts and node selectors apply to running pools; what a pool was created with needs a version. */
+  /** Worker counts and node selectors apply to running pools in place: the same pool, rescaled. */
   @Test
   void reapplyingAVersionRescalesAndReselectsItsPoolsLive() {
     try (ServeNodes nodes = new ServeNodes()) {
@@ -130,10 +135,8 @@ class DeployTest {
           pool:
             workers_per_node: 3
             node_selector: {zone: y}
-          batching: {max_batch_size: 4}
           """));
-      assertThat(again.plan().deployments().get(0).warnings()).anySatisfy(w ->
-          assertThat(w).contains("version 1 is running with other batching").contains("new version"));
+      assertThat(again.applied()).isTrue();
 
       await().atMost(ServeNodes.WAIT).until(() -> nodes.managers("live").size() == 1
           && nodes.status("live").orElseThrow().pools().size() == 1
@@ -146,6 +149,52 @@ class DeployTest {
       // The same pool, scaled: not a new one.
       assertThat(nodes.managers("live")).singleElement().satisfies(m -> assertThat(m.actorId()).isEqualTo(managerOnB));
       assertThat(nodes.poolActors("live")).hasSize(4);
+    }
+  }
+
+  /**
+   * What a pool was created with (here batching) cannot change under the same version: refused at the version's line
+   * and column, nothing changes and the running pool serves on; the identical file re-applies; a new version rolls
+   * the change out.
+   */
+  @Test
+  void reapplyingAVersionWithSettingsItsPoolsKeepIsRefusedAtItsVersion() {
+    String eight = "pool: {workers_per_node: 1}\nbatching: {max_batch_size: 8}\n";
+    String four = "pool: {workers_per_node: 1}\nbatching: {max_batch_size: 4}\n";
+    try (ServeNodes nodes = new ServeNodes("node-a", "node-b")) {
+      nodes.apply(ServeNodes.identity("fixed", "1", eight));
+      nodes.awaitReady("fixed", "1");
+      List<String> managers = nodes.managers("fixed").stream().map(ActorInfo::actorId).sorted().toList();
+
+      for (boolean dryRun : new boolean[] {true, false}) {
+        Throwable t = failure(nodes.follower().serve().apply(ServeNodes.identity("fixed", "1", four),
+            ServeNodes.SOURCE, dryRun));
+        assertThat(t).isInstanceOf(DeploymentValidationException.class);
+        assertThat(((DeploymentValidationException) t).problems()).extracting(Problem::toString).containsExactly(
+            "test.yaml:3:14: deployments[0].version: spec changed but version \"1\" is the same: batching differs"
+                + " from the running deployment, whose pools keep what they were created with; bump version to roll"
+                + " the change out (pool.workers_per_node / per_gpu / num_workers, pool.node_selector and autoscaling"
+                + " change in place)");
+      }
+      // Specs built in code are refused too, at "specs" (they have no lines).
+      DeploymentSpec inCode = new DeploymentLoader(DeploymentLoader.Options.DEFAULT.withCheckModelPaths(false))
+          .load(ServeNodes.identity("fixed", "1", four), ServeNodes.SOURCE).deployments().get(0);
+      Throwable t = failure(nodes.follower().serve().apply(List.of(inCode), false));
+      assertThat(((DeploymentValidationException) t).problems()).singleElement()
+          .satisfies(p -> assertThat(p.toString()).startsWith("specs:1:1: deployments[0].version: spec changed"));
+
+      for (ServeNodes.Node n : nodes.nodes()) {
+        assertThat(n.serve().deployed("fixed").orElseThrow().batching().maxBatchSize()).isEqualTo(8);
+      }
+      assertThat(ServeNodes.echoes(nodes.infer("fixed", ServeNodes.row(7)), 7)).isTrue();
+      assertThat(nodes.apply(ServeNodes.identity("fixed", "1", eight)).applied()).isTrue(); // identical: fine
+      assertThat(nodes.managers("fixed").stream().map(ActorInfo::actorId).sorted().toList()).isEqualTo(managers);
+
+      nodes.apply(ServeNodes.identity("fixed", "2", four));
+      nodes.awaitReady("fixed", "2");
+      assertThat(nodes.leader().serve().deployed("fixed").orElseThrow().batching().maxBatchSize()).isEqualTo(4);
+      await().atMost(ServeNodes.WAIT).until(() -> nodes.managers("fixed").stream()
+          .allMatch(m -> m.name().startsWith(PoolNames.prefix("fixed", "2"))));
     }
   }
 

@@ -130,7 +130,12 @@ class RollingUpdateTest {
       assertThat(afterFailover.pools()).extracting(DeploymentStatus.PoolState::node).containsExactly("node-b");
       assertThat(ServeNodes.echoes(nodes.infer("echo", ServeNodes.row(4)), 4)).isTrue();
 
-      // Fixing it is another apply: the old version again.
+      // The failed version itself, fixed under the same version: its pools are gone, so nothing keeps the old model.
+      nodes.apply(ServeNodes.identity("echo", "2", POOL));
+      nodes.awaitReady("echo", "2");
+      assertThat(nodes.infer("echo", ServeNodes.row(5)).modelVersion()).isEqualTo("2");
+
+      // Or going back is another apply: the old version again.
       nodes.apply(ServeNodes.identity("echo", "1", POOL));
       nodes.awaitReady("echo", "1");
     }
