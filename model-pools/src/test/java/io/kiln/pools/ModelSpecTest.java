@@ -53,7 +53,6 @@ class ModelSpecTest {
     rejects(b -> b.inputs(List.of()), "inputs: a model needs at least one input");
     rejects(b -> b.outputs(List.of()), "outputs: a PyTorch model needs at least one output");
     rejects(b -> b.input("input", DataType.FP32, -1, 3), "inputs: duplicate tensor name 'input'");
-    rejects(b -> b.input("text", DataType.BYTES, -1), "'text' is BYTES");
     rejects(b -> b.input("scalar", DataType.FP32), "'scalar' needs at least the batch dimension");
     rejects(b -> b.warmupBatchSizes(0), "warmupBatchSizes: each must be in 1..4096, got 0");
     rejects(b -> b.intraOpThreads(-1), "intraOpThreads: must be in 0..1024");
