@@ -9,8 +9,9 @@ import java.util.List;
 /**
  * The elements of a {@link DataType#BYTES} tensor's data: each a 4-byte little-endian length and that many
  * bytes, back to back (Kiln's internal form, the same as the OIP binary extension's and Triton's). Stateless.
+ * Public for the module's API package (the {@link io.kiln.pools.RequestValidator}); not an API of its own.
  */
-final class ByteElements {
+public final class ByteElements {
 
   private ByteElements() {
   }
@@ -21,7 +22,7 @@ final class ByteElements {
    *
    * @throws IllegalArgumentException naming {@code where} and the first element that does not fit
    */
-  static int[] offsets(byte[] data, long expected, String where) {
+  public static int[] offsets(byte[] data, long expected, String where) {
     if (expected > data.length / 4) {
       throw new IllegalArgumentException(where + ": " + expected + " BYTES elements need at least " + expected * 4
           + " bytes, the data has " + data.length);
@@ -50,7 +51,7 @@ final class ByteElements {
   }
 
   /** The elements of a BYTES tensor, each its own array. */
-  static List<byte[]> split(Tensor t) {
+  public static List<byte[]> split(Tensor t) {
     int[] at = offsets(t.data(), t.elementCount(), "tensor '" + t.name() + "'");
     List<byte[]> out = new ArrayList<>(at.length - 1);
     for (int i = 0; i + 1 < at.length; i++) {
@@ -62,7 +63,7 @@ final class ByteElements {
   }
 
   /** The elements of a BYTES tensor as UTF-8 strings (malformed sequences become U+FFFD). */
-  static String[] strings(Tensor t) {
+  public static String[] strings(Tensor t) {
     List<byte[]> parts = split(t);
     String[] out = new String[parts.size()];
     for (int i = 0; i < out.length; i++) {
@@ -72,7 +73,7 @@ final class ByteElements {
   }
 
   /** The length-prefixed data of {@code elements}. */
-  static byte[] join(List<byte[]> elements) {
+  public static byte[] join(List<byte[]> elements) {
     long total = 0;
     for (byte[] e : elements) {
       total += 4L + e.length;
@@ -91,7 +92,7 @@ final class ByteElements {
   }
 
   /** The length-prefixed UTF-8 data of {@code strings}. */
-  static byte[] joinStrings(String[] strings) {
+  public static byte[] joinStrings(String[] strings) {
     List<byte[]> parts = new ArrayList<>(strings.length);
     for (String s : strings) {
       parts.add(s.getBytes(StandardCharsets.UTF_8));
