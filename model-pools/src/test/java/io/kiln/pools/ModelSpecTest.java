@@ -85,4 +85,26 @@ class ModelSpecTest {
     assertThat(spec.inputs()).hasSize(1);
     assertThatThrownBy(() -> spec.warmupBatchSizes().add(3)).isInstanceOf(UnsupportedOperationException.class);
   }
+
+  @Test
+  void bytesIsAValidDatatypeButThePyTorchEngineRefusesItAtLoad() {
+    ModelSpec text = ModelSpec.builder().uri(java.nio.file.Path.of("models/mlp")).input("text", DataType.BYTES, -1)
+        .output("y", DataType.FP32, -1).build();
+    assertThat(text.inputs().get(0).datatype()).isEqualTo(DataType.BYTES);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ModelRunners.load(text, java.util.List.of()))
+        .isInstanceOf(ModelLoadException.class).hasMessageContaining("tensor 'text' is BYTES, which the PyTorch engine"
+            + " does not support");
+  }
+
+  @Test
+  void theBuiltinIdentityPassesBytesThrough() {
+    ModelSpec id = ModelSpec.builder().uri("builtin:identity").engine(ModelSpec.ENGINE_BUILTIN)
+        .input("text", DataType.BYTES, -1).build();
+    Tensor in = new Tensor("text", DataType.BYTES, new long[] {2},
+        io.kiln.pools.impl.ByteElements.joinStrings(new String[] {"ab", "\u00e9"}));
+    try (ModelRunner r = ModelRunners.load(id, java.util.List.of())) {
+      assertThat(r.infer(java.util.List.of(InferenceRequest.of(in), InferenceRequest.of(in))))
+          .allSatisfy(out -> assertThat(out).containsExactly(in));
+    }
+  }
 }
