@@ -3,11 +3,17 @@ package io.kiln.deploy.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
+import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.InferTensorContents;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
+import io.kiln.protocol.grpc.ModelStreamInferResponse;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.client.GrpcClient;
+import io.vertx.grpc.common.GrpcStatus;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -16,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
@@ -26,8 +33,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * BYTES (text) end to end through an assembled node: the Python model of {@code deploy/examples/text} (Upper:
  * upper-cases each string and returns its length; Words: streams the words) and the ONNX string model
- * {@code models/text-onnx}, over HTTP JSON (flat and nested), HTTP binary, gRPC typed and raw, generate and
- * generate_stream, and concurrent requests of uneven strings batched together.
+ * {@code models/text-onnx}, over HTTP JSON (flat and nested), HTTP binary, gRPC typed and raw, generate,
+ * generate_stream and gRPC ModelStreamInfer, and concurrent requests of uneven strings batched together.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TextEndToEndTest {
@@ -211,6 +218,37 @@ class TextEndToEndTest {
     Http.Response one = http.postJson(port, "/v2/models/words/generate", "{\"text\":\"b\u00f6se kleine w\u00f6rter\"}");
     assertThat(one.status()).as(one.text()).isEqualTo(200);
     assertThat(one.json().getString("word")).isEqualTo("b\u00f6se kleine w\u00f6rter ");
+  }
+
+  @Test
+  void grpcModelStreamInferStreamsTheWordsAsBytesContents() {
+    Vertx vertx = Vertx.vertx();
+    GrpcClient client = GrpcClient.client(vertx);
+    try {
+      List<ModelStreamInferResponse> got = new CopyOnWriteArrayList<>();
+      CompletableFuture<GrpcStatus> status = new CompletableFuture<>();
+      SocketAddress at = SocketAddress.inetSocketAddress(grpcPort, ServingCluster.HOST);
+      ModelInferRequest words = ModelInferRequest.newBuilder().setModelName("words").setId("w")
+          .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("text").setDatatype("BYTES").addShape(1)
+              .setContents(InferTensorContents.newBuilder().addBytesContents(ByteString.copyFromUtf8("grüße aus kiln"))))
+          .build();
+      client.request(at, GRPCInferenceServiceGrpcClient.ModelStreamInfer).onSuccess(req -> {
+        req.response().onSuccess(resp -> {
+          resp.handler(got::add);
+          resp.endHandler(v -> status.complete(resp.status()));
+          resp.exceptionHandler(status::completeExceptionally);
+        }).onFailure(status::completeExceptionally);
+        req.write(words);
+        req.end();
+      }).onFailure(status::completeExceptionally);
+      assertThat(ServingCluster.join(status)).isEqualTo(GrpcStatus.OK);
+      assertThat(got).allSatisfy(m -> assertThat(m.getErrorMessage()).isEmpty());
+      assertThat(got).extracting(m -> m.getInferResponse().getOutputs(0).getContents().getBytesContents(0).toStringUtf8())
+          .containsExactly("grüße ", "aus ", "kiln ");
+    } finally {
+      ServingCluster.join(client.close().toCompletionStage());
+      ServingCluster.join(vertx.close().toCompletionStage());
+    }
   }
 
   static byte[] lengthPrefixed(String... elements) {
