@@ -1,14 +1,21 @@
 package io.kiln.pools.impl;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.pools.DataType;
+import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.testsupport.PythonTests;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -93,6 +101,56 @@ class PythonBytesTest {
     try (ModelRunner runner = ModelRunners.load(echo, List.of())) {
       Tensor out = runner.infer(List.of(InferenceRequest.of(in))).get(0).get(0);
       assertThat(out).isEqualTo(in.withName("b_out"));
+    }
+  }
+
+  @Test
+  void anOutputOfNeitherBytesNorStrFailsItsBatchAndTheProcessGoesOn() {
+    ModelSpec bad = ModelSpec.builder().uri(PythonTests.testModel("faulty")).engine(ModelSpec.ENGINE_PYTHON)
+        .python(PythonTests.options().className("BadText").build())
+        .input("t", DataType.BYTES, -1).output("out", DataType.BYTES, -1).warmupBatchSizes(List.of(1)).build();
+    try (ModelRunner runner = ModelRunners.load(bad, List.of())) {
+      assertThatThrownBy(() -> runner.infer(List.of(InferenceRequest.of(text("t", "ints")))))
+          .isInstanceOf(InferenceException.class)
+          .hasMessageContaining("output 'out' is BYTES: its elements must be bytes or str, got int");
+      assertThatThrownBy(() -> runner.infer(List.of(InferenceRequest.of(text("t", "floats")))))
+          .isInstanceOf(InferenceException.class)
+          .hasMessageContaining("output 'out' is BYTES: return a numpy array of dtype object (bytes or str), S or U");
+      assertThat(ByteElements.strings(runner.infer(List.of(InferenceRequest.of(text("t", "fine")))).get(0).get(0)))
+          .containsExactly("fine");
+    }
+  }
+
+  @Test
+  void theJvmRefusesABytesTensorWhosePrefixesDoNotFitItsFrame() throws Exception {
+    ByteArrayOutputStream frame = new ByteArrayOutputStream();
+    ObjectNode header = PythonFrames.header("result", 1);
+    PythonFrames.write(frame, header, List.of(new Tensor("out", DataType.BYTES, new long[] {1}, new byte[] {9, 0, 0, 0, 'x'})));
+    assertThatThrownBy(() -> PythonFrames.read(new ByteArrayInputStream(frame.toByteArray())))
+        .isInstanceOf(PythonFrames.BadFrameException.class)
+        .hasMessage("tensor 'out': BYTES element 0 claims 9 bytes but only 1 remain");
+
+    ByteArrayOutputStream good = new ByteArrayOutputStream();
+    Tensor t = text("out", "a", "");
+    PythonFrames.write(good, PythonFrames.header("result", 2), List.of(t));
+    assertThat(PythonFrames.read(new ByteArrayInputStream(good.toByteArray())).tensors()).containsExactly(t);
+  }
+
+  @Test
+  void theScriptRefusesABytesTensorWithAnOverrunningPrefixAsAFatalFrameError() throws Exception {
+    Process p = new ProcessBuilder(PythonTests.interpreter(), PythonProcess.script().toString()).start();
+    try (OutputStream in = p.getOutputStream(); InputStream out = p.getInputStream()) {
+      PythonFrames.write(in, PythonFrames.header("predict", 3),
+          List.of(new Tensor("t", DataType.BYTES, new long[] {2}, new byte[] {1, 0, 0, 0, 'a', 7, 0, 0, 0, 'b'})));
+      PythonFrames.Frame reply = PythonFrames.read(out);
+      assertThat(reply.op()).isEqualTo("error");
+      assertThat(reply.header().path("fatal").asBoolean()).isTrue();
+      assertThat(PythonFrames.describeError(reply.header()))
+          .startsWith("FrameError: tensor 't': BYTES element 1 claims 7 bytes, 1 remain");
+      assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).isEqualTo(2);
+    } finally {
+      p.destroyForcibly();
     }
   }
 }
