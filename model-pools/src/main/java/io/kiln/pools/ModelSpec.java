@@ -210,9 +210,6 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       if (!names.add(s.name())) {
         throw new IllegalArgumentException(field + ": duplicate tensor name '" + s.name() + "'");
       }
-      if (s.datatype() == DataType.BYTES) {
-        throw new IllegalArgumentException(field + ": '" + s.name() + "' is BYTES, which no engine here supports");
-      }
       if (s.shape().length == 0) {
         throw new IllegalArgumentException(field + ": '" + s.name() + "' needs at least the batch dimension");
       }

@@ -1,5 +1,6 @@
 package io.kiln.pools;
 
+import io.kiln.pools.impl.ByteElements;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -61,6 +62,9 @@ public final class RequestValidator {
       TensorSpec spec = check.input(i, t.name());
       check.datatype(i, spec, t.datatype());
       check.shape(i, spec, t.shape());
+      if (t.datatype() == DataType.BYTES) {
+        check.bytesData(i, t);
+      }
     }
     check.inputsComplete();
     List<String> wanted = request.outputs();
@@ -121,6 +125,19 @@ public final class RequestValidator {
       if (maxBatchSize > 0 && shape.length > 0 && shape[0] > maxBatchSize) {
         throw InferenceException.invalid(inputPath(index) + ".shape: batch size " + shape[0] + " exceeds max_batch_size "
             + maxBatchSize + " of model '" + model + "'");
+      }
+    }
+
+    /**
+     * A BYTES input's data holds exactly its shape's elements, each a 4-byte little-endian length and that many
+     * bytes. The gateway's decoders check this as they decode; {@link #validate} checks it for a request that
+     * arrives already decoded.
+     */
+    public void bytesData(int index, Tensor t) {
+      try {
+        ByteElements.offsets(t.data(), t.elementCount(), inputPath(index) + ".data: input '" + t.name() + "'");
+      } catch (IllegalArgumentException e) {
+        throw InferenceException.invalid(e.getMessage());
       }
     }
 

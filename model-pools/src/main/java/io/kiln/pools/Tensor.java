@@ -10,7 +10,11 @@ import java.util.Objects;
  * (the layout of the OIP binary extension and of {@code raw_input_contents}). Immutable by contract: the
  * arrays are not copied on the hot path, so callers must not modify them after construction.
  *
- * <p>For {@link DataType#BYTES} each element is a 4-byte little-endian length followed by its bytes.
+ * <p>For {@link DataType#BYTES} each element is a 4-byte little-endian length followed by its bytes, elements
+ * back to back in row-major order: the binary extension's and {@code raw_input_contents}' form, so those pass
+ * through unchanged. Rows then differ in size: stacking a batch concatenates the requests' data, and splitting
+ * it walks the length prefixes. The constructor does not parse BYTES data; the gateway's decoders and
+ * {@link RequestValidator#validate} check it (docs/bytes.md).
  */
 public final class Tensor {
 

@@ -53,7 +53,6 @@ class ModelSpecTest {
     rejects(b -> b.inputs(List.of()), "inputs: a model needs at least one input");
     rejects(b -> b.outputs(List.of()), "outputs: a PyTorch model needs at least one output");
     rejects(b -> b.input("input", DataType.FP32, -1, 3), "inputs: duplicate tensor name 'input'");
-    rejects(b -> b.input("text", DataType.BYTES, -1), "'text' is BYTES");
     rejects(b -> b.input("scalar", DataType.FP32), "'scalar' needs at least the batch dimension");
     rejects(b -> b.warmupBatchSizes(0), "warmupBatchSizes: each must be in 1..4096, got 0");
     rejects(b -> b.intraOpThreads(-1), "intraOpThreads: must be in 0..1024");
@@ -85,5 +84,27 @@ class ModelSpecTest {
 
     assertThat(spec.inputs()).hasSize(1);
     assertThatThrownBy(() -> spec.warmupBatchSizes().add(3)).isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  @Test
+  void bytesIsAValidDatatypeButThePyTorchEngineRefusesItAtLoad() {
+    ModelSpec text = ModelSpec.builder().uri(java.nio.file.Path.of("models/mlp")).input("text", DataType.BYTES, -1)
+        .output("y", DataType.FP32, -1).build();
+    assertThat(text.inputs().get(0).datatype()).isEqualTo(DataType.BYTES);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ModelRunners.load(text, java.util.List.of()))
+        .isInstanceOf(ModelLoadException.class).hasMessageContaining("tensor 'text' is BYTES, which the PyTorch engine"
+            + " does not support");
+  }
+
+  @Test
+  void theBuiltinIdentityPassesBytesThrough() {
+    ModelSpec id = ModelSpec.builder().uri("builtin:identity").engine(ModelSpec.ENGINE_BUILTIN)
+        .input("text", DataType.BYTES, -1).build();
+    Tensor in = new Tensor("text", DataType.BYTES, new long[] {2},
+        io.kiln.pools.impl.ByteElements.joinStrings(new String[] {"ab", "\u00e9"}));
+    try (ModelRunner r = ModelRunners.load(id, java.util.List.of())) {
+      assertThat(r.infer(java.util.List.of(InferenceRequest.of(in), InferenceRequest.of(in))))
+          .allSatisfy(out -> assertThat(out).containsExactly(in));
+    }
   }
 }

@@ -51,4 +51,26 @@ class RequestValidatorTest {
     assertThatThrownBy(() -> validator.begin().inputsComplete())
         .hasMessage("inputs: missing input 'input' of model 'mlp'");
   }
+
+  @Test
+  void bytesInputsPassWhereTheSignatureSaysBytesAndTheirDataMustHoldTheShapesElements() {
+    ModelSignature text = new ModelSignature(List.of(new TensorSpec("text", DataType.BYTES, new long[] {-1})),
+        List.of(new TensorSpec("upper", DataType.BYTES, new long[] {-1})));
+    RequestValidator validator = new RequestValidator("upper", text, 0);
+    byte[] two = io.kiln.pools.impl.ByteElements.joinStrings(new String[] {"ab", ""});
+    assertThat(validator.validate(InferenceRequest.of(new Tensor("text", DataType.BYTES, new long[] {2}, two)))
+        .request().inputs()).hasSize(1);
+
+    assertThatThrownBy(() -> validator.validate(InferenceRequest.of(new Tensor("text", DataType.BYTES, new long[] {3}, two))))
+        .isInstanceOf(InferenceException.class).hasMessageStartingWith("inputs[0].data: input 'text': ");
+    byte[] overrun = {9, 0, 0, 0, 'a'};
+    assertThatThrownBy(() -> validator.validate(InferenceRequest.of(new Tensor("text", DataType.BYTES, new long[] {1}, overrun))))
+        .isInstanceOf(InferenceException.class)
+        .hasMessage("inputs[0].data: input 'text': BYTES element 0 claims 9 bytes but only 1 remain");
+    assertThatThrownBy(() -> validator.validate(InferenceRequest.of(Tensor.ofFloats("text", new long[] {1}, new float[1]))))
+        .isInstanceOf(InferenceException.class).hasMessage("inputs[0].datatype: input 'text' is BYTES, got FP32");
+    assertThatThrownBy(() -> new RequestValidator("mlp", SIGNATURE, 0).validate(
+        InferenceRequest.of(new Tensor("input", DataType.BYTES, new long[] {2}, two))))
+        .isInstanceOf(InferenceException.class).hasMessage("inputs[0].datatype: input 'input' is FP32, got BYTES");
+  }
 }

@@ -53,6 +53,17 @@ class ExamplesTest {
   }
 
   @Test
+  void textExampleLoadsItsBytesModels() {
+    DeploymentFile loaded = Specs.LOADER.load(EXAMPLES.resolve("text/text.yaml"));
+    assertThat(loaded.deployments()).extracting(DeploymentSpec::name).containsExactly("upper", "words");
+    assertThat(loaded.deployments().get(0).model().inputs())
+        .containsExactly(new TensorSpec("text", DataType.BYTES, new long[] {-1}));
+    assertThat(loaded.deployments().get(0).model().outputs()).extracting(TensorSpec::datatype)
+        .containsExactly(DataType.BYTES, DataType.INT32);
+    assertThat(loaded.deployments().get(1).model().signature().streaming()).isTrue();
+  }
+
+  @Test
   void quickstartChecksItsModelFolder(@TempDir Path dir) throws Exception {
     // A copy at the same depth, with and without the model folder it names.
     Path examples = Files.createDirectories(dir.resolve("deploy/examples"));

@@ -22,7 +22,7 @@ import java.util.List;
  * models that fail or stall on purpose for reliability tests; they are not listed here, but
  * {@link #checkName} accepts their names too.
  *
- * <p>The identity accepts whatever inputs the spec declares (any datatype but BYTES); its outputs take the
+ * <p>The identity accepts whatever inputs the spec declares (any datatype, BYTES included); its outputs take the
  * spec's output names when it declares outputs (one per input, same datatypes), the input names otherwise.
  */
 public final class BuiltinModels {

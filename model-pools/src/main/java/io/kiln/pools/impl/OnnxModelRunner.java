@@ -6,6 +6,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
+import io.kiln.pools.DataType;
 import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
@@ -184,6 +185,10 @@ final class OnnxModelRunner extends AbstractModelRunner {
     try {
       for (int i = 0; i < inputs.size(); i++) {
         Tensor t = inputs.get(i);
+        if (t.datatype() == DataType.BYTES) {
+          feed.put(spec().inputs().get(i).name(), OnnxTensor.createTensor(env, ByteElements.strings(t), t.shape()));
+          continue;
+        }
         ByteBuffer data = ByteBuffer.allocateDirect(t.data().length).order(ByteOrder.nativeOrder());
         data.put(t.data()).flip();
         feed.put(spec().inputs().get(i).name(), OnnxTensor.createTensor(env, data, t.shape(),
@@ -197,12 +202,17 @@ final class OnnxModelRunner extends AbstractModelRunner {
           if (!(value instanceof OnnxTensor tensor)) {
             throw new ModelExecutionException("output '" + declared.name() + "' is not a tensor but " + value.getType());
           }
+          TensorInfo info = (TensorInfo) tensor.getInfo();
+          DataType type = OnnxSignature.kilnType(info.type, declared);
+          long[] shape = info.getShape();
+          if (type == DataType.BYTES) {
+            out.add(new Tensor(declared.name(), type, shape, ByteElements.joinStrings(strings(tensor.getValue()))));
+            continue;
+          }
           ByteBuffer bytes = tensor.getByteBuffer();
           byte[] raw = new byte[bytes.remaining()];
           bytes.get(raw);
-          long[] shape = ((TensorInfo) tensor.getInfo()).getShape();
-          out.add(new Tensor(declared.name(), OnnxSignature.kilnType(((TensorInfo) tensor.getInfo()).type, declared),
-              shape, raw));
+          out.add(new Tensor(declared.name(), type, shape, raw));
         }
         return out;
       }
@@ -210,6 +220,25 @@ final class OnnxModelRunner extends AbstractModelRunner {
       throw new ModelExecutionException("the " + ENGINE + " engine failed: " + e.getMessage(), e);
     } finally {
       feed.values().forEach(OnnxTensor::close);
+    }
+  }
+
+  /** A string tensor's value (a String, or String arrays nested to its rank) flattened in row-major order. */
+  private static String[] strings(Object value) {
+    List<String> flat = new ArrayList<>();
+    flatten(value, flat);
+    return flat.toArray(String[]::new);
+  }
+
+  private static void flatten(Object value, List<String> into) {
+    if (value instanceof String s) {
+      into.add(s);
+    } else if (value instanceof Object[] array) {
+      for (Object e : array) {
+        flatten(e, into);
+      }
+    } else {
+      throw new ModelExecutionException("a string output held " + (value == null ? "null" : value.getClass()));
     }
   }
 

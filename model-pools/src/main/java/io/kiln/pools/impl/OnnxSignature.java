@@ -23,7 +23,10 @@ final class OnnxSignature {
   private OnnxSignature() {
   }
 
-  /** The ONNX Runtime type of a Kiln datatype, or empty where its Java API carries none (UINT16..64, BYTES). */
+  /**
+   * The ONNX Runtime type of a Kiln datatype, or empty where its Java API carries none (UINT16..64). BYTES is
+   * ONNX's string tensor: its elements cross as Java strings, decoded and encoded UTF-8.
+   */
   static Optional<OnnxJavaType> toOnnx(DataType t) {
     return Optional.ofNullable(switch (t) {
       case BOOL -> OnnxJavaType.BOOL;
@@ -36,6 +39,7 @@ final class OnnxSignature {
       case BF16 -> OnnxJavaType.BFLOAT16;
       case FP32 -> OnnxJavaType.FLOAT;
       case FP64 -> OnnxJavaType.DOUBLE;
+      case BYTES -> OnnxJavaType.STRING;
       default -> null;
     });
   }

@@ -37,8 +37,11 @@ final class PythonFrames {
   static final int VERSION = 1;
   static final int MAX_HEADER = 1 << 20;
   private static final byte[] MAGIC = {'K', 'I', 'L', 'N'};
-  /** The datatypes numpy reads with {@code frombuffer}; BF16 has no numpy type, BYTES no fixed size. */
-  static final Set<DataType> SUPPORTED = EnumSet.complementOf(EnumSet.of(DataType.BF16, DataType.BYTES));
+  /**
+   * The datatypes the worker script carries: numpy's fixed-size ones (read with {@code frombuffer}) and BYTES
+   * (length-prefixed elements, an object array of {@code bytes} in Python); BF16 has no numpy type.
+   */
+  static final Set<DataType> SUPPORTED = EnumSet.complementOf(EnumSet.of(DataType.BF16));
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A decoded frame: its header and its tensors (with the names and datatypes the header gives). */
@@ -164,12 +167,30 @@ final class PythonFrames {
       shape[d] = dims.get(d).asLong(-1);
     }
     long nbytes = t.path("nbytes").asLong(-1);
-    long want;
+    long elements;
     try {
-      want = Tensor.elementCount(shape) * type.byteSize();
+      elements = Tensor.elementCount(shape);
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new BadFrameException("tensor '" + name + "': bad shape " + dims);
     }
+    if (type == DataType.BYTES) {
+      // Variable length: at least the 4-byte prefix per element; the prefixes are checked once read.
+      if (nbytes < 0 || nbytes > Integer.MAX_VALUE - 16 || elements > nbytes / 4) {
+        throw new BadFrameException("tensor '" + name + "': " + nbytes + " bytes cannot hold " + elements
+            + " BYTES elements of shape " + dims);
+      }
+      byte[] data = new byte[(int) nbytes];
+      if (readFully(in, data, 0) < data.length) {
+        throw new EOFException("the channel ended inside tensor '" + name + "'");
+      }
+      try {
+        ByteElements.offsets(data, elements, "tensor '" + name + "'");
+      } catch (IllegalArgumentException e) {
+        throw new BadFrameException(e.getMessage());
+      }
+      return new Tensor(name, type, shape, data);
+    }
+    long want = elements * type.byteSize();
     if (nbytes != want || nbytes > Integer.MAX_VALUE - 16) {
       throw new BadFrameException("tensor '" + name + "': " + nbytes + " bytes do not fit shape " + dims + " of " + type);
     }

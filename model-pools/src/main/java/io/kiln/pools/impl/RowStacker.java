@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Stacks tensors along their first dimension and slices rows back out, on raw row-major bytes: rows are
- * contiguous, so stacking is concatenation and no engine is needed.
+ * contiguous, so stacking is concatenation and no engine is needed. That holds for {@link DataType#BYTES} too
+ * (length-prefixed elements concatenate); slicing BYTES walks the prefixes to find where the rows start.
  */
 final class RowStacker {
 
@@ -59,10 +60,20 @@ final class RowStacker {
     if (fromRow == 0 && rows == totalRows) {
       return new Tensor(name, type, shape, whole.data());
     }
+    shape[0] = rows;
+    if (type == DataType.BYTES) {
+      // Variable-length elements: find the rows' first and last element by walking the length prefixes.
+      long perRow = totalRows == 0 ? 0 : whole.elementCount() / totalRows;
+      int[] at = ByteElements.offsets(whole.data(), whole.elementCount(), "output '" + whole.name() + "'");
+      int start = at[Math.toIntExact(fromRow * perRow)];
+      int end = at[Math.toIntExact((fromRow + rows) * perRow)];
+      byte[] data = new byte[end - start];
+      System.arraycopy(whole.data(), start, data, 0, data.length);
+      return new Tensor(name, type, shape, data);
+    }
     int rowBytes = totalRows == 0 ? 0 : (int) (whole.data().length / totalRows);
     byte[] data = new byte[Math.toIntExact(rows * rowBytes)];
     System.arraycopy(whole.data(), Math.toIntExact(fromRow * rowBytes), data, 0, data.length);
-    shape[0] = rows;
     return new Tensor(name, type, shape, data);
   }
 }

@@ -1,6 +1,7 @@
 package io.kiln.pools.impl;
 
 import ai.djl.engine.Engine;
+import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelLoadException;
@@ -145,7 +146,8 @@ public final class RunnerLoader {
       for (int d = 0; d < shape.length; d++) {
         shape[d] = shape[d] == -1 ? 1 : shape[d];
       }
-      long bytes = Tensor.elementCount(shape) * s.datatype().byteSize();
+      // A BYTES element of zeros is an empty string: its 4-byte length 0.
+      long bytes = Tensor.elementCount(shape) * (s.datatype() == DataType.BYTES ? 4 : s.datatype().byteSize());
       tensors.add(new Tensor(s.name(), s.datatype(), shape, new byte[Math.toIntExact(bytes)]));
     }
     InferenceRequest one = new InferenceRequest("warmup", tensors, List.of(), Map.of());

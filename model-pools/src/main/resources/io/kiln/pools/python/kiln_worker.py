@@ -21,7 +21,10 @@ Frame (version 1), all integers little-endian:
                 "tensors": [{"name", "datatype", "shape", "nbytes"}, ...]   (predict, result)
     payload   the raw bytes of each listed tensor in order, nbytes each, row-major, little-endian
 Datatypes: the Open Inference Protocol's fixed-size ones numpy has: BOOL, UINT8..UINT64, INT8..INT64, FP16,
-FP32, FP64 (BF16 and BYTES are refused by the JVM before this script starts).
+FP32, FP64, and BYTES (BF16 is refused by the JVM before this script starts). A BYTES tensor's payload is its
+elements in row-major order, each a uint32 length and that many bytes (nbytes is their total); the model gets
+it as a numpy object array of bytes of the tensor's shape, and may return an object array of bytes or str
+(str is encoded UTF-8), a numpy S or U array, or a list of those.
 
 Ops, JVM -> here:
     load     {"class", "model_dir", "config", "device", "inputs", "outputs", "streaming"}: import model.py,
@@ -118,6 +121,9 @@ def read_frame():
         raise FrameError("frame header is not a version-%d object with an op: %.200r" % (VERSION, header))
     arrays = []
     for t in header.get("tensors", []):
+        if t.get("datatype") == "BYTES":
+            arrays.append(read_bytes_tensor(t))
+            continue
         try:
             dtype = DTYPES[t["datatype"]]
             shape = tuple(int(d) for d in t["shape"])
@@ -131,16 +137,82 @@ def read_frame():
     return header, arrays
 
 
+LENGTH = struct.Struct("<I")
+
+
+def read_bytes_tensor(t):
+    """A BYTES tensor's payload as an object array of bytes, checking each length against what remains."""
+    try:
+        shape = tuple(int(d) for d in t["shape"])
+        nbytes = int(t["nbytes"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise FrameError("bad tensor entry %.200r: %s" % (t, e))
+    count = int(np.prod(shape, dtype=np.int64))
+    if nbytes < 4 * count:
+        raise FrameError("tensor %r: %d bytes cannot hold %d BYTES elements" % (t.get("name"), nbytes, count))
+    data = bytes(read_exactly(nbytes))
+    out = np.empty(count, dtype=object)
+    pos = 0
+    for i in range(count):
+        if nbytes - pos < 4:
+            raise FrameError("tensor %r: BYTES element %d has a truncated length" % (t.get("name"), i))
+        (n,) = LENGTH.unpack_from(data, pos)
+        pos += 4
+        if n > nbytes - pos:
+            raise FrameError("tensor %r: BYTES element %d claims %d bytes, %d remain" % (t.get("name"), i, n,
+                                                                                       nbytes - pos))
+        out[i] = data[pos:pos + n]
+        pos += n
+    if pos != nbytes:
+        raise FrameError("tensor %r: %d bytes follow its last BYTES element" % (t.get("name"), nbytes - pos))
+    return t.get("name"), out.reshape(shape)
+
+
+def element_bytes(name, e):
+    if isinstance(e, (bytes, bytearray, memoryview)):
+        return bytes(e)
+    if isinstance(e, str):
+        return e.encode("utf-8")
+    if isinstance(e, np.bytes_):
+        return bytes(e)
+    if isinstance(e, np.str_):
+        return str(e).encode("utf-8")
+    raise TypeError("output %r is BYTES: its elements must be bytes or str, got %s" % (name, type(e).__name__))
+
+
+def bytes_payload(name, value):
+    """The length-prefixed payload of a BYTES output and its shape."""
+    a = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
+    if a.dtype.kind not in "OSU":
+        raise TypeError("output %r is BYTES: return a numpy array of dtype object (bytes or str), S or U, got %s"
+                        % (name, a.dtype))
+    parts = []
+    for e in a.reshape(-1):
+        b = element_bytes(name, e)
+        parts.append(LENGTH.pack(len(b)))
+        parts.append(b)
+    return list(a.shape), b"".join(parts)
+
+
 def write_frame(header, arrays=()):
     header = dict(header, v=VERSION)
+    payloads = []
     if arrays:
-        header["tensors"] = [{"name": n, "datatype": d, "shape": list(a.shape), "nbytes": a.nbytes}
-                             for n, d, a in arrays]
+        entries = []
+        for n, d, a in arrays:
+            if d == "BYTES":
+                shape, data = a
+                entries.append({"name": n, "datatype": d, "shape": shape, "nbytes": len(data)})
+                payloads.append(data)
+            else:
+                entries.append({"name": n, "datatype": d, "shape": list(a.shape), "nbytes": a.nbytes})
+                payloads.append(memoryview(a).cast("B"))
+        header["tensors"] = entries
     body = json.dumps(header, separators=(",", ":")).encode("utf-8")
     _out.write(PREFIX.pack(MAGIC, len(body)))
     _out.write(body)
-    for _, _, a in arrays:
-        _out.write(memoryview(a).cast("B"))
+    for p in payloads:
+        _out.write(p)
     _out.flush()
 
 
@@ -223,6 +295,9 @@ class Worker:
         for name, datatype in self.outputs:
             if name not in got:
                 raise KeyError("predict returned no output %r (it returned %s)" % (name, sorted(got)))
+            if datatype == "BYTES":
+                out.append((name, datatype, bytes_payload(name, got[name])))
+                continue
             # same_kind: float64 -> FP32 is fine, float -> INT32 is a model bug worth an error.
             a = np.ascontiguousarray(np.asarray(got[name]).astype(DTYPES[datatype], casting="same_kind", copy=False))
             out.append((name, datatype, a))

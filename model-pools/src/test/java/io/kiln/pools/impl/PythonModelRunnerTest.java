@@ -89,7 +89,7 @@ class PythonModelRunnerTest {
 
   @Test
   void everyFixedSizeDatatypeCrossesByteForByte() {
-    List<DataType> types = List.copyOf(PythonFrames.SUPPORTED);
+    List<DataType> types = PythonFrames.SUPPORTED.stream().filter(t -> t != DataType.BYTES).toList();
     ModelSpec.Builder b = ModelSpec.builder().uri(PythonTests.testModel("faulty")).engine(ModelSpec.ENGINE_PYTHON)
         .python(PythonTests.options().className("Echo").build());
     for (DataType t : types) {

@@ -67,3 +67,15 @@ class Sloppy:
     def predict(self, inputs):
         x = inputs["x"].astype(np.float64)
         return {"y": x * 2} if (x >= 0).all() else {"z": x}
+
+
+class BadText:
+    """For a BYTES output `out`: numbers when the first input string is b"ints", floats for b"floats", else the input."""
+
+    def predict(self, inputs):
+        t = inputs["t"]
+        if t.reshape(-1)[0] == b"ints":
+            return {"out": np.array([1] * t.shape[0], dtype=object)}
+        if t.reshape(-1)[0] == b"floats":
+            return {"out": np.zeros(t.shape[0])}
+        return {"out": t}
