@@ -55,6 +55,11 @@ public final class KilnCommands {
     return KilnCli.run(out, err, args);
   }
 
+  /** The repository's root folder (the one holding models/mlp). */
+  public static java.nio.file.Path repositoryRoot() {
+    return KilnCliTest.repositoryRoot();
+  }
+
   /** Parses {@code kiln start ARGS} (without the {@code start}). */
   public static Start parseStart(List<String> args) {
     StartCommand c = new StartCommand();

@@ -52,19 +52,31 @@ class ValidateCommandTest {
   @Test
   void pipelineProblemsAreReportedAndClusterDeploymentsCanBeDeclared(@TempDir Path dir) throws IOException {
     Path file = Files.writeString(dir.resolve("p.yaml"), """
+        deployments:
+          - name: here
+            version: "1"
+            model:
+              uri: builtin:identity
+              engine: Builtin
+              inputs:  [{name: input,  datatype: FP32, shape: [-1, 4]}]
+              outputs: [{name: output, datatype: FP32, shape: [-1, 4]}]
+            pool: {workers_per_node: 1}
         pipelines:
           - name: only
             steps:
+              - name: fetch
+                fetch: "${input.media_uri}"
               - name: analyse
                 infer: {deployment: elsewhere}
         """);
     KilnCliTest.Run unknown = kiln("validate", file.toString());
     assertThat(unknown.code()).isEqualTo(1);
-    assertThat(unknown.err()).contains(file + ":5:").contains("elsewhere");
+    assertThat(unknown.errLines()).hasSize(2);
+    assertThat(unknown.err()).contains(file + ":16:").contains("elsewhere");
 
     KilnCliTest.Run declared = kiln("validate", file.toString(), "--known", "elsewhere");
     assertThat(declared.code()).as(declared.err()).isZero();
-    assertThat(declared.out()).contains("0 deployment(s), 1 pipeline(s)");
+    assertThat(declared.out()).contains("1 deployment(s), 1 pipeline(s)");
   }
 
   @Test
