@@ -92,7 +92,7 @@ public final class Applications {
   /**
    * As {@link #apply(String, Path, boolean)}; with {@code prune} the file is the whole truth: once it is stored,
    * the stored pipelines and deployments it does not declare are deleted (pipelines first, as they name
-   * deployments). Internal pools, named {@code _…}, are never pruned. A dry run only lists what it would delete.
+   * deployments). Internal pools, named {@code _…}, are never pruned, nor a deployment the file's infer steps name. A dry run only lists what it would delete.
    * An invalid file prunes nothing.
    */
   public CompletionStage<Result> apply(String yaml, Path source, boolean dryRun, boolean prune) {
@@ -108,6 +108,12 @@ public final class Applications {
     applied.deployments().deployments().forEach(d -> keepDeployments.add(d.name()));
     Set<String> keepPipelines = new HashSet<>();
     applied.pipelines().forEach(p -> keepPipelines.add(p.name()));
+    // A deployment only in the cluster that the file's own pipelines infer on is part of what the file needs.
+    applied.pipelines().forEach(p -> p.steps().forEach(s -> {
+      if (s.action() instanceof StepAction.Infer infer) {
+        keepDeployments.add(infer.deployment());
+      }
+    }));
     List<String> goneDeployments = serve.desired().keySet().stream()
         .filter(n -> !n.startsWith("_") && !keepDeployments.contains(n)).sorted().toList();
     return pipelines.pipelines().thenCompose(stored -> {

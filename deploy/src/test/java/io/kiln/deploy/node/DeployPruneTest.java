@@ -124,5 +124,20 @@ class DeployPruneTest {
     assertThat(pruned.bodyAsJsonObject().getJsonObject("pruned").getJsonArray("deployments")).contains("api");
     await().atMost(ManagedNode.WAIT).until(() -> !node.serve.desired().containsKey("api"));
     assertThat(node.serve.desired()).containsKey("keep");
+
+    // A deployment only in the cluster that the file's pipeline infers on is what the file needs: kept.
+    assertThat(node.call(HttpMethod.POST, "/api/v1/deployments", "deployments:\n" + deployment("used"))
+        .statusCode()).isEqualTo(200);
+    HttpResponse<Buffer> needed = node.call(HttpMethod.POST, "/api/v1/deployments?prune=true",
+        "deployments:\n" + deployment("keep") + PIPELINE.replace("keep", "used"));
+    assertThat(needed.statusCode()).as(needed.bodyAsString()).isEqualTo(200);
+    assertThat(needed.bodyAsJsonObject().getJsonObject("pruned").getJsonArray("deployments")).isEmpty();
+    assertThat(node.serve.desired()).containsKeys("keep", "used");
+
+    // Leave only "keep" for the other test of this node.
+    HttpResponse<Buffer> reset = node.call(HttpMethod.POST, "/api/v1/deployments?prune=true",
+        "deployments:\n" + deployment("keep"));
+    assertThat(reset.bodyAsJsonObject().getJsonObject("pruned").getJsonArray("pipelines")).containsExactly("flow");
+    await().atMost(ManagedNode.WAIT).until(() -> !node.serve.desired().containsKey("used"));
   }
 }

@@ -43,8 +43,8 @@ import java.util.Map;
  *       any; 400 with {@code problems} (file, line, column, path, message) of deployments and pipelines alike,
  *       and nothing applied. {@code source} is the file's path on the client: relative model paths resolve
  *       against it. With {@code prune}, stored deployments and pipelines absent from the file are deleted
- *       after it is stored (internal {@code _…} pools never), and {@code pruned} lists them (for a dry run: what
- *       would be deleted).</li>
+ *       after it is stored (never internal {@code _…} pools, nor deployments the file's infer steps name), and
+ *       {@code pruned} lists them (for a dry run: what would be deleted).</li>
  *   <li>{@code GET /api/v1/deployments} — desired deployments with their status.</li>
  *   <li>{@code GET /api/v1/deployments/{name}} — one of them; 404 if unknown.</li>
  *   <li>{@code DELETE /api/v1/deployments/{name}} — drain and remove; 404 if unknown.</li>
