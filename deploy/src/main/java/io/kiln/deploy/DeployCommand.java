@@ -8,8 +8,11 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -21,9 +24,11 @@ import picocli.CommandLine.Spec;
 /**
  * {@code kiln deploy FILE.yaml [--dry-run]}: validate, plan and apply deployments. The file is validated
  * here first (every problem with line and column, no node needed), then sent to the node, which validates
- * it again, plans it on the cluster and applies it.
+ * it again, plans it on the cluster and applies it. {@code --prune} makes the file the whole truth
+ * ({@code POST /api/v1/deployments?prune=true}); {@code --wait} then polls until the file's versions are READY.
  */
-@Command(name = "deploy", description = "Deploy (or with --dry-run, plan) the deployments in a YAML file.")
+@Command(name = "deploy", description = "Deploy (or with --dry-run, plan) the deployments in a YAML file;"
+    + " --prune deletes what the file no longer declares, --wait blocks until it serves.")
 final class DeployCommand implements Callable<Integer> {
 
   /** Same cap the server applies; refused here before reading a huge file. */
@@ -38,11 +43,26 @@ final class DeployCommand implements Callable<Integer> {
   @Option(names = "--dry-run", description = "print the plan (which pools on which nodes) and change nothing")
   boolean dryRun;
 
+  @Option(names = "--prune", description = "delete stored deployments and pipelines absent from the file (the file"
+      + " is the whole truth; internal _... pools are kept); with --dry-run, list what would be deleted")
+  boolean prune;
+
+  @Option(names = "--wait", description = "block until every deployment of the file is READY (exit 0), one is"
+      + " FAILED (exit 1) or --timeout passes (exit 1)")
+  boolean await;
+
+  @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "600",
+      description = "how long --wait waits (default: ${DEFAULT-VALUE})")
+  long timeoutSeconds;
+
   @Mixin
   ClientOptions client = new ClientOptions();
 
   @Override
-  public Integer call() throws IOException {
+  public Integer call() throws IOException, InterruptedException {
+    if (timeoutSeconds < 1) {
+      throw new CliException("--timeout must be at least 1 second, got " + timeoutSeconds);
+    }
     PrintWriter out = spec.commandLine().getOut();
     Path abs = file.toAbsolutePath().normalize();
     if (!Files.isRegularFile(abs)) {
@@ -52,19 +72,29 @@ final class DeployCommand implements Callable<Integer> {
       throw new CliException(file + " is larger than " + MAX_YAML_BYTES + " bytes");
     }
     String yaml = Files.readString(abs);
+    Map<String, String> versions = new LinkedHashMap<>();
     try {
-      new DeploymentLoader().load(yaml, file);
+      new DeploymentLoader().load(yaml, file).deployments().forEach(d -> versions.put(d.name(), d.version()));
     } catch (DeploymentValidationException v) {
       printProblems(v.problems().stream().map(Problem::toString).toList());
       return 1;
     }
     String path = "api/v1/deployments?" + ManagementClient.query("source", abs.toString())
-        + (dryRun ? "&dry_run=true" : "");
+        + (dryRun ? "&dry_run=true" : "") + (prune ? "&prune=true" : "");
+    ManagementClient management = client.client();
     try {
-      JsonNode result = client.client().postYaml(path, yaml);
+      JsonNode result = management.postYaml(path, yaml);
       out.print(result.path("planText").asText(""));
+      printPruned(out, result.path("pruned"));
       out.println(dryRun ? "dry run: nothing was changed" : "applied " + result.path("deployments").size()
           + " deployment(s); see ./kiln status");
+      if (await && !dryRun && !versions.isEmpty()) {
+        out.println("waiting up to " + timeoutSeconds + " s for " + versions.size() + " deployment(s):");
+        out.flush();
+        DeploymentWait.Outcome o = new DeploymentWait(management, out, System::nanoTime)
+            .await(versions, Duration.ofSeconds(timeoutSeconds), spec.commandLine().getErr());
+        return o == DeploymentWait.Outcome.READY ? 0 : 1;
+      }
       return 0;
     } catch (CliException e) {
       if (e.body() != null && e.body().has("problems")) {
@@ -73,6 +103,20 @@ final class DeployCommand implements Callable<Integer> {
       }
       throw e;
     }
+  }
+
+  private void printPruned(PrintWriter out, JsonNode pruned) {
+    if (pruned.isMissingNode()) {
+      return;
+    }
+    String verb = dryRun ? "would delete" : "deleted";
+    List<String> lines = new ArrayList<>();
+    pruned.path("pipelines").forEach(p -> lines.add("prune: " + verb + " pipeline " + p.asText()));
+    pruned.path("deployments").forEach(d -> lines.add("prune: " + verb + " deployment " + d.asText()));
+    if (lines.isEmpty()) {
+      out.println("prune: nothing to delete");
+    }
+    lines.forEach(out::println);
   }
 
   private void printProblems(List<String> problems) {

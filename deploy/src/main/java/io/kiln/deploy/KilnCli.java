@@ -3,15 +3,19 @@ package io.kiln.deploy;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.ScopeType;
 
 /**
  * The {@code kiln} command. Exit codes: 0 success, 1 a failure the command reports in one line (or, for
  * an invalid deployment file, one line per problem), 2 a usage error.
  */
-@Command(name = "kiln", mixinStandardHelpOptions = true, version = "kiln 0.1.0",
+// scope INHERIT: every subcommand (and the job subcommands) inherits --help/-h and --version/-V.
+@Command(name = "kiln", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, version = "kiln 0.1.0",
     description = "Kiln: model serving from warm, node-pinned worker pools.",
-    subcommands = {UpCommand.class, StartCommand.class, DeployCommand.class, StatusCommand.class,
-        DeleteCommand.class, StopCommand.class, JobCommand.class, LogsCommand.class})
+    subcommands = {UpCommand.class, StartCommand.class, DeployCommand.class, ValidateCommand.class,
+        StatusCommand.class, DeleteCommand.class, StopCommand.class, JobCommand.class, LogsCommand.class,
+        HelpCommand.class, CompletionCommand.class})
 public final class KilnCli implements Runnable {
 
   @CommandLine.Spec
@@ -27,9 +31,14 @@ public final class KilnCli implements Runnable {
     System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
   }
 
+  /** The whole command tree, as {@link #main} runs it (tests walk it to check every command's help). */
+  static CommandLine commandLine() {
+    return new CommandLine(new KilnCli());
+  }
+
   /** Runs a command with its output on {@code out} and {@code err}, and returns its exit code. */
   static int run(PrintWriter out, PrintWriter err, String... args) {
-    CommandLine cli = new CommandLine(new KilnCli());
+    CommandLine cli = commandLine();
     cli.setOut(out);
     cli.setErr(err);
     cli.setExecutionExceptionHandler((ex, line, parsed) -> {

@@ -13,7 +13,9 @@ import java.util.concurrent.CompletionException;
  * {@code kiln start --apply FILE}: a deployment file applied by the node itself once it serves, through the one
  * apply operation {@code kiln deploy} and {@code POST /api/v1/deployments} use ({@link Applications}: deployments
  * and pipelines validated together, stored only if all is valid). Made for a StatefulSet whose every pod is started
- * with the same file from a ConfigMap: applying a file again is idempotent (the same versions are already desired,
+ * with the same file from a ConfigMap. The file is the whole truth: deployments and pipelines stored but absent
+ * from it are pruned (so one removed from the ConfigMap is deleted at the next start; internal {@code _…} pools
+ * never are). Applying a file again is idempotent (the same versions are already desired,
  * so nothing rolls out) and concurrent applies are compare-and-set, so every pod may apply it.
  */
 final class StartupApply {
@@ -70,8 +72,10 @@ final class StartupApply {
   boolean applyOn(KilnNode node, PrintWriter out, PrintWriter err) {
     try {
       Applications.Result r = new Applications(node.runtime(), node.serve(), node.pipelines())
-          .apply(yaml, file, false).toCompletableFuture().join();
+          .apply(yaml, file, false, true).toCompletableFuture().join();
       out.print(r.deployments().plan().toText());
+      r.prunedPipelines().forEach(p -> out.println("kiln: pruned pipeline " + p + " (not in " + file + ")"));
+      r.prunedDeployments().forEach(d -> out.println("kiln: pruned deployment " + d + " (not in " + file + ")"));
       out.println("kiln: applied " + file + ": " + r.deployments().deployments().size() + " deployment(s), "
           + r.pipelines().size() + " pipeline(s)");
       out.flush();

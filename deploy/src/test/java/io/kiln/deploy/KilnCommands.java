@@ -50,6 +50,16 @@ public final class KilnCommands {
     return cmd;
   }
 
+  /** Runs {@code kiln ARGS} in this JVM as {@code main} would, with its output on {@code out} and {@code err}. */
+  public static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
+    return KilnCli.run(out, err, args);
+  }
+
+  /** The repository's root folder (the one holding models/mlp). */
+  public static java.nio.file.Path repositoryRoot() {
+    return KilnCliTest.repositoryRoot();
+  }
+
   /** Parses {@code kiln start ARGS} (without the {@code start}). */
   public static Start parseStart(List<String> args) {
     StartCommand c = new StartCommand();

@@ -7,6 +7,7 @@ import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentValidationException;
 import io.kiln.serve.ServeController;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -40,12 +41,22 @@ public final class Applications {
    * @param deployments the controller's answer: the validated deployments and the plan on the current cluster
    * @param pipelines the file's validated pipelines (empty when it declares none)
    * @param applied false for a dry run, which stored nothing
+   * @param prunedDeployments with prune: the stored deployments absent from the file, deleted (a dry run: that
+   *     would be deleted); internal pools ({@code _…}) never are
+   * @param prunedPipelines with prune: the stored pipelines absent from the file, deleted (or that would be)
    */
-  public record Result(ApplyResult deployments, List<PipelineSpec> pipelines, boolean applied) {
+  public record Result(ApplyResult deployments, List<PipelineSpec> pipelines, boolean applied,
+                       List<String> prunedDeployments, List<String> prunedPipelines) {
 
     public Result {
       Objects.requireNonNull(deployments, "deployments");
       pipelines = List.copyOf(pipelines);
+      prunedDeployments = List.copyOf(prunedDeployments);
+      prunedPipelines = List.copyOf(prunedPipelines);
+    }
+
+    public Result(ApplyResult deployments, List<PipelineSpec> pipelines, boolean applied) {
+      this(deployments, pipelines, applied, List.of(), List.of());
     }
   }
 
@@ -75,10 +86,53 @@ public final class Applications {
    * @return fails with {@link DeploymentValidationException} for invalid input
    */
   public CompletionStage<Result> apply(String yaml, Path source, boolean dryRun) {
+    return apply(yaml, source, dryRun, false);
+  }
+
+  /**
+   * As {@link #apply(String, Path, boolean)}; with {@code prune} the file is the whole truth: once it is stored,
+   * the stored pipelines and deployments it does not declare are deleted (pipelines first, as they name
+   * deployments). Internal pools, named {@code _…}, are never pruned, nor a deployment the file's infer steps name. A dry run only lists what it would delete.
+   * An invalid file prunes nothing.
+   */
+  public CompletionStage<Result> apply(String yaml, Path source, boolean dryRun, boolean prune) {
     Set<String> known = serve.desired().keySet();
     return runtime.vertx().<PipelineFile>executeBlocking(() -> loader.load(yaml, source, known, serve::deployed), false)
         .toCompletionStage()
-        .thenCompose(file -> applyValid(file.deployments(), file.pipelines(), dryRun));
+        .thenCompose(file -> applyValid(file.deployments(), file.pipelines(), dryRun))
+        .thenCompose(result -> prune ? prune(result) : CompletableFuture.completedFuture(result));
+  }
+
+  private CompletionStage<Result> prune(Result applied) {
+    Set<String> keepDeployments = new HashSet<>();
+    applied.deployments().deployments().forEach(d -> keepDeployments.add(d.name()));
+    Set<String> keepPipelines = new HashSet<>();
+    applied.pipelines().forEach(p -> keepPipelines.add(p.name()));
+    // A deployment only in the cluster that the file's own pipelines infer on is part of what the file needs.
+    applied.pipelines().forEach(p -> p.steps().forEach(s -> {
+      if (s.action() instanceof StepAction.Infer infer) {
+        keepDeployments.add(infer.deployment());
+      }
+    }));
+    List<String> goneDeployments = serve.desired().keySet().stream()
+        .filter(n -> !n.startsWith("_") && !keepDeployments.contains(n)).sorted().toList();
+    return pipelines.pipelines().thenCompose(stored -> {
+      List<String> gonePipelines = stored.stream().map(PipelineSpec::name)
+          .filter(n -> !keepPipelines.contains(n)).sorted().toList();
+      Result result = new Result(applied.deployments(), applied.pipelines(), applied.applied(), goneDeployments,
+          gonePipelines);
+      if (!applied.applied()) {
+        return CompletableFuture.completedFuture(result);
+      }
+      CompletionStage<Void> chain = CompletableFuture.completedFuture(null);
+      for (String p : gonePipelines) {
+        chain = chain.thenCompose(v -> pipelines.delete(p)).thenApply(deleted -> null);
+      }
+      for (String d : goneDeployments) {
+        chain = chain.thenCompose(v -> serve.delete(d)).thenApply(deleted -> null);
+      }
+      return chain.thenApply(v -> result);
+    });
   }
 
   /**

@@ -36,13 +36,15 @@ import java.util.Map;
 /**
  * The management REST API under {@code /api/v1/}, mounted on the gateway's HTTP server:
  * <ul>
- *   <li>{@code POST /api/v1/deployments[?dry_run=true|1&source=PATH]} — body: deployment YAML (at most
+ *   <li>{@code POST /api/v1/deployments[?dry_run=true|1&prune=true|1&source=PATH]} — body: deployment YAML (at most
  *       {@value #MAX_YAML_BYTES} bytes, 413 beyond), its deployments and pipelines applied together by one
  *       {@link Applications#apply}. 200 with the plan ({@code applied} false for a dry run, which changes
  *       nothing), and header {@value PipelineApi#PIPELINES_HEADER} naming the file's pipelines if it declares
  *       any; 400 with {@code problems} (file, line, column, path, message) of deployments and pipelines alike,
  *       and nothing applied. {@code source} is the file's path on the client: relative model paths resolve
- *       against it.</li>
+ *       against it. With {@code prune}, stored deployments and pipelines absent from the file are deleted
+ *       after it is stored (never internal {@code _…} pools, nor deployments the file's infer steps name), and
+ *       {@code pruned} lists them (for a dry run: what would be deleted).</li>
  *   <li>{@code GET /api/v1/deployments} — desired deployments with their status.</li>
  *   <li>{@code GET /api/v1/deployments/{name}} — one of them; 404 if unknown.</li>
  *   <li>{@code DELETE /api/v1/deployments/{name}} — drain and remove; 404 if unknown.</li>
@@ -115,6 +117,8 @@ public final class ManagementApi {
     }
     String dry = ctx.request().getParam("dry_run");
     boolean dryRun = "true".equalsIgnoreCase(dry) || "1".equals(dry);
+    String pruneParam = ctx.request().getParam("prune");
+    boolean prune = "true".equalsIgnoreCase(pruneParam) || "1".equals(pruneParam);
     String source = ctx.request().getParam("source");
     Path sourcePath;
     try {
@@ -123,13 +127,19 @@ public final class ManagementApi {
       error(ctx, 400, "source is not a valid path: " + e.getMessage());
       return;
     }
-    applications.apply(yaml, sourcePath, dryRun).whenComplete(answer(ctx, (result, err) -> {
+    applications.apply(yaml, sourcePath, dryRun, prune).whenComplete(answer(ctx, (result, err) -> {
       if (err == null) {
         if (!result.pipelines().isEmpty()) {
           ctx.response().putHeader(PipelineApi.PIPELINES_HEADER,
               String.join(",", result.pipelines().stream().map(PipelineSpec::name).toList()));
         }
-        send(ctx, 200, applied(result.deployments()));
+        ObjectNode body = applied(result.deployments());
+        if (prune) {
+          ObjectNode pruned = body.putObject("pruned");
+          result.prunedDeployments().forEach(pruned.putArray("deployments")::add);
+          result.prunedPipelines().forEach(pruned.putArray("pipelines")::add);
+        }
+        send(ctx, 200, body);
         return;
       }
       Throwable t = Futures.unwrap(err);
