@@ -96,6 +96,11 @@ public final class KilnNode implements AutoCloseable {
       } catch (IllegalArgumentException e) {
         return CompletableFuture.failedFuture(new IllegalArgumentException("--otel-endpoint " + e.getMessage()));
       }
+      try {
+        io.kiln.deploy.tracing.OtelEnvironment.from(System.getenv());
+      } catch (IllegalArgumentException e) {
+        return CompletableFuture.failedFuture(e);
+      }
     }
     return rt.thenCompose(runtime -> {
       io.kiln.deploy.tracing.OtelSpans spans = null;
