@@ -88,19 +88,27 @@ public final class KilnNode implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
     }
-    CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
-        : KilnCluster.join(o.node(), o.cluster());
+    // Before the runtime starts: a refused setting must not leave a joined runtime behind.
+    io.kiln.deploy.tracing.OtelEnvironment otelEnv = null;
     if (o.otelEndpoint() != null) {
       try {
         io.kiln.deploy.tracing.OtelSpans.tracesUrl(o.otelEndpoint());
       } catch (IllegalArgumentException e) {
         return CompletableFuture.failedFuture(new IllegalArgumentException("--otel-endpoint " + e.getMessage()));
       }
+      try {
+        otelEnv = io.kiln.deploy.tracing.OtelEnvironment.from(System.getenv());
+      } catch (IllegalArgumentException e) {
+        return CompletableFuture.failedFuture(e);
+      }
     }
+    CompletionStage<KilnRuntime> rt = o.cluster() == null ? LocalCluster.singleNode(o.node())
+        : KilnCluster.join(o.node(), o.cluster());
+    io.kiln.deploy.tracing.OtelEnvironment otel = otelEnv;
     return rt.thenCompose(runtime -> {
       io.kiln.deploy.tracing.OtelSpans spans = null;
       if (o.otelEndpoint() != null) {
-        spans = io.kiln.deploy.tracing.OtelSpans.start(o.otelEndpoint(), runtime.nodeId());
+        spans = io.kiln.deploy.tracing.OtelSpans.start(o.otelEndpoint(), runtime.nodeId(), otel);
         runtime.registerLocalService(io.kiln.pools.trace.Spans.class, spans);
         LOG.info("node {} exports spans to {}", runtime.nodeId(), spans.endpoint());
       }

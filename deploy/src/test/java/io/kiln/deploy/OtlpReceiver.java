@@ -23,7 +23,8 @@ public final class OtlpReceiver implements AutoCloseable {
 
   /** One span as received. Ids in lower-case hex; {@code parentSpanId} empty for a root span. */
   public record Received(String traceId, String spanId, String parentSpanId, String name, int kind, String traceState,
-                         Map<String, String> attributes, String service, String serviceInstance, int statusCode) {
+                         Map<String, String> attributes, String service, String serviceInstance, int statusCode,
+                         Map<String, String> resource) {
   }
 
   private final Vertx vertx = Vertx.vertx();
@@ -145,7 +146,7 @@ public final class OtlpReceiver implements AutoCloseable {
       }
     }
     return new Received(traceId, spanId, parent, name, kind, state, attributes, resource.get("service.name"),
-        resource.get("service.instance.id"), status);
+        resource.get("service.instance.id"), status, Map.copyOf(resource));
   }
 
   /** KeyValue {key = 1; AnyValue value = 2 {string = 1, bool = 2, int = 3, double = 4}}, as text. */

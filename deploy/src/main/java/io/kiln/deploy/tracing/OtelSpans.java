@@ -2,8 +2,6 @@ package io.kiln.deploy.tracing;
 
 import io.kiln.pools.trace.Spans;
 import io.kiln.pools.trace.TraceParent;
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
@@ -15,7 +13,6 @@ import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
-import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
@@ -23,8 +20,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A node's span export: the OpenTelemetry SDK's tracer, batching spans to an OTLP/HTTP (protobuf) endpoint
- * ({@code --otel-endpoint}, {@code OTEL_EXPORTER_OTLP_ENDPOINT}). Resource: {@code service.name=kiln},
- * {@code service.instance.id=<node>}. Sampling follows the parent (a request without one starts a sampled trace).
+ * ({@code --otel-endpoint}, {@code OTEL_EXPORTER_OTLP_ENDPOINT}). Resource and sampler from the standard
+ * variables ({@link OtelEnvironment}): by default {@code service.name=kiln}, {@code service.instance.id=<node>},
+ * sampling follows the parent (a request without one starts a sampled trace).
  * Created only when an endpoint is configured; otherwise no SDK class is loaded.
  */
 public final class OtelSpans implements Spans, AutoCloseable {
@@ -61,13 +59,17 @@ public final class OtelSpans implements Spans, AutoCloseable {
    * @throws IllegalArgumentException if it is no http(s) URL
    */
   public static OtelSpans start(String endpoint, String nodeId) {
+    return start(endpoint, nodeId, OtelEnvironment.from(System.getenv()));
+  }
+
+  /** As {@link #start(String, String)}, with the resource and sampler of {@code otel}. */
+  public static OtelSpans start(String endpoint, String nodeId, OtelEnvironment otel) {
     String traces = tracesUrl(endpoint);
     OtlpHttpSpanExporter exporter = OtlpHttpSpanExporter.builder().setEndpoint(traces)
         .setTimeout(Duration.ofSeconds(10)).build();
     SdkTracerProvider provider = SdkTracerProvider.builder()
-        .setResource(Resource.getDefault().merge(Resource.create(Attributes.of(
-            AttributeKey.stringKey("service.name"), "kiln", AttributeKey.stringKey("service.instance.id"), nodeId))))
-        .setSampler(Sampler.parentBased(Sampler.alwaysOn()))
+        .setResource(Resource.getDefault().merge(Resource.create(otel.attributes(nodeId))))
+        .setSampler(otel.sampler())
         .addSpanProcessor(BatchSpanProcessor.builder(exporter).setScheduleDelay(Duration.ofMillis(500))
             .setMaxQueueSize(8192).build())
         .build();

@@ -179,7 +179,8 @@ class ManifestsTest {
     assertThat(files).extracting(p -> K8S.relativize(p).toString()).contains("base/statefulset.yaml",
         "base/service-headless.yaml", "base/service-gateway.yaml", "base/poddisruptionbudget.yaml",
         "base/namespace.yaml", "overlays/gpu/statefulset-gpu.yaml", "overlays/api-discovery/rbac.yaml",
-        "rendered/cpu.yaml", "rendered/gpu.yaml", "rendered/api-discovery.yaml", "security/networkpolicy.yaml");
+        "rendered/cpu.yaml", "rendered/gpu.yaml", "rendered/api-discovery.yaml", "security/networkpolicy.yaml",
+        "monitoring/podmonitor.yaml", "monitoring/prometheusrule.yaml", "monitoring/hpa.yaml");
     for (Path f : files) {
       assertThat(StrictManifests.read(f)).as(f.toString()).isNotEmpty();
     }
@@ -457,7 +458,7 @@ class ManifestsTest {
     assertThat(entry.find()).isTrue();
     List<String> entrypoint = Pattern.compile("\"([^\"]*)\"").matcher(entry.group(1)).results()
         .map(x -> x.group(1)).toList();
-    assertThat(entrypoint).startsWith("java").containsSubsequence(flags).contains("-Dkiln.home=/opt/kiln")
+    assertThat(entrypoint).startsWith("/opt/kiln/bin/kiln-entrypoint", "java").containsSubsequence(flags).contains("-Dkiln.home=/opt/kiln")
         .endsWith("-jar", "/opt/kiln/kiln.jar");
     assertThat(dockerfile).contains("cp -r models /out/kiln/models").contains("COPY --from=build --chown=root:root /out/kiln /opt/kiln");
     Rendered r = rendered("cpu");

@@ -3,6 +3,7 @@ package io.kiln.deploy.k8s;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Service;
@@ -20,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -32,16 +34,26 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  */
 final class StrictManifests {
 
-  static final Map<String, Class<? extends HasMetadata>> KINDS = Map.of(
-      "v1/Namespace", Namespace.class,
-      "v1/ConfigMap", ConfigMap.class,
-      "v1/Service", Service.class,
-      "v1/ServiceAccount", ServiceAccount.class,
-      "apps/v1/StatefulSet", StatefulSet.class,
-      "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
-      "rbac.authorization.k8s.io/v1/Role", Role.class,
-      "rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class,
-      "networking.k8s.io/v1/NetworkPolicy", io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy.class);
+  static final Map<String, Class<? extends HasMetadata>> KINDS = Map.ofEntries(
+      Map.entry("v1/Namespace", Namespace.class),
+      Map.entry("v1/ConfigMap", ConfigMap.class),
+      Map.entry("v1/Service", Service.class),
+      Map.entry("v1/ServiceAccount", ServiceAccount.class),
+      Map.entry("apps/v1/StatefulSet", StatefulSet.class),
+      Map.entry("policy/v1/PodDisruptionBudget", PodDisruptionBudget.class),
+      Map.entry("rbac.authorization.k8s.io/v1/Role", Role.class),
+      Map.entry("rbac.authorization.k8s.io/v1/RoleBinding", RoleBinding.class),
+      Map.entry("networking.k8s.io/v1/NetworkPolicy", io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy.class),
+      Map.entry("autoscaling/v2/HorizontalPodAutoscaler",
+          io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler.class));
+
+  /**
+   * Kinds fabric8's model here has no class for (the Prometheus Operator's CRDs): read as
+   * {@link GenericKubernetesResource}, whose fields the tests that rely on them check (MonitoringObjectsTest).
+   */
+  static final Set<String> GENERIC_KINDS = Set.of(
+      "monitoring.coreos.com/v1/PodMonitor",
+      "monitoring.coreos.com/v1/PrometheusRule");
 
   private static final JsonMapper JSON = JsonMapper.builder()
       .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -67,6 +79,10 @@ final class StrictManifests {
         throw new IllegalArgumentException(source + " document " + i + " is not a mapping");
       }
       String key = m.get("apiVersion") + "/" + m.get("kind");
+      if (GENERIC_KINDS.contains(key)) {
+        out.add(JSON.convertValue(m, GenericKubernetesResource.class));
+        continue;
+      }
       Class<? extends HasMetadata> type = KINDS.get(key);
       if (type == null) {
         throw new IllegalArgumentException(source + " document " + i + ": unexpected kind " + key);

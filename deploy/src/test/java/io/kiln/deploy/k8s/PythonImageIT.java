@@ -1,0 +1,131 @@
+package io.kiln.deploy.k8s;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@code python} image target without a container engine: {@code deploy/k8s/image-rootfs.sh --python} lays the
+ * files the Dockerfile copies under a prefix, and the test runs the Dockerfile's own ENTRYPOINT (parsed from it,
+ * {@code /opt/kiln} and the image's {@code JAVA_HOME} made the prefix's) with its ENV, a PATH of the prefix's
+ * binaries only, and the CPU StatefulSet's container arguments (as the kubelet expands them; one pod, so minimum
+ * cluster size 1 and free ports). It applies the Python MLP of deploy/examples/python from the image's path and
+ * answers an inference request: python3 with numpy found on the image's PATH, Python workers running.
+ */
+class PythonImageIT {
+
+  static final Duration START = Duration.ofSeconds(300);
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  final Path home = Path.of("target", "python-image-it", UUID.randomUUID().toString().substring(0, 8)).toAbsolutePath();
+  Process pod;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (pod != null) {
+      pod.destroy();
+      if (!pod.waitFor(30, TimeUnit.SECONDS)) {
+        pod.destroyForcibly();
+      }
+    }
+  }
+
+  static List<String> quoted(String s) {
+    return Pattern.compile("\"([^\"]*)\"").matcher(s).results().map(m -> m.group(1)).toList();
+  }
+
+  @Test
+  void theEntrypointFromTheImagesFilesServesAPythonModel() throws Exception {
+    Path prefix = Files.createDirectories(home.resolve("rootfs"));
+    Process lay = new ProcessBuilder("bash", ManifestsTest.K8S.resolve("image-rootfs.sh").toString(), "--python",
+        prefix.toString()).redirectErrorStream(true).start();
+    String layOut = new String(lay.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(lay.waitFor(120, TimeUnit.SECONDS)).isTrue();
+    assertThat(lay.exitValue()).as(layOut).isZero();
+
+    String dockerfile = Files.readString(ManifestsTest.K8S.resolve("Dockerfile")).replace("\\\n", " ");
+    String pythonStage = dockerfile.substring(dockerfile.indexOf("FROM runtime AS python"));
+    assertThat(pythonStage).contains("apt-get install -y --no-install-recommends python3 python3-numpy");
+    Matcher entry = Pattern.compile("ENTRYPOINT \\[(.*?)]").matcher(dockerfile);
+    assertThat(entry.find()).isTrue();
+    String opt = prefix.resolve("opt/kiln").toString();
+    List<String> cmd = new ArrayList<>(quoted(entry.group(1)).stream().map(a -> a.replace("/opt/kiln", opt)).toList());
+
+    ManifestsTest.Rendered r = ManifestsTest.rendered("cpu");
+    Path app = home.resolve("app.yaml");
+    Files.writeString(app, Files.readString(ManifestsTest.repositoryRoot().resolve("deploy/examples/python/mlp.yaml"))
+        .replaceFirst("uri: \\.", "uri: " + opt + "/deploy/examples/python"));
+    int cluster = StatefulSetPodsIT.freePort();
+    for (String a : StatefulSetPodsIT.podArgs(r, 0, cluster, cluster, app, "py-" + UUID.randomUUID())) {
+      cmd.add(a.startsWith("--min-cluster-size=") ? "--min-cluster-size=1" : a);
+    }
+    assertThat(cmd).contains("--foreground", "--apply=" + app);
+
+    ProcessBuilder b = new ProcessBuilder(cmd).directory(prefix.resolve("opt/kiln").toFile()).redirectErrorStream(true)
+        .redirectOutput(home.resolve("pod.out").toFile());
+    Map<String, String> env = b.environment();
+    env.clear();
+    // The image's ENV lines, paths made the prefix's; PATH only the prefix's binaries (as in the image).
+    Matcher envs = Pattern.compile("(DJL_CACHE_DIR)=(\\S+)|(JAVA_TOOL_OPTIONS)=\"([^\"]*)\"").matcher(dockerfile);
+    Map<String, String> imageEnv = new LinkedHashMap<>();
+    while (envs.find()) {
+      imageEnv.put(envs.group(1) != null ? envs.group(1) : envs.group(3),
+          envs.group(1) != null ? prefix + envs.group(2) : envs.group(4));
+    }
+    assertThat(imageEnv).containsKeys("DJL_CACHE_DIR", "JAVA_TOOL_OPTIONS");
+    env.putAll(imageEnv);
+    env.put("PATH", prefix.resolve("opt/java/openjdk/bin") + ":" + prefix.resolve("usr/bin"));
+    env.put("HOME", prefix.resolve("opt/kiln").toString());
+    env.put("HOSTNAME", "kiln-0");
+    env.put("KUBERNETES_SERVICE_HOST", "10.96.0.1");
+    env.put("KILN_TOKEN", "test-token");
+    env.put("KILN_CLUSTER_SECRET", "test-cluster-secret");
+    env.put("KILN_HEAP_PERCENT", MonitoringObjectsTest.env(r, "KILN_HEAP_PERCENT"));
+    pod = b.start();
+
+    await().atMost(START).pollInterval(Duration.ofMillis(500)).until(() -> {
+      if (!pod.isAlive()) {
+        throw new AssertionError("the pod exited with " + pod.exitValue() + ":\n" + output());
+      }
+      return Files.exists(prefix.resolve("opt/kiln/.kiln/nodes/kiln-0.json")) && output().contains("kiln: applied ");
+    });
+    int port = JSON.readTree(prefix.resolve("opt/kiln/.kiln/nodes/kiln-0.json").toFile()).path("httpPort").asInt();
+    await().atMost(START).pollInterval(Duration.ofMillis(500)).until(() -> {
+      if (!pod.isAlive()) {
+        throw new AssertionError("the pod exited with " + pod.exitValue() + ":\n" + output());
+      }
+      return StatefulSetPodsIT.http(port, "/v2/models/mlp-python/ready", null, null).statusCode() == 200;
+    });
+    String request = Files.readString(ManifestsTest.repositoryRoot().resolve("deploy/examples/mlp-request.json"));
+    HttpResponse<String> infer = StatefulSetPodsIT.http(port, "/v2/models/mlp-python/infer", request, null);
+    assertThat(infer.statusCode()).as(infer.body()).isEqualTo(200);
+    JsonNode out = JSON.readTree(infer.body()).path("outputs").get(0);
+    assertThat(out.path("shape").toString()).isEqualTo("[2,10]");
+    assertThat(out.path("data")).hasSize(20);
+  }
+
+  String output() {
+    try {
+      return Files.readString(home.resolve("pod.out"));
+    } catch (java.io.IOException e) {
+      return "";
+    }
+  }
+}
