@@ -119,12 +119,19 @@ def rec_batch(crops):
     return batch
 
 
+def sample_image():
+    """A small encoded image with a dark bar on white, for warm-up (Kiln's zero tensors are not images)."""
+    img = np.full((64, 256, 3), 255, dtype=np.uint8)
+    img[24:40, 16:200] = 0
+    return np.frombuffer(cv2.imencode(".png", img)[1].tobytes(), dtype=np.uint8)[np.newaxis]
+
+
 class DetPre:
     def load(self, config, device):
         pass
 
     def warmup(self):
-        pass
+        self.predict({"image": sample_image()})
 
     def predict(self, inputs):
         return {"x": det_tensor(decode_image(inputs["image"][0]))}
@@ -137,15 +144,18 @@ class Crop:
         self.unclip = float(config.get("unclip_ratio", 1.5))
 
     def warmup(self):
-        pass
+        prob = np.zeros((1, 1, 64, 256), dtype=np.float32)
+        prob[0, 0, 26:38, 20:196] = 0.9
+        self.predict({"image": sample_image(), "prob": prob})
 
     def predict(self, inputs):
         img = decode_image(inputs["image"][0])
         prob = np.asarray(inputs["prob"], dtype=np.float32)[0, 0]
         boxes = boxes_from_map(prob, img.shape[0], img.shape[1], self.thresh, self.box_thresh, self.unclip)
         crops = [crop(img, b) for b in boxes]
-        return {"crops": rec_batch(crops),
-                "boxes": np.array(boxes, dtype=np.float32).reshape(len(boxes), 8)}
+        # One input row (the image) -> one output row: its n crops and n boxes.
+        return {"crops": rec_batch(crops)[np.newaxis],
+                "boxes": np.array(boxes, dtype=np.float32).reshape(1, len(boxes), 8)}
 
 
 class Ctc:
@@ -157,7 +167,7 @@ class Ctc:
         self.chars = [""] + keys + [" "]
 
     def warmup(self):
-        pass
+        self.predict({"probs": np.zeros((1, 40, len(self.chars)), dtype=np.float32)})
 
     def predict(self, inputs):
         scores = np.asarray(inputs["probs"], dtype=np.float32)

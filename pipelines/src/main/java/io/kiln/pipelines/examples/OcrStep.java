@@ -67,11 +67,12 @@ public final class OcrStep implements Step {
     Tensor prob = calls.one(p.getOrDefault("det", "ocr-det"), List.of(x.withName("x")), null);
     Map<String, Tensor> cropped = calls.all(p.getOrDefault("crop", "ocr-crop"),
         List.of(imageTensor, prob.withName("prob")));
-    Tensor crops = cropped.get("crops");
-    Tensor boxes = cropped.get("boxes");
+    // crop answers one row per image: [1, n, 3, 48, W] and [1, n, 8]; the recogniser takes the n crops as rows.
+    Tensor crops = dropFirst(cropped.get("crops"), "x");
+    Tensor boxes = dropFirst(cropped.get("boxes"), "boxes");
     List<String> lines = new ArrayList<>();
     if (crops.shape()[0] > 0) {
-      Tensor scores = calls.one(p.getOrDefault("rec", "ocr-rec"), List.of(crops.withName("x")), null);
+      Tensor scores = calls.one(p.getOrDefault("rec", "ocr-rec"), List.of(crops), null);
       Tensor text = calls.one(p.getOrDefault("ctc", "ocr-ctc"), List.of(scores.withName("probs")), "text");
       lines = strings(text);
     }
@@ -81,6 +82,14 @@ public final class OcrStep implements Step {
     out.put("boxes", boxList(boxes));
     out.put("node", ctx.nodeId());
     return out;
+  }
+
+  /** A tensor of one row as that row's own tensor: [1, n, ...] to [n, ...]. */
+  static Tensor dropFirst(Tensor t, String name) {
+    if (t == null || t.shape().length < 2 || t.shape()[0] != 1) {
+      throw new IllegalStateException("expected an output of one row, got " + t);
+    }
+    return new Tensor(name, t.datatype(), java.util.Arrays.copyOfRange(t.shape(), 1, t.shape().length), t.data());
   }
 
   /** A BYTES tensor's elements (4-byte little-endian length, then the bytes) as UTF-8 strings. */
