@@ -87,6 +87,8 @@ public final class Pipelines implements AutoCloseable {
           Webhooks webhooks = new Webhooks(options.httpTimeout());
           runtime.registerLocalService(NodeCache.class, cache);
           runtime.registerLocalService(CacheIndex.class, index);
+          // A class step (e.g. examples.OcrStep) that chains several of this node's pools calls them through it.
+          runtime.registerLocalService(PoolClient.class, pools);
           runtime.registerLocalService(NodeServices.class, new NodeServices(runtime.nodeId(), cache, pools, webhooks,
               events, gauges, options.clockMillis(), stepClasses, options.maxOutputElements()));
           runs = new Runs(new RunEnv(runtime, store, events, resolver, webhooks, options.clockMillis(), id -> { }),

@@ -67,6 +67,38 @@ final class PipelineCluster implements AutoCloseable {
    * @param models a pool of one worker per node, version "1", for each deployment name
    */
   PipelineCluster(Path root, List<Path> fileRoots, Map<String, ModelSpec> models, String... nodeIds) throws Exception {
+    this(root, fileRoots, models, poolsOf(models), nodeIds);
+  }
+
+  /** Pools as the deployments declare them (batching, queue, restarts), one worker per node. */
+  PipelineCluster(Path root, List<Path> fileRoots, List<io.kiln.serve.DeploymentSpec> deployments, String... nodeIds)
+      throws Exception {
+    this(root, fileRoots, modelsOf(deployments), poolsOf(deployments), nodeIds);
+  }
+
+  private static Map<String, ModelSpec> modelsOf(List<io.kiln.serve.DeploymentSpec> deployments) {
+    Map<String, ModelSpec> out = new java.util.LinkedHashMap<>();
+    deployments.forEach(d -> out.put(d.name(), d.model()));
+    return out;
+  }
+
+  private static Map<String, java.util.function.Function<String, PoolSpec>> poolsOf(Map<String, ModelSpec> models) {
+    Map<String, java.util.function.Function<String, PoolSpec>> out = new java.util.LinkedHashMap<>();
+    models.forEach((name, m) -> out.put(name, id -> new PoolSpec(name, "1", id, m, PoolConfig.DEFAULTS, 1,
+        Resources.cpu(1), 0)));
+    return out;
+  }
+
+  private static Map<String, java.util.function.Function<String, PoolSpec>> poolsOf(
+      List<io.kiln.serve.DeploymentSpec> deployments) {
+    Map<String, java.util.function.Function<String, PoolSpec>> out = new java.util.LinkedHashMap<>();
+    deployments.forEach(d -> out.put(d.name(), id -> d.poolOn(id, 1)));
+    return out;
+  }
+
+  private PipelineCluster(Path root, List<Path> fileRoots, Map<String, ModelSpec> models,
+                          Map<String, java.util.function.Function<String, PoolSpec>> pools, String... nodeIds)
+      throws Exception {
     this.root = root;
     http = cluster.vertx().createHttpServer().requestHandler(req -> {
       String path = req.path();
@@ -91,8 +123,7 @@ final class PipelineCluster implements AutoCloseable {
     PoolClient client = new PoolClient(node(nodeIds[0]));
     for (var m : models.entrySet()) {
       for (String id : nodeIds) {
-        result(PoolManager.getOrCreate(node(id), new PoolSpec(m.getKey(), "1", id, m.getValue(), PoolConfig.DEFAULTS,
-            1, Resources.cpu(1), 0)), WAIT);
+        result(PoolManager.getOrCreate(node(id), pools.get(m.getKey()).apply(id)), WAIT);
       }
       for (String id : nodeIds) {
         await().atMost(WAIT).until(() -> result(client.status(m.getKey(), "1", id)).ready());
