@@ -71,10 +71,20 @@ final class UpCommand implements Callable<Integer> {
     out.println("kiln: node " + nodeId + " up; HTTP " + scheme + opts.host + ":" + node.httpPort() + ", gRPC "
         + opts.host + ":" + node.grpcPort() + "; dashboard " + scheme + opts.host + ":" + node.httpPort() + "/dashboard");
     try {
-      var applied = node.serve().apply(Files.readString(yaml), yaml, false).toCompletableFuture().join();
-      out.print(applied.plan().toText());
-      String name = applied.deployments().get(0).name();
-      DeploymentStatus ready = awaitReady(node, name, Duration.ofSeconds(readyTimeoutSeconds), out);
+      // The one apply operation kiln deploy uses: the file's pipelines are applied with its deployments.
+      var applied = new io.kiln.pipelines.Applications(node.runtime(), node.serve(), node.pipelines())
+          .apply(Files.readString(yaml), yaml, false).toCompletableFuture().join();
+      out.print(applied.deployments().plan().toText());
+      if (!applied.pipelines().isEmpty()) {
+        out.println("kiln: pipelines " + applied.pipelines().stream().map(p -> p.name()).toList() + " applied");
+      }
+      var deployments = applied.deployments().deployments();
+      String name = deployments.get(0).name();
+      DeploymentStatus ready = null;
+      for (var d : deployments) {
+        DeploymentStatus s = awaitReady(node, d.name(), Duration.ofSeconds(readyTimeoutSeconds), out);
+        ready = d.name().equals(name) ? s : ready;
+      }
       // The gateway reports ready only once its start-up warm-up is over: wait for it, so "Try it" works at once.
       var warmed = node.warmup().toCompletableFuture().join();
       if (warmed.ran()) {
