@@ -1,0 +1,144 @@
+package io.kiln.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code kiln} launcher script's start-up cache (docs/cold-start.md), end to end with real processes: it trains
+ * the cache with the built distribution ({@code deploy/target/kiln.jar}, which the package phase made), a node it
+ * starts with {@code KILN_AOT=on} (the JVM refuses to start unless it maps the cache) serves the quickstart model,
+ * and a cache older than the jar is rebuilt before it is used. Each JDK's cache lives in the test's own folder
+ * ({@code KILN_CACHE_DIR}); the training warms for one second only, to keep the test short.
+ */
+class LauncherCacheIT {
+
+  private static final Path JDK25 = Path.of(System.getProperty("kiln.test.jdk25",
+      "/usr/lib/jvm/temurin-25-jdk-amd64"));
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void appCdsArchiveOnTheBuildJdkIsBuiltUsedAndRebuiltWhenTheJarChanged() throws Exception {
+    Path javaHome = Path.of(System.getProperty("java.home"));
+    int feature = Runtime.version().feature();
+    // The build JDK (17+) gets the AppCDS archive below 25 and the AOT cache from 25 on; both are this test's subject.
+    checkCache(javaHome, "kiln-jdk" + feature + (feature >= 25 ? ".aot" : ".jsa"));
+  }
+
+  @Test
+  void aotCacheOnJdk25IsBuiltUsedAndRebuilt_skippedWhereNoJdk25IsInstalled() throws Exception {
+    assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")) && releaseFeature(JDK25) >= 25,
+        "no JDK 25+ at " + JDK25 + " (-Dkiln.test.jdk25=...): the AOT cache (JEP 483/514/515) needs one");
+    checkCache(JDK25, "kiln-jdk" + releaseFeature(JDK25) + ".aot");
+  }
+
+  private void checkCache(Path javaHome, String cacheName) throws Exception {
+    Path root = KilnCliTest.repositoryRoot();
+    Path jar = root.resolve("deploy/target/kiln.jar");
+    assumeTrue(Files.isRegularFile(jar), "no " + jar + ": run in the integration-test phase (after package)");
+    Path cacheDir = Files.createDirectories(dir.resolve("cache"));
+    Map<String, String> env = Map.of("JAVA_HOME", javaHome.toString(), "KILN_CACHE_DIR", cacheDir.toString(),
+        "KILN_AOT_TRAIN_ARGS", "--warmup-seconds 1", "KILN_AOT", "on");
+
+    String trained = runToEnd(root, env, dir.resolve("train.out"), "train-aot");
+    Path cache = cacheDir.resolve(cacheName);
+    assertThat(trained).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
+    assertThat(cache).isNotEmptyFile();
+
+    // The jar changed after the cache was made (as a rebuild leaves it): `kiln up` must train anew, then use it.
+    FileTime stale = FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() - 3_600_000);
+    Files.setLastModifiedTime(cache, stale);
+    int port = freePort();
+    Path out = dir.resolve("up.out");
+    Process node = launcher(root, env, out, "up", "--host", "127.0.0.1", "--port", String.valueOf(port),
+        "--grpc-port", String.valueOf(freePort()), "--warmup-seconds", "0").start();
+    try {
+      HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      String body = "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,64],\"datatype\":\"FP32\",\"data\":["
+          + IntStream.range(0, 64).mapToObj(i -> "0.5").collect(Collectors.joining(",")) + "]}]}";
+      HttpRequest infer = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v2/models/mlp/infer"))
+          .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
+      Awaitility.await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+          .until(() -> {
+            assertThat(node.isAlive()).as("node alive; output: %s", read(out)).isTrue();
+            return http.send(infer, HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+          });
+      assertThat(read(out)).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
+      assertThat(Files.getLastModifiedTime(cache).toMillis()).isGreaterThan(stale.toMillis() + 1_800_000);
+      // KILN_AOT=on passes -Xshare:on / -XX:AOTMode=on: this JVM is serving because it mapped the rebuilt cache.
+      assertThat(node.info().arguments().map(List::of).orElse(List.of()))
+          .anySatisfy(a -> assertThat(a).contains(cache.toString()));
+    } finally {
+      node.destroy();
+      if (!node.waitFor(60, TimeUnit.SECONDS)) {
+        node.destroyForcibly().waitFor();
+      }
+    }
+  }
+
+  private static ProcessBuilder launcher(Path root, Map<String, String> env, Path out, String... args) {
+    ProcessBuilder pb = new ProcessBuilder(prepend(root.resolve("kiln").toString(), args)).directory(root.toFile())
+        .redirectErrorStream(true).redirectOutput(out.toFile());
+    pb.environment().putAll(env);
+    pb.environment().remove("KILN_JAVA_OPTS");
+    return pb;
+  }
+
+  private static String runToEnd(Path root, Map<String, String> env, Path out, String... args) throws Exception {
+    Process p = launcher(root, env, out, args).start();
+    if (!p.waitFor(8, TimeUnit.MINUTES)) {
+      p.destroyForcibly().waitFor();
+      throw new AssertionError("kiln " + String.join(" ", args) + " did not end; output: " + read(out));
+    }
+    assertThat(p.exitValue()).as("kiln %s; output: %s", String.join(" ", args), read(out)).isZero();
+    return read(out);
+  }
+
+  private static String[] prepend(String first, String... rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
+  }
+
+  private static String read(Path file) throws IOException {
+    return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
+  }
+
+  private static int releaseFeature(Path javaHome) throws IOException {
+    Path release = javaHome.resolve("release");
+    if (!Files.isRegularFile(release)) {
+      return 0;
+    }
+    return Files.readAllLines(release).stream().filter(l -> l.startsWith("JAVA_VERSION=\""))
+        .map(l -> l.substring("JAVA_VERSION=\"".length()).split("[.\"]")[0]).mapToInt(Integer::parseInt)
+        .findFirst().orElse(0);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+}
