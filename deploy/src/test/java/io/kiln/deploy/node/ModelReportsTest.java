@@ -40,6 +40,11 @@ class ModelReportsTest {
             outputs: [{name: y, datatype: FP32, shape: [-1, 3]}, {name: w, datatype: INT64, shape: [-1, 2]}]
           pool: {workers_per_node: 1}
           batching: {max_batch_size: 4, max_batch_delay_ms: 2}
+        - name: stranded
+          version: "1"
+          model: {uri: builtin:identity, engine: Builtin, inputs: [{name: x, datatype: FP32, shape: [-1, 1]}],
+                   outputs: [{name: y, datatype: FP32, shape: [-1, 1]}]}
+          pool: {workers_per_node: 1, node_selector: {accelerator: tpu}}
         - name: zoo
           version: "1"
           repository:
@@ -69,6 +74,8 @@ class ModelReportsTest {
           .filter(s -> s.phase() == DeploymentStatus.Phase.READY).isPresent());
       await().atMost(ManagedNode.WAIT).until(() -> node.board.pools(d, "1").stream().anyMatch(p -> p.ready()));
     }
+    await().atMost(ManagedNode.WAIT).until(() -> node.serve.status("stranded")
+        .filter(s -> s.phase() == DeploymentStatus.Phase.UNSCHEDULABLE).isPresent());
     HttpResponse<Buffer> loaded = node.call(HttpMethod.POST, "/v2/repository/models/a/load", "");
     assertThat(loaded.statusCode()).as(loaded.bodyAsString()).isEqualTo(200);
   }
@@ -82,13 +89,15 @@ class ModelReportsTest {
 
   @Test
   void theIndexListsThePlainDeploymentAndTheRepositoryModelsWithTheirStates() {
-    assertThat(index("")).containsExactly(
-        "pair/1 READY ",
-        "a/1 READY ",
-        "b/1 UNAVAILABLE not loaded");
-    assertThat(index("{}")).hasSize(3);
+    List<String> all = index("");
+    assertThat(all).hasSize(4);
+    assertThat(all.get(0)).isEqualTo("pair/1 READY ");
+    // The controller's reason: no node has the label the deployment's node_selector wants.
+    assertThat(all.get(1)).startsWith("stranded/1 UNAVAILABLE no node selected");
+    assertThat(all.subList(2, 4)).containsExactly("a/1 READY ", "b/1 UNAVAILABLE not loaded");
+    assertThat(index("{}")).isEqualTo(all);
     assertThat(index("{\"ready\": true}")).containsExactly("pair/1 READY ", "a/1 READY ");
-    assertThat(index("{\"ready\": false}")).hasSize(3);
+    assertThat(index("{\"ready\": false}")).isEqualTo(all);
     HttpResponse<Buffer> bad = node.call(HttpMethod.POST, "/v2/repository/index", "[1]");
     assertThat(bad.statusCode()).isEqualTo(400);
     assertThat(bad.bodyAsString()).contains("body");
@@ -101,7 +110,7 @@ class ModelReportsTest {
     try {
       RepositoryIndexResponse all = grpcIndex(grpc, RepositoryIndexRequest.getDefaultInstance());
       assertThat(all.getModelsList()).extracting(m -> m.getName() + "/" + m.getVersion() + " " + m.getState())
-          .containsExactly("pair/1 READY", "a/1 READY", "b/1 UNAVAILABLE");
+          .containsExactly("pair/1 READY", "stranded/1 UNAVAILABLE", "a/1 READY", "b/1 UNAVAILABLE");
       RepositoryIndexResponse ready = grpcIndex(grpc, RepositoryIndexRequest.newBuilder().setReady(true).build());
       assertThat(ready.getModelsList()).extracting(m -> m.getName()).containsExactly("pair", "a");
       RepositoryIndexResponse onlyPair = grpcIndex(grpc,
