@@ -19,9 +19,32 @@ import java.util.Objects;
  * @param maxBatchSize the largest first dimension a request may carry; 0 means the model does not batch
  *     and the first dimension is not limited
  * @param multiplexed set for a model of a multiplexed deployment's repository, null otherwise
+ * @param config how the model's pools batch and how many workers run it, for {@code /v2/models/{m}/config};
+ *     null when the directory does not know (the config then reports no batching and no instance group)
  */
 public record ModelInfo(String name, String version, List<String> versions, String platform,
-                        ModelSignature signature, boolean ready, int maxBatchSize, Multiplexed multiplexed) {
+                        ModelSignature signature, boolean ready, int maxBatchSize, Multiplexed multiplexed,
+                        Config config) {
+
+  /**
+   * The serving configuration of the model's pools.
+   *
+   * @param poolMaxBatchSize the most rows the pool combines into one batch (1: no batching)
+   * @param maxQueueDelayMicros how long the pool holds a batch open for more requests
+   * @param instanceCount workers per node ({@code instanceKind} {@code KIND_CPU}) or per GPU ({@code KIND_GPU})
+   * @param instanceKind {@code KIND_CPU} or {@code KIND_GPU}
+   */
+  public record Config(int poolMaxBatchSize, long maxQueueDelayMicros, int instanceCount, String instanceKind) {
+    public Config {
+      Objects.requireNonNull(instanceKind, "instanceKind");
+    }
+  }
+
+  /** A model whose directory reports no {@link Config}. */
+  public ModelInfo(String name, String version, List<String> versions, String platform, ModelSignature signature,
+                   boolean ready, int maxBatchSize, Multiplexed multiplexed) {
+    this(name, version, versions, platform, signature, ready, maxBatchSize, multiplexed, null);
+  }
 
   /**
    * A model of a multiplexed deployment's repository: requests for it go to the deployment's pools, which load it
@@ -39,7 +62,7 @@ public record ModelInfo(String name, String version, List<String> versions, Stri
   /** A model that is a deployment of its own. */
   public ModelInfo(String name, String version, List<String> versions, String platform, ModelSignature signature,
                    boolean ready, int maxBatchSize) {
-    this(name, version, versions, platform, signature, ready, maxBatchSize, null);
+    this(name, version, versions, platform, signature, ready, maxBatchSize, null, null);
   }
 
   /**
@@ -72,7 +95,7 @@ public record ModelInfo(String name, String version, List<String> versions, Stri
 
   /** A copy with another readiness. */
   public ModelInfo withReady(boolean nowReady) {
-    return new ModelInfo(name, version, versions, platform, signature, nowReady, maxBatchSize, multiplexed);
+    return new ModelInfo(name, version, versions, platform, signature, nowReady, maxBatchSize, multiplexed, config);
   }
 
   /** The deployment whose pools serve requests for this model: its own name, or a multiplexed deployment's. */

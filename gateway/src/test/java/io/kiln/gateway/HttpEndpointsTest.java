@@ -41,7 +41,9 @@ class HttpEndpointsTest extends GatewayTestBase {
     JsonObject body = r.bodyAsJsonObject();
     assertThat(body.getString("name")).isEqualTo("kiln");
     assertThat(body.getString("version")).isEqualTo(GatewayOptions.DEFAULT_SERVER_VERSION);
-    assertThat(body.getJsonArray("extensions")).containsExactly("binary_tensor_data");
+    // No repository routes are mounted on a bare gateway, so no model_repository.
+    assertThat(body.getJsonArray("extensions")).containsExactly("binary_tensor_data", "model_configuration",
+        "statistics", "generate");
   }
 
   @Test

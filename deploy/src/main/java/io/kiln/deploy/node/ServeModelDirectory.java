@@ -88,7 +88,7 @@ public final class ServeModelDirectory implements ModelDirectory {
     boolean ready = serving != null && (versionOrNull == null || versionOrNull.equals(serving)
         || status.pools().stream().anyMatch(p -> p.version().equals(versionOrNull) && p.ready()));
     return Optional.of(new ModelInfo(name, version, versions, platform(spec),
-        spec.model().signature(), ready, 0));
+        spec.model().signature(), ready, 0, null, config(spec)));
   }
 
   /** The platform strings Triton and KServe use for the same kinds of model, where they have one. */
@@ -108,9 +108,18 @@ public final class ServeModelDirectory implements ModelDirectory {
       boolean loaded = board != null && board.pools(spec.name(), d.version()).stream()
           .anyMatch(p -> p.ready() && p.holds(name));
       return Optional.of(new ModelInfo(name, d.version(), d.versions(), platform(model), model.signature(), d.ready(),
-          0, new ModelInfo.Multiplexed(spec.name(), loaded)));
+          0, new ModelInfo.Multiplexed(spec.name(), loaded), d.config()));
     }
     return Optional.empty();
+  }
+
+  /** The deployment's batching and worker count, as {@code /v2/models/{m}/config} reports them. */
+  private static ModelInfo.Config config(DeploymentSpec spec) {
+    boolean perGpu = spec.pool().workers() instanceof io.kiln.serve.PoolPlacement.PerGpu;
+    int count = spec.pool().workers() instanceof io.kiln.serve.PoolPlacement.PerGpu g ? g.count()
+        : spec.pool().workers() instanceof io.kiln.serve.PoolPlacement.PerNode n ? n.count() : 0;
+    return new ModelInfo.Config(spec.batching().maxBatchSize(), spec.batching().maxBatchDelay().toNanos() / 1000,
+        count, perGpu ? "KIND_GPU" : "KIND_CPU");
   }
 
   private static String platform(DeploymentSpec spec) {

@@ -51,16 +51,20 @@ final class ManagedNode implements AutoCloseable {
   final Pipelines pipelines;
   final KilnGateway gateway;
   final WebClient http;
+  /** The node's one registry, as {@code ServingNode} shares it: the pools' meters and the gateway's. */
+  final io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry =
+      new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
 
   /** @param token the management token, or null for none */
   ManagedNode(String token) {
     runtime = join(cluster.startNode(new NodeOptions("node-a", "127.0.0.1", Resources.cpu(4), Map.of())));
+    runtime.registerLocalService(io.micrometer.core.instrument.MeterRegistry.class, registry);
     board = new PoolLoadBoard(runtime);
     client = new PoolClient(runtime);
     serve = new ServeController(runtime, client, board, ServeController.Options.DEFAULT
         .withPeriod(Duration.ofMillis(100)).withDrainGrace(Duration.ofMillis(100)));
     gateway = new KilnGateway(GatewayOptions.builder().host("127.0.0.1").httpPort(0).grpcPort(0)
-        .bindJvmMetrics(false).build(), new ServeModelDirectory(serve, board),
+        .bindJvmMetrics(false).registry(registry).build(), new ServeModelDirectory(serve, board),
         new PoolsDirectory(runtime.nodeId(), board, client), DataLocator.NONE);
     try {
       home = Files.createTempDirectory("kiln-managed-node");

@@ -46,6 +46,7 @@ final class GatewayMetrics implements AutoCloseable {
   private final MeterRegistry registry;
   private final MeterRegistry unseen;
   private final LongSupplier nanoClock;
+  private final LongSupplier millisClock;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Series user;
   private final Series internal;
@@ -53,8 +54,14 @@ final class GatewayMetrics implements AutoCloseable {
   private final List<AutoCloseable> binders = new ArrayList<>();
 
   GatewayMetrics(MeterRegistry registry, boolean bindJvm, LongSupplier nanoClock) {
+    this(registry, bindJvm, nanoClock, System::currentTimeMillis);
+  }
+
+  /** @param millisClock wall clock for {@link #lastInferenceMillis} */
+  GatewayMetrics(MeterRegistry registry, boolean bindJvm, LongSupplier nanoClock, LongSupplier millisClock) {
     this.registry = registry;
     this.nanoClock = nanoClock;
+    this.millisClock = millisClock;
     this.unseen = registry instanceof PrometheusMeterRegistry ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
         : new SimpleMeterRegistry();
     this.user = new Series(registry);
@@ -90,6 +97,14 @@ final class GatewayMetrics implements AutoCloseable {
   /** @param unmetered whether the request was for an internal model */
   void routed(Router.Reason reason, boolean unmetered) {
     (unmetered ? internal : user).routed(reason);
+  }
+
+  /**
+   * When a user's request for {@code model} (a metrics label) last finished, in wall-clock milliseconds since the
+   * epoch, over every protocol and outcome; 0 if none has on this gateway.
+   */
+  long lastInferenceMillis(String model) {
+    return user.lastMillis(model);
   }
 
   int inFlight() {
@@ -135,6 +150,20 @@ final class GatewayMetrics implements AutoCloseable {
       }
       c.increment();
       cell.timer.record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
+      cell.lastMillis = millisClock.getAsLong();
+    }
+
+    long lastMillis(String model) {
+      long last = 0;
+      Map<String, Map<String, Cell>> byProtocol = byModel.get(model);
+      if (byProtocol != null) {
+        for (Map<String, Cell> byOutcome : byProtocol.values()) {
+          for (Cell cell : byOutcome.values()) {
+            last = Math.max(last, cell.lastMillis);
+          }
+        }
+      }
+      return last;
     }
 
     private Cell cell(String model, String protocol, String outcome) {
@@ -193,6 +222,8 @@ final class GatewayMetrics implements AutoCloseable {
   private static final class Cell {
     final Timer timer;
     final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    /** When a request of this cell last finished (wall clock, ms); for the statistics extension's last_inference. */
+    volatile long lastMillis;
 
     Cell(Timer timer) {
       this.timer = timer;

@@ -60,11 +60,14 @@ final class HttpApi {
     BodyHandler body = BodyHandler.create(false).setBodyLimit(gw.options().maxBodyBytes());
     r.get("/v2/health/live").handler(ctx -> json(ctx, 200, Map.of("live", true)));
     r.get("/v2/health/ready").handler(this::serverReady);
-    r.get("/v2").handler(ctx -> send(ctx, 200, gw.encoder().serverMetadata("kiln", gw.options().serverVersion(),
-        List.of("binary_tensor_data"))));
+    r.get("/v2").handler(this::serverMetadata);
     r.get("/v2/models/:model").handler(this::modelMetadata);
     r.get("/v2/models/:model/versions/:version").handler(this::modelMetadata);
     r.get("/v2/models/:model/ready").handler(this::modelReady);
+    r.get("/v2/models/:model/config").handler(this::modelConfig);
+    r.get("/v2/models/:model/versions/:version/config").handler(this::modelConfig);
+    r.get("/v2/models/:model/stats").handler(this::modelStats);
+    r.get("/v2/models/:model/versions/:version/stats").handler(this::modelStats);
     r.get("/v2/models/:model/versions/:version/ready").handler(this::modelReady);
     // The plain infer paths never get here (HttpInfer serves them); these routes serve the other spellings.
     r.post("/v2/models/:model/infer").handler(body).handler(this::infer);
@@ -91,6 +94,37 @@ final class HttpApi {
     try {
       ModelInfo m = gw.models().find(ctx.pathParam("model"), ctx.pathParam("version"));
       send(ctx, 200, gw.encoder().modelMetadata(m));
+    } catch (RuntimeException e) {
+      fail(ctx, gw.errors().map(e));
+    }
+  }
+
+  // The extensions this server answers: its own routes' and, when mounted (a node's management routes), the
+  // repository extension's. Read per request: /v2 is rare, and routes are only added before the server starts.
+  private void serverMetadata(RoutingContext ctx) {
+    List<String> extensions = new java.util.ArrayList<>(List.of("binary_tensor_data", "model_configuration",
+        "statistics", "generate"));
+    if (router.getRoutes().stream().anyMatch(rt -> rt.getPath() != null && rt.getPath().startsWith("/v2/repository"))) {
+      extensions.add(2, "model_repository");
+    }
+    send(ctx, 200, gw.encoder().serverMetadata("kiln", gw.options().serverVersion(), extensions));
+  }
+
+  private void modelConfig(RoutingContext ctx) {
+    try {
+      ModelInfo m = gw.models().find(ctx.pathParam("model"), ctx.pathParam("version"));
+      send(ctx, 200, Buffer.buffer(io.kiln.runtime.WireCodec.toJson(ModelReports.config(m))));
+    } catch (RuntimeException e) {
+      fail(ctx, gw.errors().map(e));
+    }
+  }
+
+  private void modelStats(RoutingContext ctx) {
+    try {
+      String version = ctx.pathParam("version");
+      ModelInfo m = gw.models().find(ctx.pathParam("model"), version);
+      send(ctx, 200, Buffer.buffer(io.kiln.runtime.WireCodec.toJson(ModelReports.stats(m, version != null,
+          gw.registry(), gw.metrics().lastInferenceMillis(m.name())))));
     } catch (RuntimeException e) {
       fail(ctx, gw.errors().map(e));
     }

@@ -18,12 +18,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The OIP model-repository extension over the models of multiplexed deployments (those with a {@code repository}),
- * as Triton serves it over HTTP:
+ * The OIP model-repository extension as Triton serves it over HTTP; load and unload apply to the models of
+ * multiplexed deployments (those with a {@code repository}):
  * <ul>
- *   <li>{@code POST /v2/repository/index}: every repository model as {@code {name, version, state, reason}}, state
- *       {@code READY} (a pool holds it loaded), {@code LOADING} or {@code UNAVAILABLE} (reason says why: not loaded
- *       yet, no ready pool); body optional, {@code {"ready": true}} lists only READY models;</li>
+ *   <li>{@code POST /v2/repository/index}: every model served (each version of each plain deployment, each
+ *       repository model) as {@code {name, version, state, reason, deployment}}, state {@code READY},
+ *       {@code LOADING} or {@code UNAVAILABLE} (reason says why: not loaded yet, no ready pool, the controller's
+ *       failure or placement message); body optional, {@code {"ready": true}} lists only READY models;</li>
  *   <li>{@code POST /v2/repository/models/{m}/load}: loads {@code m} onto a worker of the local pool of its deployment,
  *       else of the least loaded ready pool; answers once loaded;</li>
  *   <li>{@code POST /v2/repository/models/{m}/unload}: closes {@code m} on every pool's workers that hold it (a later

@@ -30,8 +30,8 @@ import java.util.function.Function;
  * endpoints ({@link RepositoryApi}; both are {@link RepositoryModels}).
  *
  * <ul>
- *   <li>{@code repository_name}: a Kiln repository is a multiplexed deployment, so a non-empty name picks the
- *       deployment (an index of an unknown one is empty; a load or unload of a model that is not in it NOT_FOUND);
+ *   <li>{@code repository_name}: a Kiln repository is a deployment (a multiplexed one's models, or a plain one's
+ *       versions), so a non-empty name picks the deployment (an index of an unknown one is empty; a load or unload of a model that is not in it NOT_FOUND);
  *       empty means every deployment, as in Triton.</li>
  *   <li>{@code parameters}: models load as their deployment declares them, so Triton's {@code config} and
  *       {@code file:...} overrides (and any other parameter) are INVALID_ARGUMENT naming the parameter rather than

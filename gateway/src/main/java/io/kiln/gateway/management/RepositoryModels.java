@@ -18,8 +18,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The OIP model-repository extension's three operations over the models of multiplexed deployments (those with a
- * {@code repository}), whatever the transport: {@link RepositoryApi} serves them over HTTP, {@link RepositoryGrpc}
+ * The OIP model-repository extension's three operations, whatever the transport. The index lists every model Kiln
+ * serves: each deployment of one model, once per version it has (the desired one and, during a rollout, the one
+ * still serving), and each model of a multiplexed deployment's {@code repository} (at the deployment's serving
+ * version). Load and unload apply to repository models only (a plain deployment's pools are the controller's). {@link RepositoryApi} serves them over HTTP, {@link RepositoryGrpc}
  * over gRPC, with the same answers and errors.
  *
  * <p><b>Errors</b> (the stages fail with): {@link InferenceException} NOT_FOUND for a model in no multiplexed
@@ -66,17 +68,61 @@ public final class RepositoryModels {
     return out;
   }
 
-  /** Every repository model (only the READY ones when {@code readyOnly}), deployment by deployment; never fails. */
+  /**
+   * Every model (only the READY ones when {@code readyOnly}), deployment by deployment in the controller's order;
+   * never fails.
+   */
   public CompletionStage<List<Entry>> index(boolean readyOnly) {
     List<CompletableFuture<List<Entry>>> parts = new ArrayList<>();
-    for (Served s : multiplexed()) {
-      parts.add(states(s));
-    }
+    Map<String, DeploymentStatus> statuses = serve.statuses();
+    serve.desired().forEach((name, spec) -> {
+      DeploymentStatus st = statuses.get(name);
+      if (st != null && st.phase() == DeploymentStatus.Phase.DELETING) {
+        return; // no longer served (the model directory hides it too)
+      }
+      if (spec.multiplexed()) {
+        String version = st != null && st.servingVersion() != null ? st.servingVersion() : spec.version();
+        parts.add(states(new Served(spec, version, board.pools(name, version))));
+      } else {
+        parts.add(CompletableFuture.completedFuture(versions(spec, st)));
+      }
+    });
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).handle((v, e) -> {
       List<Entry> all = new ArrayList<>();
       parts.forEach(p -> all.addAll(p.join()));
       return readyOnly ? all.stream().filter(m -> "READY".equals(m.state())).toList() : all;
     });
+  }
+
+  // A deployment of one model: READY where a pool of the version is ready on the board; LOADING while the controller
+  // still brings it up; UNAVAILABLE with the controller's reason otherwise.
+  private List<Entry> versions(DeploymentSpec spec, DeploymentStatus st) {
+    List<String> versions = new ArrayList<>();
+    if (st != null && st.servingVersion() != null && !st.servingVersion().equals(spec.version())) {
+      versions.add(st.servingVersion());
+    }
+    versions.add(spec.version());
+    versions.sort(Comparator.naturalOrder());
+    List<Entry> out = new ArrayList<>();
+    for (String v : versions) {
+      boolean ready = board.pools(spec.name(), v).stream().anyMatch(PoolLoad::ready);
+      String state;
+      String reason = "";
+      if (ready) {
+        state = "READY";
+      } else if (st == null || st.phase() == DeploymentStatus.Phase.DEPLOYING
+          || st.phase() == DeploymentStatus.Phase.ROLLING && v.equals(spec.version())) {
+        state = "LOADING";
+      } else {
+        state = "UNAVAILABLE";
+        reason = st.phase() == DeploymentStatus.Phase.FAILED && v.equals(spec.version()) && st.failure() != null
+            ? st.failure()
+            : st.phase() == DeploymentStatus.Phase.UNSCHEDULABLE && st.message() != null ? st.message()
+            : "no ready pool of deployment '" + spec.name() + "' version '" + v + "'";
+      }
+      out.add(new Entry(spec.name(), v, state, reason, spec.name()));
+    }
+    return out;
   }
 
   // Each model's state across the deployment's pools: READY wins over LOADING over UNAVAILABLE.
