@@ -90,7 +90,7 @@ public final class ModelUris {
     if (path.isEmpty() || path.equals("/")) {
       return "'" + text + "' names no " + (scheme.get().equals(S3) ? "key or prefix" : "file");
     }
-    if (scheme.get().equals(HTTP) && !loopback(host)) {
+    if (scheme.get().equals(HTTP) && !isLoopback(host)) {
       return "plain http:// is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1), got '" + host
           + "': use https://";
     }
@@ -116,8 +116,8 @@ public final class ModelUris {
         : "must be 64 lower-case hex digits, got '" + sha256 + "'";
   }
 
-  /** No DNS: a name resolves differently over time, only the literal loopback names count. */
-  static boolean loopback(String host) {
+  /** Whether {@code host} is loopback by name or literal (no DNS: a name resolves differently over time). */
+  public static boolean isLoopback(String host) {
     String h = host.toLowerCase(Locale.ROOT);
     if (h.startsWith("[") && h.endsWith("]")) {
       h = h.substring(1, h.length() - 1);

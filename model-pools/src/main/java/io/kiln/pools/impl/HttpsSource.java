@@ -71,15 +71,7 @@ final class HttpsSource {
 
   /** Streams {@code uri} into {@code file}, failing (and leaving the file to the caller) on a wrong digest. */
   void download(URI uri, String sha256, Path file) throws IOException {
-    HttpResponse<InputStream> response;
-    try {
-      response = client.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new ModelLoadException("model " + uri + ": interrupted while downloading", e);
-    } catch (IOException e) {
-      throw new ModelLoadException("model " + uri + ": download failed: " + e, e);
-    }
+    HttpResponse<InputStream> response = send(uri, HttpRequest.newBuilder(uri).GET().build());
     try (InputStream body = response.body()) {
       if (response.statusCode() != 200) {
         throw new ModelLoadException("model " + uri + ": the server answered HTTP " + response.statusCode());
@@ -89,6 +81,18 @@ final class HttpsSource {
       if (!actual.equals(sha256)) {
         throw new ModelLoadException("model " + uri + ": sha256 mismatch: expected " + sha256 + ", got " + actual);
       }
+    }
+  }
+
+  /** Sends {@code request} (about model {@code uri}), its body left to read. */
+  HttpResponse<InputStream> send(URI uri, HttpRequest request) {
+    try {
+      return client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ModelLoadException("model " + uri + ": interrupted while downloading", e);
+    } catch (IOException e) {
+      throw new ModelLoadException("model " + uri + ": download failed: " + e, e);
     }
   }
 

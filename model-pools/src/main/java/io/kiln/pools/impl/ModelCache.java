@@ -43,12 +43,19 @@ public final class ModelCache {
    * @param caPem a PEM file of the certificate authorities HTTPS servers are checked against, null for the JVM's
    *     trust store
    * @param maxBytes the most a download, or an archive's unpacked files, may add up to
+   * @param s3 the credentials, region and endpoint for {@code s3://} uris
    */
-  public record Options(Path dir, Path caPem, long maxBytes) {
+  public record Options(Path dir, Path caPem, long maxBytes, S3Source.Credentials s3) {
     public static final long DEFAULT_MAX_BYTES = 32L << 30;
+
+    /** Without S3 credentials. */
+    public Options(Path dir, Path caPem, long maxBytes) {
+      this(dir, caPem, maxBytes, S3Source.Credentials.NONE);
+    }
 
     public Options {
       Objects.requireNonNull(dir, "dir");
+      Objects.requireNonNull(s3, "s3");
       if (maxBytes < 1) {
         throw new IllegalArgumentException("maxBytes: must be positive, got " + maxBytes);
       }
@@ -71,7 +78,13 @@ public final class ModelCache {
       } catch (NumberFormatException e) {
         throw new ModelLoadException("kiln.model.maxBytes / KILN_MODEL_MAX_BYTES: not a number: '" + max + "'");
       }
-      return new Options(cache.toAbsolutePath().normalize(), ca == null ? null : Path.of(ca), maxBytes);
+      S3Source.Credentials s3;
+      try {
+        s3 = S3Source.Credentials.fromEnvironment();
+      } catch (IllegalArgumentException e) {
+        throw new ModelLoadException(e.getMessage(), e);
+      }
+      return new Options(cache.toAbsolutePath().normalize(), ca == null ? null : Path.of(ca), maxBytes, s3);
     }
 
     private static String setting(String property, String env) {
@@ -84,10 +97,12 @@ public final class ModelCache {
   private final Options options;
   private final Map<String, CompletableFuture<Path>> inFlight = new ConcurrentHashMap<>();
   private final HttpsSource https;
+  private final S3Source s3;
 
   public ModelCache(Options options) {
     this.options = options;
     this.https = new HttpsSource(options.caPem(), options.maxBytes());
+    this.s3 = new S3Source(https, options.s3(), java.time.Clock.systemUTC());
   }
 
   /** The node's cache as its system properties and environment configure it now. */
@@ -152,11 +167,10 @@ public final class ModelCache {
     Path tmp = options.dir().resolve(".tmp-" + target.getFileName() + "-" + UUID.randomUUID());
     try {
       Files.createDirectories(tmp);
-      if (uri.getScheme().equalsIgnoreCase(ModelUris.S3)) {
-        throw new ModelLoadException("model " + uri + ": s3:// is not supported by this build yet");
-      }
       String name = fileName(uri);
-      if (ModelArchives.isArchive(name)) {
+      if (uri.getScheme().equalsIgnoreCase(ModelUris.S3)) {
+        s3.download(uri, sha256, tmp);
+      } else if (ModelArchives.isArchive(name)) {
         Path file = options.dir().resolve(tmp.getFileName() + ".download");
         try {
           https.download(uri, sha256, file);
