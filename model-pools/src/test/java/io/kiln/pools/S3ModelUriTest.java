@@ -76,6 +76,26 @@ class S3ModelUriTest {
   }
 
   @Test
+  void anS3SpecLoadsThroughModelRunnersWithTheAwsSettingsOfTheNode() {
+    Path dir = work.resolve("node");
+    System.setProperty("kiln.model.cache", dir.toString());
+    System.setProperty("aws.accessKeyId", ACCESS);
+    System.setProperty("aws.secretAccessKey", SECRET);
+    System.setProperty("aws.region", "us-east-1");
+    System.setProperty("aws.endpointUrl", endpoint.toString());
+    try (ModelRunner r = ModelRunners.load(ProjectModels.mlpOnnx().uri("s3://models/mlp-onnx").build(), List.of())) {
+      assertThat(r.spec().uri()).startsWith(dir);
+      assertThat(r.infer(List.of(InferenceRequest.of(ProjectModels.expectedInput("mlp-onnx")))).get(0).get(0).shape())
+          .containsExactly(2, 10);
+    } finally {
+      for (String p : List.of("kiln.model.cache", "aws.accessKeyId", "aws.secretAccessKey", "aws.region",
+          "aws.endpointUrl")) {
+        System.clearProperty(p);
+      }
+    }
+  }
+
+  @Test
   void anObjectBecomesAOneFileFolderAndItsSha256IsChecked() throws Exception {
     String sha = RemoteModelUriTest.sha256(onnx);
     Path folder = cache("object", ACCESS, SECRET).fetch(URI.create("s3://models/single/model.onnx"), sha);

@@ -63,13 +63,14 @@ public final class ModelCache {
 
     /**
      * From system properties, then the environment: {@code kiln.model.cache} / {@code KILN_MODEL_CACHE} (default
-     * {@code ${kiln.home}/.kiln/models} when {@code kiln.home} is set, else {@code ${user.home}/.kiln/models}),
+     * {@code ${kiln.home}/.kiln/models}, beside the node's other files; {@code kiln.home} defaults to the working
+     * directory, as for the node),
      * {@code kiln.model.ca} / {@code KILN_MODEL_CA} and {@code kiln.model.maxBytes} / {@code KILN_MODEL_MAX_BYTES}.
      */
     public static Options fromEnvironment() {
       String dir = setting("kiln.model.cache", "KILN_MODEL_CACHE");
       Path cache = dir != null ? Path.of(dir)
-          : Path.of(System.getProperty("kiln.home", System.getProperty("user.home"))).resolve(".kiln").resolve("models");
+          : Path.of(System.getProperty("kiln.home", ".")).resolve(".kiln").resolve("models");
       String ca = setting("kiln.model.ca", "KILN_MODEL_CA");
       String max = setting("kiln.model.maxBytes", "KILN_MODEL_MAX_BYTES");
       long maxBytes;
