@@ -52,10 +52,13 @@ import java.util.Set;
  * @param streaming whether the model answers each request with a sequence of chunks (a
  *     {@link StreamingModelRunner}): a Python model whose class has {@code predict_stream}, or a streaming
  *     built-in ({@code builtin:chunks}, which always streams); see {@link SpecRules#streamingFits}
+ * @param sha256 the hex SHA-256 of what a remote {@code uri} names (see {@link ModelUris}): required for
+ *     {@code https://}, optional for {@code s3://}, empty for a local folder
  */
 public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                         List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                        int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming) {
+                        int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming,
+                        String sha256) {
 
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
@@ -100,6 +103,9 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     checkThreads("intraOpThreads", intraOpThreads);
     checkThreads("interOpThreads", interOpThreads);
     SpecRules.require("uri", SpecRules.engineMatchesUri(engine, uri.toString()));
+    SpecRules.require("uri", ModelUris.problem(uri.toString()));
+    sha256 = sha256 == null ? "" : sha256.trim();
+    SpecRules.require("sha256", ModelUris.sha256Problem(uri.toString(), sha256));
     // A streaming built-in always streams: the name says it, so the field need not.
     streaming = streaming || BuiltinModels.STREAMING.contains(uri.toString()) && engine.equals(ENGINE_BUILTIN);
     SpecRules.require("streaming", SpecRules.streamingFits(engine, uri.toString(), streaming));
@@ -116,6 +122,14 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     } else {
       checkPyTorch(format, architecture, outputs);
     }
+  }
+
+  /** A spec of a local model (no sha256). */
+  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
+                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
+                   PythonOptions python, boolean allowCpuFallback, boolean streaming) {
+    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
+        allowCpuFallback, streaming, "");
   }
 
   /** A spec of a model that streams only if it is a streaming built-in. */
@@ -149,7 +163,12 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public Builder toBuilder() {
     return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
         .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming);
+        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming).sha256(sha256);
+  }
+
+  /** The remote URI this spec's model is downloaded from, or empty for a local folder or a built-in. */
+  public java.util.Optional<java.net.URI> remoteUri() {
+    return ModelUris.remote(uri.toString());
   }
 
   /** Whether this spec names a built-in model rather than files on disk. */
@@ -296,6 +315,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     private PythonOptions python;
     private boolean allowCpuFallback;
     private boolean streaming;
+    private String sha256 = "";
 
     private Builder() {
     }
@@ -305,7 +325,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
-    /** A path, or {@code builtin:<name>} for a built-in model. */
+    /** A path, {@code builtin:<name>} for a built-in model, or a remote URI ({@link ModelUris}). */
     public Builder uri(String uri) {
       if (uri == null || uri.isBlank()) {
         throw new IllegalArgumentException("uri: required");
@@ -392,13 +412,19 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
+    /** The hex SHA-256 of what a remote uri names (see {@link ModelUris#sha256Problem}); empty for none. */
+    public Builder sha256(String sha256) {
+      this.sha256 = sha256 == null ? "" : sha256;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
       if (uri == null) {
         throw new IllegalArgumentException("uri: required");
       }
       return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads, python, allowCpuFallback, streaming);
+          interOpThreads, python, allowCpuFallback, streaming, sha256);
     }
   }
 }

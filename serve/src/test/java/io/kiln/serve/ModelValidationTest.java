@@ -66,8 +66,33 @@ class ModelValidationTest {
         "engine Builtin needs a uri of the form builtin:<name>, e.g. builtin:identity");
     onlyProblem(MINIMAL.replace("builtin:identity", "builtin:Ident ity"), 5, 12, "deployments[0].model.uri",
         "'builtin:Ident ity' is not a valid builtin model");
-    onlyProblem(PYTORCH.replace("uri: models/mlp", "uri: s3://bucket/mlp"), 5, 12, "deployments[0].model.uri",
-        "unsupported uri 's3://bucket/mlp': use a model folder path or builtin:<name>");
+    onlyProblem(PYTORCH.replace("uri: models/mlp", "uri: ftp://host/mlp"), 5, 12, "deployments[0].model.uri",
+        "unsupported uri scheme 'ftp': use a model folder path, builtin:<name>, or one of https://, http://, s3://");
+  }
+
+  @Test
+  void remoteUrisAreCheckedButNeitherResolvedNorLookedFor(@TempDir Path dir) throws Exception {
+    String sha = "ab".repeat(32);
+    String https = PYTORCH.replace("uri: models/mlp", "uri: https://models.example/mlp.tar.gz\n      sha256: " + sha);
+    ModelSpec model = Specs.single(https).model();
+    assertThat(model.remoteUri()).contains(java.net.URI.create("https://models.example/mlp.tar.gz"));
+    assertThat(model.sha256()).isEqualTo(sha);
+    // with folder checks on and a YAML file in a folder: the uri is still not resolved against it
+    Path yaml = dir.resolve("app.yaml");
+    Files.writeString(yaml, https);
+    ModelSpec loaded = new DeploymentLoader().load(yaml).deployments().get(0).model();
+    assertThat(io.kiln.pools.ModelUris.canonical(loaded.uri().toString())).isEqualTo("https://models.example/mlp.tar.gz");
+
+    onlyProblem(PYTORCH.replace("uri: models/mlp", "uri: https://models.example/mlp.tar.gz"), 5, 12,
+        "deployments[0].model.sha256", "required for an https uri");
+    onlyProblem(PYTORCH.replace("uri: models/mlp", "uri: https://models.example/m.pt\n      sha256: ABC"), 6, 15,
+        "deployments[0].model.sha256", "must be 64 lower-case hex digits, got 'ABC'");
+    onlyProblem(PYTORCH.replace("uri: models/mlp", "uri: http://models.example/m.pt\n      sha256: " + sha), 5, 12,
+        "deployments[0].model.uri", "plain http:// is allowed only to a loopback host");
+    onlyProblem(PYTORCH.replace("engine: PyTorch", "engine: PyTorch\n      sha256: " + sha), 7, 15,
+        "deployments[0].model.sha256", "only for remote uris");
+    assertThat(Specs.single(PYTORCH.replace("uri: models/mlp", "uri: s3://bucket/models/mlp/")).model().remoteUri())
+        .contains(java.net.URI.create("s3://bucket/models/mlp")); // a path keeps no trailing slash: s3 tells object from prefix itself
   }
 
   @Test

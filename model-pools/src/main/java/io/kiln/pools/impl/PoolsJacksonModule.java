@@ -49,15 +49,17 @@ public final class PoolsJacksonModule extends SimpleModule {
   /** The JSON shape of a {@link ModelSpec}. */
   record ModelSpecJson(String uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                        List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                       int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming) {
+                       int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming,
+                       @com.fasterxml.jackson.annotation.JsonInclude(
+                           com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String sha256) {
   }
 
   private static final class SpecToJson extends StdConverter<ModelSpec, ModelSpecJson> {
     @Override
     public ModelSpecJson convert(ModelSpec s) {
-      return new ModelSpecJson(s.uri().toString(), s.engine(), s.format(), s.architecture(), s.inputs(), s.outputs(),
+      return new ModelSpecJson(io.kiln.pools.ModelUris.canonical(s.uri().toString()), s.engine(), s.format(), s.architecture(), s.inputs(), s.outputs(),
           s.warmupBatchSizes(), s.intraOpThreads(), s.interOpThreads(), s.python(), s.allowCpuFallback(),
-          s.streaming());
+          s.streaming(), s.sha256().isEmpty() ? null : s.sha256());
     }
   }
 
@@ -69,7 +71,7 @@ public final class PoolsJacksonModule extends SimpleModule {
       }
       return new ModelSpec(Path.of(j.uri()), j.engine(), j.format(), j.architecture(),
           j.inputs() == null ? List.of() : j.inputs(), j.outputs(), j.warmupBatchSizes(), j.intraOpThreads(),
-          j.interOpThreads(), j.python(), j.allowCpuFallback(), j.streaming());
+          j.interOpThreads(), j.python(), j.allowCpuFallback(), j.streaming(), j.sha256());
     }
   }
 

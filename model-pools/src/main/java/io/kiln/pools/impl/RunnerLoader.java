@@ -31,7 +31,10 @@ public final class RunnerLoader {
   }
 
   /** See {@link io.kiln.pools.ModelRunners#load}. */
-  public static ModelRunner load(ModelSpec spec, List<Integer> gpuIndices, LongSupplier nanoClock) {
+  public static ModelRunner load(ModelSpec requested, List<Integer> gpuIndices, LongSupplier nanoClock) {
+    // Every engine loads from a local folder: a remote uri is fetched into the node's model cache first, here on the
+    // worker thread that loads the model (the download blocks).
+    ModelSpec spec = ModelCache.forNode().localize(requested);
     List<Integer> gpus = List.copyOf(gpuIndices);
     for (int index : gpus) {
       if (index < 0) {

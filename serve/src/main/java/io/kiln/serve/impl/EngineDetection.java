@@ -23,7 +23,8 @@ final class EngineDetection {
   }
 
   static Optional<String> detect(String uri, SpecReader.Options options) {
-    if (uri == null || uri.isBlank() || uri.startsWith(ModelSpec.BUILTIN_PREFIX) || !options.checkModelPaths()) {
+    if (uri == null || uri.isBlank() || uri.startsWith(ModelSpec.BUILTIN_PREFIX) || !options.checkModelPaths()
+        || io.kiln.pools.ModelUris.scheme(uri).isPresent()) {
       return Optional.empty();
     }
     Path path;

@@ -6,6 +6,7 @@ import io.kiln.serve.yaml.MappingReader;
 import io.kiln.serve.yaml.Suggestions;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
+import io.kiln.pools.ModelUris;
 import io.kiln.pools.TensorSpec;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -53,6 +54,7 @@ final class ModelReader {
       engine(m); // reports the missing field, saying what detection needs
     }
     String uri = uri(m, engine);
+    String sha256 = sha256(m, uri);
     Optional<String> format = format(m, engine);
     Optional<String> architecture = Optional.empty();
     String arch = m.text("architecture", null);
@@ -74,7 +76,7 @@ final class ModelReader {
     }
     PythonReader pythonReader = new PythonReader(reading);
     io.kiln.pools.PythonOptions python = pythonReader.read(m, engine);
-    if (python != null && uri != null && options.checkModelPaths()) {
+    if (python != null && uri != null && options.checkModelPaths() && !ModelUris.isRemote(uri)) {
       pythonReader.checkModelFile(Path.of(uri), python.className(), m.at("uri"), m.path("uri"));
     }
     m.finish();
@@ -86,7 +88,7 @@ final class ModelReader {
           .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
           .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python)
           .allowCpuFallback(Boolean.TRUE.equals(allowCpuFallback))
-          .streaming(Boolean.TRUE.equals(streaming)).build();
+          .streaming(Boolean.TRUE.equals(streaming)).sha256(sha256).build();
     } catch (IllegalArgumentException e) {
       // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model).
       problems.at(m.node(), m.path(), e.getMessage());
@@ -132,8 +134,8 @@ final class ModelReader {
       return check(at, path, Rules.builtinName(uri.substring(Rules.BUILTIN_PREFIX.length()))) ? uri : null;
     }
     if (SCHEME.matcher(uri).matches()) {
-      problems.at(at, path, "unsupported uri '" + uri + "': use a model folder path or builtin:<name>");
-      return null;
+      // remote: downloaded by the node that loads it, so neither resolved against the YAML's folder nor checked here
+      return check(at, path, ModelUris.problem(uri)) ? uri : null;
     }
     Path folder;
     try {
@@ -153,6 +155,23 @@ final class ModelReader {
       return null;
     }
     return folder.toString();
+  }
+
+  /** The declared sha256 ("" if none), checked against the uri; null if wrong (reported). */
+  private String sha256(MappingReader m, String uri) {
+    String text = m.text("sha256", null);
+    if (text != null) {
+      text = text.trim();
+    }
+    if (uri == null) {
+      return text;
+    }
+    String problem = ModelUris.sha256Problem(uri, text);
+    if (problem != null) {
+      problems.at(m.has("sha256") ? m.at("sha256") : m.at("uri"), m.path("sha256"), problem);
+      return null;
+    }
+    return text == null ? "" : text;
   }
 
   /** The declared format: empty if not declared, null if wrong. */
