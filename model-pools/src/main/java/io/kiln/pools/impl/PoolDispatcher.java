@@ -10,7 +10,6 @@ import io.kiln.pools.Tensor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -47,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * fill until a worker frees instead of starting another one beside it.
  *
  * <p><b>Parts.</b> This class schedules: queue, batches, workers. {@link BatchFormer} decides when a batch
- * goes and what it holds; {@link BatchHandOff} builds what a worker is sent and sorts out a failed batch;
+ * goes and what it holds; {@link BatchRuns} hands batches to workers and takes their answers (in flight,
+ * worker failures, the recent batch time and completion rate); {@link BatchHandOff} builds what a worker is
+ * sent and sorts out a failed batch;
  * {@link Settlements} ends requests (answered, failed, refused, withdrawn) and defers their completions;
  * its {@link DeadlineSweep} expires them, queued or executing, on one timer for all.
  *
@@ -64,30 +65,26 @@ import org.slf4j.LoggerFactory;
 public final class PoolDispatcher implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PoolDispatcher.class);
-  private static final long THROUGHPUT_TAU_NANOS = Duration.ofSeconds(5).toNanos();
 
   private final PoolConfig config;
   private final Spans spans;
   private final LongSupplier clock;
   private final Timers timers;
   private final Executor executor;
-  private final WorkerFailureListener listener;
   private final Consumer<InferenceRequest> validator;
   private final PoolMetrics metrics;
   private final ModelAffinity affinity; // null in a pool of one model
   private final RepositoryControl control; // null in a pool of one model
   private final BatchFormer former;
-  private final Throughput throughput;
   private final RequestQueue queue = new RequestQueue();
   private final WorkerSet workers = new WorkerSet();
   private final List<PendingRequest> dead = new ArrayList<>();
-  private int inFlightRequests;
   /** How many batches can usefully run at once; see {@link #limitParallelism}. */
   private int parallelism = Integer.MAX_VALUE;
-  /** Recent compute time of a batch (a moving average; 0 until one finished): how long a partial batch may hold. */
-  private long batchNanos;
   private final BatchTimer batchTimer;
   private final Settlements settlements;
+  /** The batches running on workers: in flight, their answers, worker failures. */
+  private final BatchRuns runs;
   /** Hands a client's withdrawal (its future completed by itself) to this dispatcher's thread. */
   private final Consumer<PendingRequest> withdrawn;
   private boolean running;
@@ -142,14 +139,15 @@ public final class PoolDispatcher implements AutoCloseable {
     this.timers = Objects.requireNonNull(timers, "timers");
     this.executor = Objects.requireNonNull(executor, "executor");
     this.withdrawn = p -> executor.execute(() -> abandoned(p));
-    this.listener = Objects.requireNonNull(listener, "listener");
+    Objects.requireNonNull(listener, "listener");
     this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
-    this.throughput = new Throughput(THROUGHPUT_TAU_NANOS, nanoClock.getAsLong());
     this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags, config.maxQueued());
     this.batchTimer = new BatchTimer(timers, this::run);
     this.settlements = new Settlements(queue, metrics, timers, nanoClock, this::run);
     this.control = affinity == null ? null
         : new RepositoryControl(affinity, workers, executor, settlements.queue(), this::run);
+    this.runs = new BatchRuns(config, nanoClock, executor, listener, metrics, queue, workers, settlements, affinity,
+        control, this::run);
     publish();
   }
 
@@ -222,7 +220,7 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     if (queue.size() >= config.maxQueued()) {
       return settlements.refuse(Outcome.REJECTED, new CapacityExceededException(
-          "pool queue is full (" + queue.size() + " requests waiting)", throughput.retryAfter(queue.size(), now)));
+          "pool queue is full (" + queue.size() + " requests waiting)", runs.retryAfter(queue.size(), now)));
     }
     PendingRequest p = new PendingRequest(request, key, deadlineNanos, now, stream);
     p.identify(requestId, trace, spans);
@@ -341,7 +339,7 @@ public final class PoolDispatcher implements AutoCloseable {
     for (WorkerSlot w : workers.clear()) {
       w.batch.forEach(p -> settlements.settle(p, Outcome.FAILED, null, ex));
     }
-    inFlightRequests = 0;
+    runs.closed();
     settlements.close();
     if (drained != null && !drainSignalled) {
       drainSignalled = true;
@@ -400,18 +398,18 @@ public final class PoolDispatcher implements AutoCloseable {
         armed = true;
         break;
       }
-      if (choice == null && former.holdsPartial(queue, head, workers.busyCount(), parallelism, batchNanos, now,
+      if (choice == null && former.holdsPartial(queue, head, workers.busyCount(), parallelism, runs.batchNanos(), now,
           drained != null)) {
-        batchTimer.arm(head.enqueuedNanos + batchNanos, now); // a batch's end re-runs this sooner, normally
+        batchTimer.arm(head.enqueuedNanos + runs.batchNanos(), now); // a batch's end re-runs this sooner, normally
         armed = true;
         break;
       }
       List<PendingRequest> batch = former.take(queue, head, now, dead);
       if (choice == null) {
-        dispatch(workers.takeIdle(batch, now), batch, now);
+        runs.dispatch(workers.takeIdle(batch, now), batch, now);
       } else {
         affinity.dispatched(choice.worker().id(), head.key.model(), choice.miss());
-        dispatch(workers.takeIdle(choice.worker(), batch, now), batch, now);
+        runs.dispatch(workers.takeIdle(choice.worker(), batch, now), batch, now);
       }
     }
     if (!armed) {
@@ -432,71 +430,6 @@ public final class PoolDispatcher implements AutoCloseable {
     publish();
   }
 
-  // All bookkeeping happens before the hand-off: a worker may answer inline, re-entering batchDone.
-  private void dispatch(WorkerSlot worker, List<PendingRequest> batch, long now) {
-    inFlightRequests += batch.size();
-    long rows = 0;
-    for (PendingRequest p : batch) {
-      p.state = PendingRequest.State.IN_FLIGHT;
-      metrics.dispatched(now - p.queuedSinceNanos);
-      rows += p.rows;
-      if (p.queueSpan != null) {
-        p.queueSpan.attribute("kiln.worker", worker.channel.id()).attribute("kiln.requeues", p.requeues).end();
-        p.queueSpan = null;
-      }
-    }
-    metrics.batchStarted(rows);
-    BatchHandOff.send(worker.channel, batch, now)
-        .whenComplete((results, error) -> executor.execute(() -> batchDone(worker, batch, results, error)));
-  }
-
-  private void batchDone(WorkerSlot worker, List<PendingRequest> batch, List<List<Tensor>> results, Throwable error) {
-    if (!workers.finishBatch(worker, batch)) {
-      return; // closed meanwhile
-    }
-    long now = clock.getAsLong();
-    inFlightRequests -= batch.size();
-    long computed = now - worker.dispatchedNanos;
-    metrics.batchDone(computed);
-    Throwable failure = BatchResults.failureOf(results, error, batch.size());
-    if (affinity != null) {
-      String model = batch.get(0).key.model();
-      boolean loaded = failure == null || BatchResults.isInvalidInput(failure);
-      if (affinity.isLoadingOn(worker.id(), model)) {
-        affinity.done(worker.id(), model, loaded);
-        control.loadEnded(model, loaded ? null : failure);
-      }
-    }
-    if (failure == null || BatchResults.isInvalidInput(failure) || BatchResults.isModelError(failure)) {
-      workers.makeIdle(worker);
-      throughput.record(batch.size(), now);
-      batchNanos = batchNanos == 0 ? Math.max(1, computed) : batchNanos + (computed - batchNanos) / 8;
-      for (int i = 0; i < batch.size(); i++) {
-        if (failure == null) {
-          settlements.settle(batch.get(i), Outcome.OK, results.get(i), null);
-        } else {
-          settlements.settle(batch.get(i), BatchResults.isInvalidInput(failure) ? Outcome.INVALID : Outcome.FAILED, null, failure);
-        }
-      }
-    } else {
-      workerFailed(worker, batch, failure, now);
-    }
-    run();
-  }
-
-  private void workerFailed(WorkerSlot worker, List<PendingRequest> batch, Throwable cause, long now) {
-    String id = worker.channel.id();
-    List<PendingRequest> again = BatchHandOff.failed(id, batch, cause, config, queue.size(), now, settlements);
-    queue.addFirst(again);
-    metrics.requeued(again.size());
-    if (affinity != null) {
-      affinity.forget(id); // it restarts empty
-    }
-    if (workers.makeFailed(worker)) {
-      settlements.later(() -> listener.workerFailed(id, cause));
-    }
-  }
-
   private void abandoned(PendingRequest p) {
     settlements.abandoned(p);
     run();
@@ -504,7 +437,7 @@ public final class PoolDispatcher implements AutoCloseable {
 
   private void publish() {
     metrics.queueDepth(queue.size());
-    metrics.inFlight(inFlightRequests, workers.busyCount());
+    metrics.inFlight(runs.inFlightRequests(), workers.busyCount());
     metrics.workers(workers.idleCount(), workers.busyCount(), workers.totalCount());
   }
 }

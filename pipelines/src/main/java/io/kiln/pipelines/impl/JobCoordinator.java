@@ -7,17 +7,8 @@ import io.kiln.pipelines.jobs.JobState;
 import io.kiln.pipelines.jobs.JobStatus;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
-import io.kiln.runtime.SchedulingStrategy;
-import io.kiln.runtime.TaskOptions;
-import io.kiln.runtime.WireCodec;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
@@ -40,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * pool refused (after a back-off); other failures are retried up to {@code retries} times, then recorded in
  * {@code _failed/}. The job ends SUCCEEDED when every input has a result, FAILED when some failed.
  *
+ * <p>Parts: {@link InputQueue} chooses which waiting inputs go where, {@link JobSends} knows each node's room
+ * and sends the tasks, {@link JobFiles} writes the output folder and {@link JobTally} keeps what the status
+ * says; this class keeps the in-flight count, the retries and the job's end.
+ *
  * <p>Threading: state is guarded by this object's monitor; completions and timers arrive on any thread;
  * file writes run on worker threads. Nothing blocks an event loop.
  */
@@ -48,34 +43,22 @@ final class JobCoordinator {
   private static final Logger LOG = LoggerFactory.getLogger(JobCoordinator.class);
   private static final int MAX_FREE_REDISPATCHES = 1000;
   private static final long REFILL_MS = 100;
-  /** The one "node" of a pipeline job's bookkeeping: runs place themselves. */
-  static final String PIPELINE_RUNS = "";
+  private static final String PIPELINE_RUNS = JobSends.PIPELINE_RUNS;
 
   private final JobEnv env;
   private final String id;
   private final JobSpec spec;
   private final InferTarget target;
-  private final JobOutputs outputs;
-  private final long createdAtMs;
-  private final ArrayDeque<Integer> pending = new ArrayDeque<>();
-  private final Map<String, ArrayDeque<Integer>> waiting = new HashMap<>();
+  private final JobFiles files;
+  private final InputQueue queue = new InputQueue();
   private final JobRoom rooms;
+  private final JobSends sends;
   private io.vertx.core.eventbus.MessageConsumer<Object> phases;
   private final byte[] attempts;
   private int freeRedispatches;
   private int inFlight;
-  private int done;
-  private int skipped;
-  private int failed;
-  private int doneHere;
-  private final Map<String, Long> causes = new TreeMap<>();
-  private final Map<String, Long> byNode = new TreeMap<>();
-  private final ArrayDeque<String> logs = new ArrayDeque<>();
-  private JobState state = JobState.RUNNING;
-  private String error = "";
-  private long startedAtMs;
-  private long endedAtMs;
-  private boolean dirty = true;
+  /** The status's state, counts and log lines. */
+  private final JobTally tally;
   private long refillTimer = -1;
   private long statusTimer = -1;
   private boolean noPoolLogged;
@@ -87,10 +70,11 @@ final class JobCoordinator {
     this.id = id;
     this.spec = spec;
     this.target = target;
-    this.outputs = new JobOutputs(Path.of(spec.output()), env.sync());
-    this.createdAtMs = createdAtMs;
+    this.files = new JobFiles(env, id, spec, target);
+    this.tally = new JobTally(id, spec, () -> env.runtime().nodeId(), env.clockMillis(), createdAtMs);
     this.attempts = new byte[spec.inputs().size()];
     this.rooms = new JobRoom(spec);
+    this.sends = new JobSends(env, id, spec, target, rooms);
   }
 
   String id() {
@@ -108,19 +92,18 @@ final class JobCoordinator {
         reachedPool(a);
       }
     });
-    return env.runtime().vertx().executeBlocking(() -> outputs.prepare(WireCodec.toJson(spec).getBytes(
-        java.nio.charset.StandardCharsets.UTF_8)), false).toCompletionStage().thenCompose(have -> {
+    return files.prepare().toCompletionStage().thenCompose(have -> {
           synchronized (this) {
-            startedAtMs = now();
             List<String> inputs = spec.inputs();
+            int skipped = 0;
             for (int i = 0; i < inputs.size(); i++) {
               if (have.contains(NodeCache.keyOf(inputs.get(i)))) {
                 skipped++;
               } else {
-                pending.add(i);
+                queue.add(i);
               }
             }
-            done = skipped;
+            tally.started(skipped);
             log("started on node " + env.runtime().nodeId() + ": " + inputs.size() + " inputs through "
  + spec.target() + (target == null ? "" : "@" + target.version()) + ", " + skipped + " already done, output " + spec.output());
             statusTimer = env.runtime().vertx().setPeriodic(env.statusPeriodMs(), t -> persistIfDirty());
@@ -137,71 +120,29 @@ final class JobCoordinator {
   // ---- dispatch ---------------------------------------------------------------------------------------
 
   private void fill() {
-    record Dispatch(int index, String node) { }
-    List<Dispatch> out = new java.util.ArrayList<>();
+    List<InputQueue.Dispatch> out = List.of();
     synchronized (this) {
-      if (state.terminal()) {
+      if (tally.terminal()) {
         return;
       }
-      Map<String, Integer> room = room();
+      Map<String, Integer> room = sends.room(now());
       if (room.isEmpty()) {
-        if (!noPoolLogged && !pending.isEmpty()) {
+        if (!noPoolLogged && queue.hasPending()) {
           noPoolLogged = true;
           log("no node serves " + spec.target() + " now; waiting for one");
         }
       } else {
         noPoolLogged = false;
-        // Inputs waiting for a node that no longer serves (it left, or its pool went) wait no more.
-        for (var it = waiting.entrySet().iterator(); it.hasNext(); ) {
-          var e = it.next();
-          if (!room.containsKey(e.getKey())) {
-            e.getValue().descendingIterator().forEachRemaining(pending::addFirst);
-            it.remove();
-          }
-        }
-        // Inputs waiting for the node that caches them go first, where that node has room.
-        for (var e : waiting.entrySet()) {
-          int free = room.getOrDefault(e.getKey(), 0);
-          while (free > 0 && inFlight + out.size() < spec.maxInFlight() && !e.getValue().isEmpty()) {
-            out.add(new Dispatch(e.getValue().poll(), e.getKey()));
-            free--;
-          }
-          room.put(e.getKey(), free);
-        }
-        waiting.values().removeIf(ArrayDeque::isEmpty);
-        while (inFlight + out.size() < spec.maxInFlight() && !pending.isEmpty()) {
-          int i = pending.peek();
-          String cachedOn = cachedNode(spec.inputs().get(i), room.keySet());
-          if (cachedOn != null) {
-            pending.poll();
-            if (room.get(cachedOn) > 0) {
-              room.merge(cachedOn, -1, Integer::sum);
-              out.add(new Dispatch(i, cachedOn));
-            } else {
-              waiting.computeIfAbsent(cachedOn, k -> new ArrayDeque<>()).add(i);
-            }
-            continue;
-          }
-          String best = null;
-          for (var e : room.entrySet()) {
-            if (e.getValue() > 0 && (best == null || e.getValue() > room.get(best))) {
-              best = e.getKey();
-            }
-          }
-          if (best == null) {
-            break;
-          }
-          pending.poll();
-          room.merge(best, -1, Integer::sum);
-          out.add(new Dispatch(i, best));
-        }
+        out = queue.choose(room, spec.maxInFlight() - inFlight, (i, serving) -> sends.cachedNode(spec.inputs().get(i), serving));
       }
-      for (Dispatch d : out) {
+      for (InputQueue.Dispatch d : out) {
         inFlight++;
         rooms.dispatched(d.index(), d.node());
       }
-      dirty |= !out.isEmpty();
-      if ((!pending.isEmpty() || !waiting.isEmpty()) && refillTimer < 0) {
+      if (!out.isEmpty()) {
+        tally.changed();
+      }
+      if (!queue.isEmpty() && refillTimer < 0) {
         // The load board changes every ~100 ms: look again for room even if nothing completes.
         refillTimer = env.runtime().vertx().setTimer(REFILL_MS, t -> {
           synchronized (this) {
@@ -217,7 +158,7 @@ final class JobCoordinator {
     }
     // One task per batch of inputs bound for one node, in the order they were chosen.
     Map<String, List<Integer>> byNodeNow = new java.util.LinkedHashMap<>();
-    for (Dispatch d : out) {
+    for (InputQueue.Dispatch d : out) {
       byNodeNow.computeIfAbsent(d.node(), k -> new java.util.ArrayList<>()).add(d.index());
     }
     int size = batchSize(spec);
@@ -237,49 +178,8 @@ final class JobCoordinator {
     return Math.max(1, Math.min(JobBatch.MAX_INPUTS, spec.perNode() / 4));
   }
 
-  /** Free places per node serving the deployment (one pseudo-node for a pipeline job); holds the monitor. */
-  private Map<String, Integer> room() {
-    if (target == null) {
-      // A pipeline job: each input is one run, placed by the pipeline's own steps (its fetch step's strategy
-      // and slots, its infer step pinned to the fetch's node); the job bounds only how many run at once.
-      int cap = Math.min(spec.perNode() * Math.max(1, env.runtime().members().size()), spec.maxInFlight());
-      Map<String, Integer> room = new TreeMap<>();
-      room.put(PIPELINE_RUNS, cap - rooms.inFlightOn(PIPELINE_RUNS));
-      return room;
-    }
-    return rooms.room(target, env.board().pools(target.deployment(), target.version()),
-        Set.copyOf(env.runtime().members()), now());
-  }
-
-  /** A node serving the deployment that caches {@code uri}, or null. */
-  private String cachedNode(String uri, Set<String> serving) {
-    if (target == null) {
-      return null;
-    }
-    for (String n : env.index().nodesFor(NodeCache.keyOf(uri))) {
-      if (serving.contains(n)) {
-        return n;
-      }
-    }
-    return null;
-  }
-
   private void dispatch(List<Integer> indices, String node) {
-    JobBatch batch = new JobBatch(id, indices, indices.stream().map(spec.inputs()::get).toList(), target.deployment(),
-        target.version(), target.inputs(), spec.format(), spec.tensor(), spec.maxBytes(), spec.timeoutMs());
-    // No CPU of the node's ledger: the task mostly waits (downloads, the pool's answers); per_node bounds how many
-    // inputs a node has, its fetch slots how many downloads, and the pool's workers hold the model's resources.
-    TaskOptions options = TaskOptions.builder().resources(io.kiln.runtime.Resources.NONE)
-        .strategy(SchedulingStrategy.onNode(node)).maxRetries(0)
-        .retryExceptions(false).placementTimeout(Duration.ofMillis(spec.timeoutMs()))
-        .timeout(Duration.ofMillis(2 * spec.timeoutMs() + 15_000)).build(); // the group's fetch, then its analyses
-    CompletionStage<JobOutcome.Batch> call;
-    try {
-      call = env.runtime().task(JobTasks::runBatch, batch).options(options).remote();
-    } catch (RuntimeException e) {
-      call = CompletableFuture.failedFuture(e);
-    }
-    call.whenComplete((out, err) -> {
+    sends.batch(indices, node).whenComplete((out, err) -> {
       if (err != null) {
         Throwable cause = Futures.unwrapCompletion(err);
         indices.forEach(i -> failedAttempt(i, node, cause));
@@ -302,7 +202,7 @@ final class JobCoordinator {
 
   private void runPipeline(int i) {
     String uri = spec.inputs().get(i);
-    PipelineJobRuns.run(env, spec, id, uri).whenComplete((result, err) -> {
+    sends.run(uri).whenComplete((result, err) -> {
       if (err != null) {
         failedAttempt(i, PIPELINE_RUNS, Futures.unwrapCompletion(err));
       } else {
@@ -313,23 +213,15 @@ final class JobCoordinator {
 
   /** Writes a batch's results as one durable group, then counts them (a counted result is on disk, forced). */
   private void writeBatch(List<JobOutcome> done) {
-    List<JobOutputs.Result> results = new java.util.ArrayList<>(done.size());
-    for (JobOutcome o : done) {
-      results.add(new JobOutputs.Result(o.key(), WireCodec.toJson(JobResults.result(id, target, o))
-          .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-    }
-    env.runtime().vertx().executeBlocking(() -> {
-      outputs.writeResults(results);
-      return null;
-    }, false).onComplete(ar -> {
+    files.writeBatch(done).onComplete(ar -> {
       synchronized (this) {
         inFlight -= done.size(); // their node's room was released when they came back
-        dirty = true;
+        tally.changed();
         if (ar.failed()) {
           count("output");
-          failed += done.size();
+          tally.failed(done.size());
           log("writing the results of " + done.size() + " inputs failed: " + ar.cause());
-          if (!state.terminal()) {
+          if (!tally.terminal()) {
             end(JobState.FAILED, "the output folder " + spec.output() + " cannot be written: "
                 + ar.cause().getMessage());
           } else {
@@ -338,7 +230,7 @@ final class JobCoordinator {
           return;
         }
         done(done.size());
-        done.forEach(o -> byNode.merge(o.fetchNode(), 1L, Long::sum));
+        done.forEach(o -> tally.byNode(o.fetchNode()));
       }
       fill();
     });
@@ -346,10 +238,8 @@ final class JobCoordinator {
 
   /** Holds the monitor. */
   private void done(int n) {
-    this.done += n;
-    doneHere += n;
-    dirty = true;
-    if (state.terminal()) {
+    tally.done(n);
+    if (tally.terminal()) {
       persist(); // a cancelled job's last inputs still land; its status says so
     }
     checkEnd();
@@ -357,25 +247,21 @@ final class JobCoordinator {
 
   /** Writes one input's result, then counts it (so a counted result is always on disk). */
   private void write(int i, String node, String key, String uri, String resultNode, Map<String, Object> result) {
-    byte[] json = WireCodec.toJson(result).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    env.runtime().vertx().executeBlocking(() -> {
-      outputs.writeResult(key, json);
-      return null;
-    }, false).onComplete(ar -> {
+    files.writeResult(key, result).onComplete(ar -> {
       synchronized (this) {
         release(i, node);
         if (ar.failed()) {
           // The folder cannot take results: nothing more can finish; stop rather than spin.
           count("output");
-          failed++;
+          tally.failed(1);
           log("writing the result of " + uri + " failed: " + ar.cause());
-          if (!state.terminal()) {
+          if (!tally.terminal()) {
             end(JobState.FAILED, "the output folder " + spec.output() + " cannot be written: "
                 + ar.cause().getMessage());
           }
           return;
         }
-        byNode.merge(resultNode, 1L, Long::sum);
+        tally.byNode(resultNode);
         done(1);
       }
       fill();
@@ -390,7 +276,7 @@ final class JobCoordinator {
     long retryInMs = 0;
     synchronized (this) {
       release(i, node);
-      if (state.terminal()) {
+      if (tally.terminal()) {
         persist(); // the ended job's in-flight count drains to zero in its status too
         return;
       }
@@ -407,23 +293,22 @@ final class JobCoordinator {
         log(uri + " failed on node " + node + " (attempt " + attempts[i] + " of " + (spec.retries() + 1) + "): "
             + message);
       } else {
-        failed++;
+        tally.failed(1);
         log(uri + " failed on node " + node + " after " + (attempts[i] + 1) + " attempt(s): " + message);
-        recordFailure(uri, node, why, message);
-        dirty = true;
+        files.recordFailure(uri, node, why, message);
         checkEnd();
         retryInMs = -1;
       }
     }
     if (retryInMs == 0) {
       synchronized (this) {
-        pending.addFirst(i);
+        queue.addFirst(i);
       }
       fill();
     } else if (retryInMs > 0) {
       env.runtime().vertx().setTimer(retryInMs, t -> {
         synchronized (this) {
-          pending.addFirst(i);
+          queue.addFirst(i);
         }
         fill();
       });
@@ -432,21 +317,12 @@ final class JobCoordinator {
     }
   }
 
-  private void recordFailure(String uri, String node, String why, String message) {
-    byte[] json = WireCodec.toJson(JobResults.failure(id, uri, node, why, message))
-        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    env.runtime().vertx().executeBlocking(() -> {
-      outputs.writeFailure(NodeCache.keyOf(uri), json);
-      return null;
-    }, false).onFailure(e -> LOG.warn("job {}: recording the failure of {} failed", id, uri, e));
-  }
-
   // ---- control ---------------------------------------------------------------------------------------
 
   /** Stops dispatching; inputs in flight finish (their results are still written whole). */
   void cancel(String why) {
     synchronized (this) {
-      if (!state.terminal()) {
+      if (!tally.terminal()) {
         log("cancelled: " + why);
         end(JobState.CANCELLED, why);
       }
@@ -456,7 +332,7 @@ final class JobCoordinator {
   /** The coordinating node is going away: the job is left to be resumed. */
   void abandon(String why) {
     synchronized (this) {
-      if (!state.terminal()) {
+      if (!tally.terminal()) {
         log(why);
         end(JobState.INTERRUPTED, why);
       }
@@ -465,7 +341,9 @@ final class JobCoordinator {
 
   /** Holds the monitor. */
   private void checkEnd() {
-    if (!state.terminal() && pending.isEmpty() && waiting.isEmpty() && inFlight == 0) {
+    if (!tally.terminal() && queue.isEmpty() && inFlight == 0) {
+      int failed = tally.failedCount();
+      int done = tally.doneCount();
       if (failed == 0) {
         log("succeeded: " + done + " of " + spec.inputs().size() + " inputs have results");
         end(JobState.SUCCEEDED, "");
@@ -478,11 +356,8 @@ final class JobCoordinator {
 
   /** Holds the monitor. */
   private void end(JobState s, String why) {
-    state = s;
-    error = why;
-    endedAtMs = now();
-    pending.clear();
-    waiting.clear();
+    tally.end(s, why);
+    queue.clear();
     if (statusTimer >= 0) {
       env.runtime().vertx().cancelTimer(statusTimer);
     }
@@ -500,7 +375,7 @@ final class JobCoordinator {
   private void release(int i, String node) {
     inFlight--;
     rooms.released(i, node);
-    dirty = true;
+    tally.changed();
   }
 
   private void reachedPool(io.vertx.core.json.JsonArray indices) {
@@ -515,37 +390,26 @@ final class JobCoordinator {
   }
 
   private void count(String cause) {
-    causes.merge(cause, 1L, Long::sum);
+    tally.count(cause);
   }
 
   private void log(String line) {
-    logs.addLast(java.time.Instant.ofEpochMilli(now()) + " " + line);
-    while (logs.size() > JobStatus.MAX_LOGS) {
-      logs.removeFirst();
-    }
-    dirty = true;
+    tally.log(line);
   }
 
   private long now() {
-    return env.clockMillis().getAsLong();
+    return tally.now();
   }
 
   JobStatus snapshot() {
     synchronized (this) {
-      long t = now();
-      double secs = Math.max(0.001, ((endedAtMs > 0 ? endedAtMs : t) - startedAtMs) / 1000.0);
-      double rate = startedAtMs == 0 ? 0 : doneHere / secs;
-      int left = spec.inputs().size() - done - failed;
-      long eta = state.terminal() ? 0 : rate > 0 ? (long) Math.ceil(left / rate) : -1;
-      return new JobStatus(id, spec.name(), spec.target(), state, env.runtime().nodeId(), spec.output(),
-          spec.inputs().size(), done, skipped, failed, inFlight, createdAtMs, startedAtMs, t, endedAtMs, rate, eta,
-          causes, byNode, error, List.copyOf(logs));
+      return tally.peek(inFlight);
     }
   }
 
   private void persistIfDirty() {
     synchronized (this) {
-      if (!dirty) {
+      if (!tally.dirty()) {
         return;
       }
     }
@@ -556,8 +420,7 @@ final class JobCoordinator {
   private CompletionStage<Void> persist() {
     CompletableFuture<Void> next;
     synchronized (this) {
-      dirty = false;
-      JobStatus s = snapshot();
+      JobStatus s = tally.snapshot(inFlight);
       next = lastWrite.thenCompose(v -> env.store().put(s)).exceptionally(e -> {
         LOG.debug("storing job {} failed", id, e);
         return null;

@@ -15,12 +15,8 @@ import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,19 +36,13 @@ final class NodeAgent {
   private final NodeOptions node;
   private final ResourceLedger ledger;
   private final LocalActors cells;
-  private final ActorRegistry registry;
-  private final NodeTable nodeTable;
   private final Runnable resourcesReleased;
   private final CallPath callPath;
   private final BundleHost bundles;
   private long sweepTimer = -1;
-  private final Map<String, String> registryJson = new ConcurrentHashMap<>();
-  /** The names of the live named actors here, kept against a registry that lost them (a healed partition). */
-  private final HeldNames names;
-  private final AtomicLong rowVersion = new AtomicLong();
-  private final long startedAt = System.currentTimeMillis();
-  private final Map<String, String> services = new ConcurrentHashMap<>();
-  private final RowPublisher rowPublisher;
+  /** The named actors' registry entries: mirrored state, freed and lost names. */
+  private final NamedActors named;
+  private final NodeRow row;
   private final List<MessageConsumer<?>> consumers = new ArrayList<>();
   private WorkerExecutor taskExecutor;
   private volatile boolean closing;
@@ -78,16 +68,12 @@ final class NodeAgent {
     this.node = node;
     this.ledger = ledger;
     this.cells = cells;
-    this.registry = registry;
-    this.names = new HeldNames(registry, cells, registryJson,
-        (cell, key) -> nameLost(cell, key, "while a partition split the cluster"));
-    this.nodeTable = nodeTable;
+    this.named = new NamedActors(node.nodeId(), registry, cells, () -> closing);
     this.resourcesReleased = resourcesReleased;
     this.callPath = callPath;
     this.bundles = new BundleHost(node.nodeId(), ledger, cells, groups, callPath.nanoClock(), this::publishRow,
         resourcesReleased);
-    this.rowPublisher = new RowPublisher(ROW_INTERVAL_MS, callPath.nanoClock(),
-        this::afterOnAgentContext, this::currentRow, this::writeRow);
+    this.row = new NodeRow(vertx, node, ledger, nodeTable, callPath.nanoClock(), () -> context, () -> closing);
   }
 
   /**
@@ -118,21 +104,6 @@ final class NodeAgent {
   }
 
   /**
-   * The row publisher's timer. Set on the agent's context, never the caller's: a release from a dying actor
-   * runs on that actor's verticle, and undeploying it cancelled the timer, leaving the publisher waiting on a
-   * timer that never fired and the node's row stale for good (other nodes kept seeing the dead actor's
-   * resources as taken).
-   */
-  private void afterOnAgentContext(long delayMillis, Runnable task) {
-    io.vertx.core.Context c = context;
-    if (c == null) {
-      vertx.setTimer(Math.max(1, delayMillis), id -> task.run());
-    } else {
-      c.runOnContext(v -> vertx.setTimer(Math.max(1, delayMillis), id -> task.run()));
-    }
-  }
-
-  /**
    * Runs {@code task} on {@code cellContext} after {@code delayMillis}. The timer is the agent's, not the
    * cell's: undeploying or abandoning a cell never cancels a wake-up that callers still wait on.
    */
@@ -154,8 +125,7 @@ final class NodeAgent {
 
   /** Advertises a service port in this node's row (the gateway registers {@code http} and {@code grpc}). */
   void setService(String name, String value) {
-    services.put(name, value);
-    publishRow();
+    row.setService(name, value);
   }
 
   // ---- requests -----------------------------------------------------------------------------------
@@ -181,9 +151,9 @@ final class NodeAgent {
     if (req.options().name() != null) {
       // A name whose actor still lives here (its entry freed by the other side of a partition): no second one.
       String key = ActorRecord.key(req.options().namespace(), req.options().name());
-      Optional<ActorCell> live = names.holder(key, req.actorId());
+      Optional<ActorCell> live = named.holder(key, req.actorId());
       if (live.isPresent()) {
-        names.reclaim(key, live.get(), req.pendingRecordJson()).whenComplete((info, err) -> m.reply(
+        named.reclaim(key, live.get(), req.pendingRecordJson()).whenComplete((info, err) -> m.reply(
             err == null && info.isPresent() ? ReplyMessage.ok(info.get(), ActorInfo.class)
                 : ReplyMessage.failed(new io.kiln.runtime.ActorNameTakenException("actor name " + key + " is held on "
                     + nodeId() + " by live actor " + live.get().actorId))));
@@ -200,9 +170,7 @@ final class NodeAgent {
     ActorCell cell = new ActorCell(this, req.actorId(), req.options(), allocation.get(), req.ctor(), req.ctorFn(),
         req.args(), req.ownerNodeId(), req.ownerActorId(), req.restarts());
     cells.add(cell);
-    if (req.pendingRecordJson() != null) {
-      registryJson.put(req.actorId(), req.pendingRecordJson());
-    }
+    named.created(req.actorId(), req.pendingRecordJson());
     vertx.deployVerticle(cell).onFailure(err -> {
       cells.remove(req.actorId());
       release(allocation.get());
@@ -294,56 +262,9 @@ final class NodeAgent {
 
   // ---- cell lifecycle -----------------------------------------------------------------------------
 
-  /** Mirrors a named actor's state into the registry; only the hosting node writes after PENDING. */
+  /** Mirrors a named actor's state into the registry ({@link NamedActors#stateChanged}). */
   void stateChanged(ActorCell cell) {
-    String name = cell.options.name();
-    if (name == null) {
-      return;
-    }
-    String key = ActorRecord.key(cell.options.namespace(), name);
-    String expected = registryJson.get(cell.actorId);
-    ActorRecord rec = record(cell, expected);
-    String json = ActorRegistry.encode(rec);
-    registryJson.put(cell.actorId, json);
-    CompletionStage<Boolean> written = expected == null
-        ? registry.putIfAbsent(rec, json).thenApply(Optional::isEmpty)
-        : registry.replace(key, expected, json);
-    written.whenComplete((ok, err) -> {
-      if (err == null && !ok && !closing) {
-        nameLost(cell, key);
-      }
-    });
-  }
-
-  /**
-   * A named actor whose registry entry is no longer its own (the leader freed the name when the creating
-   * node died mid-creation, and someone may have claimed it since) must not live on unregistered: a second
-   * actor of the same name could exist. It dies; get-or-create callers find or create the one that holds
-   * the name.
-   */
-  private void nameLost(ActorCell cell, String key) {
-    nameLost(cell, key, "while it was being created");
-  }
-
-  /** As {@link #nameLost(ActorCell, String)}; {@code when} says when the name went, for the log and the death cause. */
-  private void nameLost(ActorCell cell, String key, String when) {
-    registry.get(key).thenAccept(current -> {
-      if (current.isEmpty() || !current.get().actorId().equals(cell.actorId)) {
-        LOG.warn("actor {} lost its name {} (freed or taken {}); stopping it", cell.actorId, key, when);
-        registryJson.remove(cell.actorId);
-        cell.kill("its name " + key + " was freed or taken by another actor " + when, false);
-      }
-    });
-  }
-
-  private ActorRecord record(ActorCell cell, String previousJson) {
-    ActorRecord previous = previousJson == null ? null : ActorRegistry.decode(previousJson);
-    long version = previous == null ? 0 : previous.version() + 1;
-    boolean hard = cell.options.strategy() instanceof SchedulingStrategy.NodeAffinity a && !a.soft();
-    ActorInfo i = cell.info();
-    return new ActorRecord(cell.actorId, cell.options.namespace(), cell.options.name(), cell.className(), nodeId(),
-        i.state(), cell.options.lifetime(), nodeId(), cell.ownerNodeId, cell.ownerActorId, i.restarts(),
-        i.deathCause(), hard, cell.options.maxRestarts(), previous == null ? null : previous.creation(), version);
+    named.stateChanged(cell);
   }
 
   /** Frees what a dead actor held: resources, its name, its verticle; tells owners' children to die. */
@@ -351,11 +272,7 @@ final class NodeAgent {
     ActorInfo info = cell.info();
     cells.buried(cell, info);
     release(cell.allocation);
-    String json = registryJson.remove(cell.actorId);
-    Future<Boolean> nameFreed = cell.options.name() != null && json != null
-        ? Future.fromCompletionStage(registry.remove(ActorRecord.key(cell.options.namespace(),
-            cell.options.name()), json))
-        : Future.succeededFuture(true);
+    Future<Boolean> nameFreed = named.died(cell);
     if (!closing) {
       answerForTheDead(cell);
     }
@@ -407,7 +324,7 @@ final class NodeAgent {
 
   /** The live actor here holding name {@code key} (namespace/name), if any: {@link HeldNames#holder}. */
   Optional<ActorInfo> heldHere(String key) {
-    return names.holder(key, null).map(ActorCell::info);
+    return named.heldHere(key);
   }
 
   /**
@@ -416,7 +333,7 @@ final class NodeAgent {
    */
   void memberJoined() {
     if (!closing) {
-      names.reassert();
+      named.reassert();
     }
   }
 
@@ -433,21 +350,9 @@ final class NodeAgent {
 
   /** This node's row changed (resources, services): it is written now or at the end of the interval. */
   void publishRow() {
-    rowPublisher.changed();
+    row.changed();
   }
 
-  private NodeRecord currentRow() {
-    return new NodeRecord(nodeId(), node.host(), ledger.total().units(), ledger.available().units(),
-        node.labels(), Map.copyOf(services), startedAt, rowVersion.incrementAndGet());
-  }
-
-  private CompletionStage<Void> writeRow(NodeRecord row) {
-    return nodeTable.publish(row).whenComplete((v, e) -> {
-      if (e != null && !closing) {
-        LOG.debug("publishing node row failed", e);
-      }
-    });
-  }
 
   /** Kills every hosted actor (names freed) and stops serving requests. */
   Future<Void> shutdown() {
@@ -465,13 +370,13 @@ final class NodeAgent {
     }
     vertx.cancelTimer(sweepTimer);
     // The row is removed next (RuntimeImpl): no write of it may land after that.
-    return Future.join(done).onComplete(ar -> bundles.clear()).transform(ar -> Future.fromCompletionStage(rowPublisher.close())).mapEmpty();
+    return Future.join(done).onComplete(ar -> bundles.clear()).transform(ar -> Future.fromCompletionStage(row.close())).mapEmpty();
   }
 
   /** Drops every hosted actor without cleanup or replies: a simulated process crash. */
   void abandon() {
     closing = true;
-    rowPublisher.close();
+    row.close();
     for (ActorCell c : cells.cells()) {
       c.abandon();
       String deployment = c.deployed() ? c.deploymentID() : null;

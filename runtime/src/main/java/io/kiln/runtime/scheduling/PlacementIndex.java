@@ -9,7 +9,6 @@ import io.kiln.runtime.SchedulingStrategy.Spread;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -38,16 +37,15 @@ import java.util.Optional;
  *
  * <p>Node ids are unique (one row per node); {@link #put} replaces the row of the same id.
  *
+ * <p>The per-shape arithmetic and its memos are {@link ShapeScores}; the shapes themselves {@link ShapeTable}.
+ *
  * <p>Thread-safe: updates and placements are serialised on the index's monitor. Never blocks otherwise.
  */
 public final class PlacementIndex {
 
   private static final int NO_FIT = -1;
   private static final int PACK = -2;
-  /** A memo's score for a shape the request does not fit (real scores are non-negative doubles' bits). */
-  private static final long NO_FIT_BITS = -1;
-  /** Requests (resources and kind) whose per-shape scores are kept; the least recently used goes. */
-  private static final int MEMOS = 8;
+  private static final long NO_FIT_BITS = ShapeScores.NO_FIT_BITS;
 
   private final String localNodeId;
   /** Every known node, alive or not (hard affinity needs the dead ones, for its message). */
@@ -59,35 +57,13 @@ public final class PlacementIndex {
   private int alive;
 
   private final ShapeTable shapes = new ShapeTable();
+  private final ShapeScores scores = new ShapeScores(shapes);
 
   // Scratch of one placement, per shape slot (guarded by the monitor, like everything else).
   private int[] code = new int[16];
   private double[] score = new double[16];
   private int[] groupNext = new int[16];
   private final ScoreSort ranked = new ScoreSort();
-  private final Map<MemoKey, Memo> memos = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<MemoKey, Memo> eldest) {
-      return size() > MEMOS;
-    }
-  };
-  private long[] needDense = new long[0];
-  private int[] needKeys = new int[0];
-  private long[] needUnits = new long[0];
-
-  /** What a memo is for: a request's resources, scored for DEFAULT (after placing) or SPREAD (now). */
-  private record MemoKey(Resources need, boolean spread) {
-  }
-
-  /**
-   * One request's score per shape slot, {@link #NO_FIT_BITS} where it does not fit: valid where
-   * {@code shape[slot]} is the id of the shape now in the slot (a freed slot's next shape has a new id).
-   */
-  private static final class Memo {
-    long[] shape = new long[0];
-    long[] bits = new long[0];
-  }
-
   /** An empty index for the node {@code localNodeId}, which DEFAULT placement prefers. */
   public PlacementIndex(String localNodeId) {
     this.localNodeId = Objects.requireNonNull(localNodeId, "localNodeId");
@@ -189,18 +165,18 @@ public final class PlacementIndex {
    * left out of the rest.
    */
   private List<String> hybrid(Resources need, String first) {
-    if (!prepareNeed(need)) {
+    if (!scores.prepare(need)) {
       return List.of();
     }
     ensureScratch();
     int packCount = 0;
-    Memo memo = memo(need, false);
+    ShapeScores.Memo memo = scores.memo(need, false);
     for (int slot = 0; slot < shapes.slots(); slot++) {
       ShapeTable.Shape s = shapes.at(slot);
       if (s == null) {
         continue;
       }
-      long bits = scoreBits(memo, slot, s, needDense);
+      long bits = scores.scoreBits(memo, slot, s, true);
       if (bits == NO_FIT_BITS) {
         code[slot] = NO_FIT;
       } else if (Double.longBitsToDouble(bits) < Scheduler.SPREAD_THRESHOLD) {
@@ -251,33 +227,19 @@ public final class PlacementIndex {
     return List.of(out); // one copy; Ranked keeps an immutable list as it is
   }
 
-  /**
-   * The shape's utilisation (after placing {@code after}, or now for {@code null}) as raw bits, or
-   * {@link #NO_FIT_BITS}: from the memo when it scored this shape for this request, else scored and remembered.
-   */
-  private long scoreBits(Memo memo, int slot, ShapeTable.Shape s, long[] after) {
-    if (memo.shape[slot] == s.id) {
-      return memo.bits[slot];
-    }
-    long bits = fits(s) ? Double.doubleToRawLongBits(utilisation(s, after)) : NO_FIT_BITS;
-    memo.shape[slot] = s.id;
-    memo.bits[slot] = bits;
-    return bits;
-  }
-
   /** SPREAD's ranking: fitting nodes by current utilisation, ties in id order rotated by {@code sequence}. */
   private List<String> spread(Resources need, long sequence) {
-    if (alive == 0 || !prepareNeed(need)) {
+    if (alive == 0 || !scores.prepare(need)) {
       return List.of();
     }
     ensureScratch();
-    Memo memo = memo(need, true);
+    ShapeScores.Memo memo = scores.memo(need, true);
     for (int slot = 0; slot < shapes.slots(); slot++) {
       ShapeTable.Shape s = shapes.at(slot);
       if (s == null) {
         continue;
       }
-      long bits = scoreBits(memo, slot, s, null);
+      long bits = scores.scoreBits(memo, slot, s, false);
       if (bits == NO_FIT_BITS) {
         code[slot] = NO_FIT;
       } else {
@@ -368,70 +330,6 @@ public final class PlacementIndex {
       groupNext = Arrays.copyOf(groupNext, n);
     }
     ranked.clear(n);
-  }
-
-  /** The memo of this request's scores, sized to the slots. */
-  private Memo memo(Resources need, boolean spread) {
-    Memo m = memos.computeIfAbsent(new MemoKey(need, spread), k -> new Memo());
-    if (m.shape.length < shapes.capacity()) {
-      m.shape = Arrays.copyOf(m.shape, shapes.capacity());
-      m.bits = Arrays.copyOf(m.bits, shapes.capacity());
-    }
-    return m;
-  }
-
-  /** Loads the request into the dense scratch arrays; false when it needs a key no node has ever had. */
-  private boolean prepareNeed(Resources need) {
-    Map<String, Long> units = need.units();
-    if (needDense.length != shapes.keyCount()) {
-      needDense = new long[shapes.keyCount()];
-    } else {
-      Arrays.fill(needDense, 0);
-    }
-    if (needKeys.length != units.size()) {
-      needKeys = new int[units.size()];
-      needUnits = new long[units.size()];
-    }
-    int j = 0;
-    for (Map.Entry<String, Long> e : units.entrySet()) {
-      Integer k = shapes.keyIndex(e.getKey());
-      if (k == null) {
-        return false; // every node has 0 of it, and the request asks for more than 0
-      }
-      needDense[k] = e.getValue();
-      needKeys[j] = k;
-      needUnits[j++] = e.getValue();
-    }
-    return true;
-  }
-
-  private boolean fits(ShapeTable.Shape s) {
-    for (int j = 0; j < needKeys.length; j++) {
-      int k = needKeys[j];
-      long available = k < s.avail.length ? s.avail[k] : 0;
-      if (needUnits[j] > available) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
-   * {@link NodeView#utilisationAfter} on primitive arrays, with the same arithmetic (the same doubles, so
-   * the same order and ties); {@code extra} null for none.
-   */
-  private static double utilisation(ShapeTable.Shape s, long[] extra) {
-    double max = 0;
-    long[] tot = s.tot;
-    for (int k = 0; k < tot.length; k++) {
-      long t = tot[k];
-      if (t <= 0) {
-        continue;
-      }
-      long used = t - s.avail[k] + (extra == null || k >= extra.length ? 0 : extra[k]);
-      max = Math.max(max, Math.min(1.0, used / (double) t));
-    }
-    return max;
   }
 
   // ---- maintenance --------------------------------------------------------------------------------
