@@ -186,7 +186,9 @@ launch_kiln() {
 
 # start_kiln [kiln up options...]   launch_kiln, then wait until the gateway is ready
 start_kiln() {
-  launch_kiln "$@"
+  # Strict readiness: /v2/health/ready waits for every deployment to serve, so no measurement starts on a
+  # model still loading (by default a node is ready whatever its deployments' state).
+  KILN_STRICT_READINESS=true launch_kiln "$@"
   wait_ready "http://127.0.0.1:$KILN_PORT" /v2/health/ready 300s
 }
 

@@ -36,14 +36,24 @@ public final class KilnNode implements AutoCloseable {
    * @param tls the gateway's certificate and key ({@code --tls-cert}, {@code --tls-key}), or null for plain text
    * @param otelEndpoint the OTLP/HTTP endpoint the node exports its spans to ({@code --otel-endpoint}), or null for
    *     none: then no OpenTelemetry SDK is started
+   * @param strictReadiness {@code --strict-readiness}: the node reads ready only while every deployment serves
+   *     (see {@link GatewayOptions#strictReadiness()}); by default it is ready once up and warmed, whatever its
+   *     deployments' state
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                         Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
-                        io.kiln.gateway.TlsFiles tls, String otelEndpoint) {
+                        io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness) {
 
     public Options {
       warmup = warmup == null ? WarmupOptions.OFF : warmup;
       otelEndpoint = otelEndpoint == null || otelEndpoint.isBlank() ? null : otelEndpoint.strip();
+    }
+
+    /** With the default (lenient) readiness. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
+                   io.kiln.gateway.TlsFiles tls, String otelEndpoint) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, tls, otelEndpoint, false);
     }
 
     /** Plain text, without span export. */
@@ -84,7 +94,7 @@ public final class KilnNode implements AutoCloseable {
     GatewayOptions gateway;
     try {
       gateway = GatewayOptions.builder().host(o.node().host()).httpPort(o.httpPort()).grpcPort(o.grpcPort())
-          .defaultTimeout(o.requestTimeout()).tls(o.tls()).build();
+          .defaultTimeout(o.requestTimeout()).tls(o.tls()).strictReadiness(o.strictReadiness()).build();
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
     }

@@ -94,6 +94,13 @@ final class NodeCommandOptions {
       + " closes at once (default: $KILN_DRAIN_GRACE, else 25; 0 = close at once)")
   double drainGraceSeconds = 25;
 
+  @Option(names = "--strict-readiness", defaultValue = "${env:KILN_STRICT_READINESS:-false}", description = "the node"
+      + " reads ready (/v2/health/ready, gRPC ServerReady) only while every deployment serves, as Triton does; by"
+      + " default it is ready once up and warmed, whatever its deployments' state, so that one failing or loading"
+      + " model does not take it out of a load balancer (each model's own state: /v2/models/{m}/ready)"
+      + " (default: $KILN_STRICT_READINESS, else false)")
+  boolean strictReadiness;
+
   @Option(names = "--warmup-requests", defaultValue = "200000", description = "the warm-up ends at the latest after"
       + " this many requests (default ${DEFAULT-VALUE})")
   long warmupRequests = 200_000;

@@ -192,7 +192,8 @@ final class StartCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint())).toCompletableFuture()
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness))
+          .toCompletableFuture()
           .join();
     } catch (CompletionException e) {
       throw new CliException("could not start node " + opts.nodeId + ": " + UpCommand.rootMessage(e));
@@ -314,6 +315,9 @@ final class StartCommand implements Callable<Integer> {
         Double.toString(opts.warmupSeconds(WarmupOptions.PRODUCTION_DURATION)), "--warmup-requests", Long.toString(opts.warmupRequests),
         "--drain-grace", Double.toString(opts.drainGraceSeconds), "--log-format", opts.logFormat, "--log-level",
         opts.logLevel));
+    if (opts.strictReadiness) {
+      out.add("--strict-readiness");
+    }
     if (opts.otelEndpoint != null && !opts.otelEndpoint.isBlank()) {
       out.addAll(List.of("--otel-endpoint", opts.otelEndpoint));
     }

@@ -62,7 +62,8 @@ final class UpCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(nodeOptions, null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint())).toCompletableFuture()
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness))
+          .toCompletableFuture()
           .join();
     } catch (CompletionException e) {
       throw new CliException("could not start the node: " + rootMessage(e));

@@ -141,6 +141,18 @@ class StartDiscoveryOptionsTest {
     assertThat(child).containsSequence("--apply", app.toAbsolutePath().toString()).doesNotContain("--head", "--address");
   }
 
+  @Test
+  void strictReadinessIsOffByDefaultAndForwardedToTheBackgroundNode() throws Exception {
+    // (KILN_STRICT_READINESS is the picocli default: this test runs without it set.)
+    assertThat(parse("--head").opts.strictReadiness).isFalse();
+    assertThat(forwarded(parse("--head"))).doesNotContain("--strict-readiness");
+    StartCommand strict = parse("--head", "--strict-readiness");
+    assertThat(strict.opts.strictReadiness).isTrue();
+    List<String> child = forwarded(strict);
+    assertThat(child).contains("--strict-readiness");
+    assertThat(parse(child.toArray(String[]::new)).opts.strictReadiness).isTrue();
+  }
+
   @SuppressWarnings("unchecked")
   private static List<String> forwarded(StartCommand c) throws Exception {
     var m = StartCommand.class.getDeclaredMethod("forwardedArgs");

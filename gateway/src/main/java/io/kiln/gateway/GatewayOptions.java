@@ -27,11 +27,15 @@ import java.util.Objects;
  *     default one per core, at most {@value #MAX_DEFAULT_HTTP_EVENT_LOOPS}
  * @param tls the certificate and key both servers present (HTTPS; gRPC over TLS with ALPN h2), reloaded when
  *     the files change; {@code null} for plain HTTP and h2c
+ * @param strictReadiness how {@code /v2/health/ready} and gRPC ServerReady read once the server is up and no
+ *     readiness hold is in place: {@code false} (default) ready, whatever the models' state (a failing or
+ *     loading model is reported by its own {@code /v2/models/{m}/ready}, and does not take the node out of a
+ *     load balancer); {@code true} ready only while every model the directory lists is ready (Triton's rule)
  */
 public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
                              int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
                              boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout,
-                             int httpEventLoops, TlsFiles tls) {
+                             int httpEventLoops, TlsFiles tls, boolean strictReadiness) {
 
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 8000;
@@ -109,7 +113,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     return new Builder().host(host).httpPort(httpPort).grpcPort(grpcPort).maxBodyBytes(maxBodyBytes)
         .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
         .registry(registry).bindJvmMetrics(bindJvmMetrics).requestReadTimeout(requestReadTimeout)
-        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops).tls(tls);
+        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops).tls(tls).strictReadiness(strictReadiness);
   }
 
   private static void checkPort(String what, int port) {
@@ -133,8 +137,15 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
     private int httpEventLoops = defaultHttpEventLoops();
     private TlsFiles tls;
+    private boolean strictReadiness;
 
     private Builder() {
+    }
+
+    /** See {@link GatewayOptions#strictReadiness()}. */
+    public Builder strictReadiness(boolean value) {
+      strictReadiness = value;
+      return this;
     }
 
     public Builder host(String value) {
@@ -223,7 +234,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
 
     public GatewayOptions build() {
       return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
-          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops, tls);
+          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops, tls, strictReadiness);
     }
   }
 }

@@ -15,9 +15,10 @@ import java.util.concurrent.CompletionStage;
  * on the HTTP port. Requests are validated against the {@link ModelDirectory}, routed by locality and load
  * over the {@link PoolDirectory}, and shed with 503 + Retry-After when no pool can take them.
  *
- * <p>Readiness: the server is ready ({@code /v2/health/ready}, gRPC ServerReady) once started and while the
- * serving version of every model in the directory is ready, and no {@link ReadinessHold} is in place; a model is
- * ready as its {@link ModelInfo} says (and while unheld).
+ * <p>Readiness: the server is ready ({@code /v2/health/ready}, gRPC ServerReady) once started and while no
+ * {@link ReadinessHold} is in place, whatever its models' state; with {@link GatewayOptions#strictReadiness()}
+ * also only while the serving version of every model in the directory is ready. A model is ready as its
+ * {@link ModelInfo} says (and while unheld); its {@code /v2/models/{m}/ready} 503 says why not.
  * Locality hints: header (gRPC metadata) {@code kiln-node}, else parameter {@code node_id}, else parameter
  * {@code data_key} resolved by the {@link DataLocator}; a hint is hard. Deadlines: the default timeout,
  * shortened by header {@code kiln-timeout-ms}, parameter {@code timeout_ms} or the gRPC deadline.

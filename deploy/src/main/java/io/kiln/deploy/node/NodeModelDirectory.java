@@ -43,6 +43,11 @@ final class NodeModelDirectory implements ModelDirectory {
   }
 
   @Override
+  public String notReadyReason(String name) {
+    return served.notReadyReason(name);
+  }
+
+  @Override
   public boolean internal(String name) {
     return internal.containsKey(name);
   }

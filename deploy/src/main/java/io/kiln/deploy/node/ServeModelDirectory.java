@@ -75,6 +75,24 @@ public final class ServeModelDirectory implements ModelDirectory {
     return build(name, versionOrNull, spec, status);
   }
 
+  @Override
+  public String notReadyReason(String name) {
+    DeploymentSpec spec = name == null ? null : serve.desired(name).orElse(null);
+    if (spec == null) {
+      Optional<DeploymentSpec> holder = serve.findDesired(d -> d.multiplexed() && d.repository().model(name).isPresent());
+      return holder.map(h -> notReadyReason(h.name())).orElse(null);
+    }
+    DeploymentStatus status = serve.status(name).orElse(null);
+    if (status == null) {
+      return "deployment '" + name + "' has no status yet";
+    }
+    if (status.phase() == DeploymentStatus.Phase.FAILED && status.failure() != null) {
+      return "deployment '" + name + "' FAILED: " + status.failure();
+    }
+    return "deployment '" + name + "' " + status.phase()
+        + (status.message() != null && !status.message().isBlank() ? ": " + status.message() : "");
+  }
+
   private static Optional<ModelInfo> build(String name, String versionOrNull, DeploymentSpec spec,
                                            DeploymentStatus status) {
     String serving = status == null ? null : status.servingVersion();

@@ -155,7 +155,9 @@ class StatefulSetPodsIT {
     for (String node : List.of("kiln-0", "kiln-1")) {
       int port = httpPort(node);
       await().atMost(START).pollInterval(Duration.ofMillis(500))
-          .until(() -> http(port, "/v2/health/ready", null, null).statusCode() == 200);
+          .until(() -> http(port, "/v2/health/ready", null, null).statusCode() == 200
+              // a node is ready whatever its deployments' state (issue #27): the model's own readiness too
+              && http(port, "/v2/models/mlp/ready", null, null).statusCode() == 200);
       HttpResponse<String> infer = http(port, "/v2/models/mlp/infer", request, null);
       assertThat(infer.statusCode()).as(infer.body()).isEqualTo(200);
       JsonNode out = JSON.readTree(infer.body()).path("outputs").get(0);

@@ -44,7 +44,7 @@ final class GrpcApi {
         req -> unary(req, m -> ServerLiveResponse.newBuilder().setLive(true).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ServerReady,
         req -> unary(req, m -> ServerReadyResponse.newBuilder()
-            .setReady(gw.started().getAsBoolean() && gw.models().notReadyReason() == null).build()));
+            .setReady(gw.started().getAsBoolean() && gw.models().notReadyReason(gw.options().strictReadiness()) == null).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ServerMetadata,
         req -> unary(req, m -> ServerMetadataResponse.newBuilder()
             .setName("kiln").setVersion(gw.options().serverVersion()).addExtensions("binary_tensor_data").build()));

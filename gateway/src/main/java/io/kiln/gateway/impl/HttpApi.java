@@ -80,7 +80,7 @@ final class HttpApi {
   }
 
   private void serverReady(RoutingContext ctx) {
-    String reason = gw.started().getAsBoolean() ? gw.models().notReadyReason()
+    String reason = gw.started().getAsBoolean() ? gw.models().notReadyReason(gw.options().strictReadiness())
         : gw.holds().reason() != null ? gw.holds().reason() : "server is starting";
     if (reason == null) {
       json(ctx, 200, Map.of("ready", true));
@@ -138,7 +138,8 @@ final class HttpApi {
       } else {
         ctx.response().putHeader(HttpHeaders.RETRY_AFTER, Integer.toString(gw.options().retryAfterSeconds()));
         Map<String, Object> body = ordered("name", m.name(), "version", m.version(), "ready", false);
-        body.put("error", "model '" + m.name() + "' version '" + m.version() + "' is not ready");
+        body.put("error", m.ready() ? "model '" + m.name() + "' version '" + m.version() + "' is not ready"
+            : gw.models().notReadyMessage(m));
         json(ctx, 503, body);
       }
     } catch (RuntimeException e) {

@@ -46,7 +46,8 @@ final class ModelLookup {
     }
     if (!m.ready()) {
       String held = holds.modelsReason();
-      throw InferenceException.unavailable("model '" + m.name() + "' version '" + m.version() + "' is not ready"
+      throw InferenceException.unavailable((held == null ? notReadyMessage(m)
+          : "model '" + m.name() + "' version '" + m.version() + "' is not ready")
           + (held != null ? " (server " + held + ")" : ""));
     }
     return m;
@@ -63,13 +64,27 @@ final class ModelLookup {
     return directory.internal(name) ? GatewayMetrics.UNMETERED : name;
   }
 
-  /** Why the server is not ready, or null if it is: every model's serving version must be ready. */
-  String notReadyReason() {
+  /**
+   * Why the started, unheld server is not ready, or null if it is. By default it is ready whatever its models'
+   * state: one failing or loading model must not take the node out of a load balancer and cut every other
+   * model off with it; each model reports itself at {@code /v2/models/{m}/ready}. With {@code strict}
+   * (Triton's rule) every model's serving version must be ready.
+   */
+  String notReadyReason(boolean strict) {
+    if (!strict) {
+      return null;
+    }
     for (ModelInfo m : directory.models()) {
       if (!m.ready()) {
-        return "model '" + m.name() + "' version '" + m.version() + "' is not ready";
+        return notReadyMessage(m);
       }
     }
     return null;
+  }
+
+  /** "model 'm' version 'v' is not ready", with why where the directory knows. */
+  String notReadyMessage(ModelInfo m) {
+    String why = directory.notReadyReason(m.name());
+    return "model '" + m.name() + "' version '" + m.version() + "' is not ready" + (why != null ? ": " + why : "");
   }
 }

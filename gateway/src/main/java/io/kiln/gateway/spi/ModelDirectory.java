@@ -53,4 +53,13 @@ public interface ModelDirectory {
   default boolean servesWhileHeld(String name) {
     return false;
   }
+
+  /**
+   * Why model {@code name} is not ready, in a sentence (e.g. its deployment's load error), as its
+   * {@code /v2/models/{m}/ready} and a strict {@code /v2/health/ready} report it; null if unknown.
+   * Called only for a model that reads not ready. None by default.
+   */
+  default String notReadyReason(String name) {
+    return null;
+  }
 }
