@@ -46,7 +46,10 @@ final class GatewayMetrics implements AutoCloseable {
   private final MeterRegistry registry;
   private final MeterRegistry unseen;
   private final LongSupplier nanoClock;
-  private final LongSupplier millisClock;
+  // The wall clock at one instant of nanoClock: a request's finish is kept in nanoClock's time (read for its timer
+  // anyway) and turned into epoch milliseconds only when the statistics extension asks.
+  private final long epochMillisAtAnchor = System.currentTimeMillis();
+  private final long nanosAtAnchor;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final Series user;
   private final Series internal;
@@ -54,14 +57,9 @@ final class GatewayMetrics implements AutoCloseable {
   private final List<AutoCloseable> binders = new ArrayList<>();
 
   GatewayMetrics(MeterRegistry registry, boolean bindJvm, LongSupplier nanoClock) {
-    this(registry, bindJvm, nanoClock, System::currentTimeMillis);
-  }
-
-  /** @param millisClock wall clock for {@link #lastInferenceMillis} */
-  GatewayMetrics(MeterRegistry registry, boolean bindJvm, LongSupplier nanoClock, LongSupplier millisClock) {
     this.registry = registry;
     this.nanoClock = nanoClock;
-    this.millisClock = millisClock;
+    this.nanosAtAnchor = nanoClock.getAsLong();
     this.unseen = registry instanceof PrometheusMeterRegistry ? new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)
         : new SimpleMeterRegistry();
     this.user = new Series(registry);
@@ -104,7 +102,8 @@ final class GatewayMetrics implements AutoCloseable {
    * epoch, over every protocol and outcome; 0 if none has on this gateway.
    */
   long lastInferenceMillis(String model) {
-    return user.lastMillis(model);
+    long last = user.lastNanos(model);
+    return last == 0 ? 0 : epochMillisAtAnchor + TimeUnit.NANOSECONDS.toMillis(last - nanosAtAnchor);
   }
 
   int inFlight() {
@@ -149,17 +148,18 @@ final class GatewayMetrics implements AutoCloseable {
             .register(into));
       }
       c.increment();
-      cell.timer.record(Math.max(0, nanoClock.getAsLong() - startNanos), TimeUnit.NANOSECONDS);
-      cell.lastMillis = millisClock.getAsLong();
+      long now = nanoClock.getAsLong();
+      cell.timer.record(Math.max(0, now - startNanos), TimeUnit.NANOSECONDS);
+      cell.lastNanos = now == 0 ? 1 : now; // 0 means "none yet"
     }
 
-    long lastMillis(String model) {
+    long lastNanos(String model) {
       long last = 0;
       Map<String, Map<String, Cell>> byProtocol = byModel.get(model);
       if (byProtocol != null) {
         for (Map<String, Cell> byOutcome : byProtocol.values()) {
           for (Cell cell : byOutcome.values()) {
-            last = Math.max(last, cell.lastMillis);
+            last = cell.lastNanos != 0 && (last == 0 || cell.lastNanos - last > 0) ? cell.lastNanos : last;
           }
         }
       }
@@ -222,8 +222,8 @@ final class GatewayMetrics implements AutoCloseable {
   private static final class Cell {
     final Timer timer;
     final Map<String, Counter> counters = new ConcurrentHashMap<>();
-    /** When a request of this cell last finished (wall clock, ms); for the statistics extension's last_inference. */
-    volatile long lastMillis;
+    /** When a request of this cell last finished (nanoClock), 0 if none; the statistics extension's last_inference. */
+    volatile long lastNanos;
 
     Cell(Timer timer) {
       this.timer = timer;
