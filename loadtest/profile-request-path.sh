@@ -8,6 +8,7 @@
 # JFR samples threads running Java only: time in the kernel (socket reads/writes, epoll) is not in the shares.
 # FILE and MODEL pick another deployment (default deploy/examples/bench/noop.yaml, model noop); the node's
 # /metrics are saved before and after the profiled run (batch sizes, queue and compute time of its pools).
+# walk.md: the Kiln classes and queued hand-offs the profiled requests went through (loadtest/request-walk.py).
 # Usage: [FILE=deploy/examples/bench/tiny.yaml MODEL=mlp] loadtest/profile-request-path.sh [TAG]   -> loadtest/results/profile-TAG-<time>/{profile.jfr,owners.md,...}
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +38,5 @@ for _ in $(seq 1 60); do [ -s "$OUT/profile.jfr" ] && break; sleep 1; done # on 
 sleep 1
 jfr print --json --stack-depth 300 --events jdk.ExecutionSample "$OUT/profile.jfr" >"$OUT/samples.json"
 python3 loadtest/jfr-owners.py "$OUT/samples.json" | tee "$OUT/owners.md"
+python3 loadtest/request-walk.py "$OUT/samples.json" 2 >"$OUT/walk.md" # classes and hand-offs (ARCHITECTURE.md)
 echo "warm: $(awk '/^Requests\/sec/ {print $2}' "$OUT/warm.wrk.txt") req/s; while profiled: $(awk '/^Requests\/sec/ {print $2}' "$OUT/profiled.wrk.txt") req/s; $OUT" >&2
