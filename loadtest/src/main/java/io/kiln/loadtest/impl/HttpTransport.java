@@ -36,7 +36,7 @@ final class HttpTransport implements Transport {
     for (int i = 0; i < requests.length; i++) {
       RequestTemplate t = entries.get(i).template();
       RequestOptions r = new RequestOptions().setMethod(HttpMethod.POST).setHost(options.target().getHost())
-          .setPort(options.port()).setURI(uri).setIdleTimeout(timeoutMs).setConnectTimeout(timeoutMs);
+          .setPort(options.port()).setURI(uri).setIdleTimeout(timeoutMs);
       if (binary) {
         List<TensorData> inputs = t.inputs();
         byte[] header = OipJson.binaryHeader(inputs);
@@ -57,7 +57,10 @@ final class HttpTransport implements Transport {
     client = vertx.createHttpClient(
         // Kiln closes a connection idle for 30 s; dropping ours at 15 s means we never reuse one it is closing.
         new HttpClientOptions().setKeepAlive(true).setKeepAliveTimeout(15).setTcpNoDelay(true).setPipelining(false)
-            .setMaxRedirects(0),
+            .setMaxRedirects(0)
+            // The TCP connect is bounded here, not per request: Vert.x 5.0 arms a pool-wait timer for a request's
+            // connect timeout that can fire after the wait was served ("Promise already completed" ERRORs).
+            .setConnectTimeout((int) Math.min(timeoutMs, Integer.MAX_VALUE)),
         new PoolOptions().setHttp1MaxSize(options.connections()).setMaxWaitQueueSize(-1));
   }
 
