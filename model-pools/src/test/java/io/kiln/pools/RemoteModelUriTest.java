@@ -56,7 +56,11 @@ class RemoteModelUriTest {
     server.requestHandler(req -> {
       REQUESTS.computeIfAbsent(req.path(), k -> new AtomicInteger()).incrementAndGet();
       byte[] body = FILES.get(req.path());
-      if (body == null) {
+      if (req.path().equals("/models/stalls.onnx")) { // headers and a first part, then nothing
+        req.response().putHeader("content-length", "1000000").write(io.vertx.core.buffer.Buffer.buffer(new byte[1000]));
+      } else if (req.path().equals("/models/silent.onnx")) { // not even the headers
+        return;
+      } else if (body == null) {
         req.response().setStatusCode(404).end();
       } else {
         req.response().end(io.vertx.core.buffer.Buffer.buffer(body));
@@ -178,6 +182,26 @@ class RemoteModelUriTest {
       pool.shutdownNow();
     }
     assertThat(REQUESTS.get("/models/shared/mlp-onnx.zip")).hasValue(1);
+  }
+
+  @Test
+  void aServerThatGoesQuietFailsTheDownloadAfterTheReadTimeoutAndCachesNothing() {
+    ModelCache cache = new ModelCache(new ModelCache.Options(work.resolve("stalls"), Path.of(cert.certificatePath()),
+        1L << 30).withReadTimeout(java.time.Duration.ofMillis(500)));
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> cache.fetch(URI.create(base + "/models/stalls.onnx"), "0".repeat(64)))
+        .isInstanceOf(ModelLoadException.class)
+        .hasMessageContaining("no data for 500 ms")
+        .hasMessageContaining("after 1000 bytes");
+    assertThatThrownBy(() -> cache.fetch(URI.create(base + "/models/silent.onnx"), "0".repeat(64)))
+        .isInstanceOf(ModelLoadException.class)
+        .hasMessageContaining("no answer within the read timeout (500 ms");
+    // both within a few timeouts, not the 30-minute load timeout they would have waited for
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - start)).isLessThan(java.time.Duration.ofSeconds(30));
+    assertThat(work.resolve("stalls").toFile().list()).isNullOrEmpty();
+    // a later fetch tries again (nothing was left in flight): it fails the same way, it does not hang
+    assertThatThrownBy(() -> cache.fetch(URI.create(base + "/models/stalls.onnx"), "0".repeat(64)))
+        .hasMessageContaining("no data for 500 ms");
   }
 
   @Test

@@ -26,7 +26,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Downloads one {@code https://} (or loopback {@code http://}) file to disk, checking its SHA-256 as it streams and
- * logging progress at every tenth of the size (or every few seconds when the size is unknown).
+ * logging progress at every tenth of the size (or every few seconds when the size is unknown). A server that goes
+ * quiet fails the download after the read timeout: the headers are bounded by the request's timeout, the body by
+ * {@link StallWatch}, which closes the body's stream when no byte came for that long (the JDK client bounds only the
+ * wait for the headers), so a stalled download fails its load instead of holding the worker until its load timeout.
  */
 final class HttpsSource {
 
@@ -36,9 +39,11 @@ final class HttpsSource {
 
   private final HttpClient client;
   private final long maxBytes;
+  private final Duration readTimeout;
 
-  HttpsSource(Path caPem, long maxBytes) {
+  HttpsSource(Path caPem, long maxBytes, Duration readTimeout) {
     this.maxBytes = maxBytes;
+    this.readTimeout = readTimeout;
     HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT)
         .followRedirects(HttpClient.Redirect.NORMAL);
     if (caPem != null) {
@@ -86,8 +91,13 @@ final class HttpsSource {
 
   /** Sends {@code request} (about model {@code uri}), its body left to read. */
   HttpResponse<InputStream> send(URI uri, HttpRequest request) {
+    HttpRequest bounded = request.timeout().isPresent() ? request
+        : HttpRequest.newBuilder(request, (name, value) -> true).timeout(readTimeout).build();
     try {
-      return client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      return client.send(bounded, HttpResponse.BodyHandlers.ofInputStream());
+    } catch (java.net.http.HttpTimeoutException e) {
+      throw new ModelLoadException("model " + uri + ": no answer within the read timeout ("
+          + readTimeout.toMillis() + " ms, kiln.model.readTimeoutMs)", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ModelLoadException("model " + uri + ": interrupted while downloading", e);
@@ -114,8 +124,8 @@ final class HttpsSource {
     long start = System.nanoTime();
     long lastLog = start;
     log.info("model {}: downloading{}", uri, total >= 0 ? " " + total + " bytes" : "");
-    try (OutputStream out = Files.newOutputStream(file)) {
-      for (int r = in.read(buf); r >= 0; r = in.read(buf)) {
+    try (OutputStream out = Files.newOutputStream(file); StallWatch watch = StallWatch.watch(in, readTimeout)) {
+      for (int r = watch.read(buf); r >= 0; r = watch.read(buf)) {
         n += r;
         if (n > maxBytes) {
           throw new ModelLoadException("model " + uri + " is more than kiln.model.maxBytes (" + maxBytes + ") bytes");
@@ -133,6 +143,12 @@ final class HttpsSource {
               total > 0 ? String.format(Locale.ROOT, " (%d %%)", n * 100 / total) : ""));
         }
       }
+    } catch (IOException e) {
+      if (StallWatch.stalled(e)) {
+        throw new ModelLoadException("model " + uri + ": no data for " + readTimeout.toMillis()
+            + " ms (kiln.model.readTimeoutMs) after " + n + " bytes; the download was abandoned", e);
+      }
+      throw e;
     }
     if (total >= 0 && n != total) {
       throw new ModelLoadException("model " + uri + ": the download stopped at " + n + " of " + total + " bytes");

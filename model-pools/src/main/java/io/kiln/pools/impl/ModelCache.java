@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.Map;
@@ -44,28 +45,45 @@ public final class ModelCache {
    *     trust store
    * @param maxBytes the most a download, or an archive's unpacked files, may add up to
    * @param s3 the credentials, region and endpoint for {@code s3://} uris
+   * @param readTimeout how long a download may go without receiving a byte (headers included) before it fails
    */
-  public record Options(Path dir, Path caPem, long maxBytes, S3Source.Credentials s3) {
+  public record Options(Path dir, Path caPem, long maxBytes, S3Source.Credentials s3, Duration readTimeout) {
     public static final long DEFAULT_MAX_BYTES = 32L << 30;
+    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(60);
 
     /** Without S3 credentials. */
     public Options(Path dir, Path caPem, long maxBytes) {
       this(dir, caPem, maxBytes, S3Source.Credentials.NONE);
     }
 
+    /** With the default read timeout. */
+    public Options(Path dir, Path caPem, long maxBytes, S3Source.Credentials s3) {
+      this(dir, caPem, maxBytes, s3, DEFAULT_READ_TIMEOUT);
+    }
+
     public Options {
       Objects.requireNonNull(dir, "dir");
       Objects.requireNonNull(s3, "s3");
+      Objects.requireNonNull(readTimeout, "readTimeout");
       if (maxBytes < 1) {
         throw new IllegalArgumentException("maxBytes: must be positive, got " + maxBytes);
       }
+      if (readTimeout.isNegative() || readTimeout.isZero()) {
+        throw new IllegalArgumentException("readTimeout: must be positive, got " + readTimeout);
+      }
+    }
+
+    /** These options with another read timeout. */
+    public Options withReadTimeout(Duration timeout) {
+      return new Options(dir, caPem, maxBytes, s3, timeout);
     }
 
     /**
      * From system properties, then the environment: {@code kiln.model.cache} / {@code KILN_MODEL_CACHE} (default
      * {@code ${kiln.home}/.kiln/models}, beside the node's other files; {@code kiln.home} defaults to the working
      * directory, as for the node),
-     * {@code kiln.model.ca} / {@code KILN_MODEL_CA} and {@code kiln.model.maxBytes} / {@code KILN_MODEL_MAX_BYTES}.
+     * {@code kiln.model.ca} / {@code KILN_MODEL_CA}, {@code kiln.model.maxBytes} / {@code KILN_MODEL_MAX_BYTES} and
+     * {@code kiln.model.readTimeoutMs} / {@code KILN_MODEL_READ_TIMEOUT_MS}.
      */
     public static Options fromEnvironment() {
       String dir = setting("kiln.model.cache", "KILN_MODEL_CACHE");
@@ -79,13 +97,26 @@ public final class ModelCache {
       } catch (NumberFormatException e) {
         throw new ModelLoadException("kiln.model.maxBytes / KILN_MODEL_MAX_BYTES: not a number: '" + max + "'");
       }
+      String read = setting("kiln.model.readTimeoutMs", "KILN_MODEL_READ_TIMEOUT_MS");
+      Duration readTimeout;
+      try {
+        readTimeout = read == null ? DEFAULT_READ_TIMEOUT : Duration.ofMillis(Long.parseLong(read.trim()));
+      } catch (NumberFormatException e) {
+        throw new ModelLoadException("kiln.model.readTimeoutMs / KILN_MODEL_READ_TIMEOUT_MS: not a number: '" + read
+            + "'");
+      }
+      if (readTimeout.isNegative() || readTimeout.isZero()) {
+        throw new ModelLoadException("kiln.model.readTimeoutMs / KILN_MODEL_READ_TIMEOUT_MS: must be positive, got "
+            + read);
+      }
       S3Source.Credentials s3;
       try {
         s3 = S3Source.Credentials.fromEnvironment();
       } catch (IllegalArgumentException e) {
         throw new ModelLoadException(e.getMessage(), e);
       }
-      return new Options(cache.toAbsolutePath().normalize(), ca == null ? null : Path.of(ca), maxBytes, s3);
+      return new Options(cache.toAbsolutePath().normalize(), ca == null ? null : Path.of(ca), maxBytes, s3,
+          readTimeout);
     }
 
     private static String setting(String property, String env) {
@@ -102,7 +133,7 @@ public final class ModelCache {
 
   public ModelCache(Options options) {
     this.options = options;
-    this.https = new HttpsSource(options.caPem(), options.maxBytes());
+    this.https = new HttpsSource(options.caPem(), options.maxBytes(), options.readTimeout());
     this.s3 = new S3Source(https, options.s3(), java.time.Clock.systemUTC());
   }
 
