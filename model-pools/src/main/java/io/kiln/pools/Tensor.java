@@ -45,6 +45,28 @@ public final class Tensor {
     return new Tensor(name, DataType.FP32, shape, buf.array());
   }
 
+  /** A {@link DataType#BYTES} tensor of {@code elements} (row-major), each element its own bytes. */
+  public static Tensor ofBytes(String name, long[] shape, java.util.List<byte[]> elements) {
+    if (elementCount(shape) != elements.size()) {
+      throw new IllegalArgumentException("tensor '" + name + "': shape " + Arrays.toString(shape) + " holds "
+          + elementCount(shape) + " elements, got " + elements.size());
+    }
+    return new Tensor(name, DataType.BYTES, shape, io.kiln.pools.impl.ByteElements.join(elements));
+  }
+
+  /**
+   * The elements of a {@link DataType#BYTES} tensor, each its own array.
+   *
+   * @throws IllegalArgumentException if the tensor is not BYTES or its data is not {@link #elementCount} well-formed
+   *     length-prefixed elements
+   */
+  public java.util.List<byte[]> byteElements() {
+    if (datatype != DataType.BYTES) {
+      throw new IllegalArgumentException("tensor '" + name + "' is " + datatype + ", not BYTES");
+    }
+    return io.kiln.pools.impl.ByteElements.split(this);
+  }
+
   /**
    * Elements in a shape, i.e. the product of its dimensions.
    *

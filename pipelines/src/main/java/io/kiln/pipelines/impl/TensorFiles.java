@@ -11,8 +11,13 @@ import io.kiln.pipelines.InputFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,13 +55,24 @@ public final class TensorFiles {
     return inputs.stream().map(TensorSpec::name).toList().toString();
   }
 
-  /** A raw file as one batch of rows of the input's fixed trailing dimensions. */
+  /**
+   * A raw file as one batch of rows of the input's fixed trailing dimensions; for a BYTES input, the whole file as
+   * its one element (an encoded image, a document): every dimension 1, a variable one included.
+   */
   static Tensor raw(byte[] data, TensorSpec spec) {
     DataType type = spec.datatype();
-    if (type == DataType.BYTES) {
-      throw new StepFailedException("input '" + spec.name() + "' is BYTES; a raw file fills fixed-size types only");
-    }
     long[] shape = spec.shape();
+    if (type == DataType.BYTES) {
+      long[] one = new long[Math.max(1, shape.length)];
+      for (int i = 0; i < shape.length; i++) {
+        if (shape[i] > 1) {
+          throw new StepFailedException("input '" + spec.name() + "' has shape " + Arrays.toString(shape)
+              + "; a raw file is one BYTES element, so every dimension must be 1 or variable (use format oip_json)");
+        }
+      }
+      Arrays.fill(one, 1);
+      return Tensor.ofBytes(spec.name(), one, List.of(data));
+    }
     long rowElements = 1;
     for (int i = 1; i < shape.length; i++) {
       if (shape[i] < 0) {
@@ -121,7 +137,8 @@ public final class TensorFiles {
         throw new StepFailedException("input '" + name + "': shape " + Arrays.toString(shape) + " needs " + n
             + " values, the data has " + values.size());
       }
-      out.add(new Tensor(name, type, shape, encode(name, type, values)));
+      out.add(type == DataType.BYTES ? Tensor.ofBytes(name, shape, strings(name, values))
+          : new Tensor(name, type, shape, encode(name, type, values)));
     }
     return out;
   }
@@ -137,6 +154,18 @@ public final class TensorFiles {
     } else {
       into.add(node);
     }
+  }
+
+  /** BYTES values as OIP JSON writes them: strings, UTF-8. */
+  private static List<byte[]> strings(String name, List<JsonNode> values) {
+    List<byte[]> out = new ArrayList<>(values.size());
+    for (JsonNode v : values) {
+      if (!v.isTextual()) {
+        throw new StepFailedException("input '" + name + "': BYTES data are strings, got " + v);
+      }
+      out.add(v.textValue().getBytes(StandardCharsets.UTF_8));
+    }
+    return out;
   }
 
   private static byte[] encode(String name, DataType type, List<JsonNode> values) {
@@ -173,6 +202,10 @@ public final class TensorFiles {
     }
     out.put("shape", shape);
     long n = t.elementCount();
+    if (t.datatype() == DataType.BYTES && n <= maxElements) {
+      bytesData(t, out);
+      return out;
+    }
     boolean decodable = t.datatype().byteSize() > 0 && t.datatype() != DataType.FP16 && t.datatype() != DataType.BF16;
     if (n > maxElements || !decodable) {
       out.put("data_omitted", true);
@@ -196,5 +229,34 @@ public final class TensorFiles {
     }
     out.put("data", data);
     return out;
+  }
+
+  /**
+   * A BYTES output's elements: as strings when every one is valid UTF-8 (text, JSON a model wrote), else each
+   * base64 under {@code data_base64} (an image, say), so no byte is lost either way.
+   */
+  private static void bytesData(Tensor t, Map<String, Object> out) {
+    List<byte[]> elements;
+    try {
+      elements = t.byteElements();
+    } catch (IllegalArgumentException e) {
+      throw new StepFailedException("output '" + t.name() + "': " + e.getMessage());
+    }
+    List<String> text = new ArrayList<>(elements.size());
+    CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT);
+    for (byte[] e : elements) {
+      try {
+        text.add(utf8.decode(ByteBuffer.wrap(e)).toString());
+      } catch (CharacterCodingException notText) {
+        List<String> b64 = new ArrayList<>(elements.size());
+        for (byte[] x : elements) {
+          b64.add(Base64.getEncoder().encodeToString(x));
+        }
+        out.put("data_base64", b64);
+        return;
+      }
+    }
+    out.put("data", text);
   }
 }
