@@ -17,11 +17,10 @@ import java.util.Set;
  * input and output tensors, the batch sizes to warm up with and the engine's thread counts. Immutable and
  * validated on construction ({@link IllegalArgumentException} with a message naming the field).
  *
- * <p>Engines: {@value #ENGINE_PYTORCH} (DJL's PyTorch engine: a folder holding a TorchScript {@code .pt}
- * or DJL {@code .params} file) and {@value #ENGINE_BUILTIN} (no engine; {@code uri} names a built-in model
- * such as {@code builtin:identity}, see {@link BuiltinModels}) and {@value #ENGINE_PYTHON} (a folder holding
- * {@code model.py}, run by a Python process per worker as {@link PythonOptions} say; format and architecture
- * stay unset).
+ * <p>Engines: Kiln's own are {@value #ENGINE_PYTORCH}, {@value #ENGINE_ONNX}, {@value #ENGINE_PYTHON} (run as
+ * {@link PythonOptions} say) and {@value #ENGINE_BUILTIN} ({@code uri} names a built-in model such as
+ * {@code builtin:identity}, see {@link BuiltinModels}); each says in its {@link io.kiln.pools.spi.Engine} class what
+ * its folder holds and which fields it takes.
  *
  * <p>Formats: {@value #FORMAT_AUTO} (default; detected from the folder when the model is loaded),
  * {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}. A {@code .params} file holds only

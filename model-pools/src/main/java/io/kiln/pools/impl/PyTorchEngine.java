@@ -15,6 +15,13 @@ import org.slf4j.LoggerFactory;
  * DJL's PyTorch engine in the worker's JVM: a folder holding a TorchScript {@code .pt}, or DJL
  * {@code NAME-NNNN.params} weights with an {@code architecture} (see {@link ModelSpec}'s formats). Its thread
  * pools are process-wide ({@link EngineSetup}); it cannot tell the memory a model holds in libtorch.
+ *
+ * <p>The first load in a process starts DJL's PyTorch engine
+ * (unpacking the native library into {@code DJL_CACHE_DIR}, default {@code ~/.djl.ai}, the first time on a
+ * machine: seconds), in offline mode: nothing is downloaded. PyTorch's thread pools are process-wide: the
+ * first spec with non-zero {@code intraOpThreads}/{@code interOpThreads} sets them (unless
+ * {@code -Dai.djl.pytorch.num_threads}/{@code num_interop_threads} already did), later different values
+ * are logged and ignored.
  */
 public final class PyTorchEngine implements io.kiln.pools.spi.Engine {
 

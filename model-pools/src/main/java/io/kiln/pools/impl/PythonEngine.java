@@ -12,6 +12,11 @@ import java.util.OptionalLong;
  * A Python class in a folder's {@value ModelFolders#PYTHON_FILE}, run by one Python process per worker (see
  * {@link io.kiln.pools.PythonOptions}); it streams through {@code predict_stream} and warms itself.
  * It reports the resident memory of the worker's Python process as the memory a model holds.
+ *
+ * <p>Each runner starts and supervises one Python process of its
+ * own (see {@link io.kiln.pools.PythonOptions}); closing the runner stops it. The process sees the worker's GPUs as
+ * {@code CUDA_VISIBLE_DEVICES} and its model is told device {@code cuda:0} (or {@code cpu} without GPUs);
+ * Kiln does not check that the GPUs exist.
  */
 public final class PythonEngine implements Engine {
 
