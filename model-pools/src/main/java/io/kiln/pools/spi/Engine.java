@@ -50,10 +50,10 @@ public interface Engine {
   boolean recognizes(String fileName);
 
   /**
-   * The problems of a spec's fields under this engine's rules, in the order the fields are reported (empty: none).
-   * The name has been checked, and so have the rules every engine shares (tensor names and shapes, uri form,
-   * {@code format} against {@link Capabilities#formats()}, {@code streaming} against
-   * {@link Capabilities#streaming()}): check only what is this engine's own.
+   * The problems of a spec's fields under this engine's rules, the first one first (empty: none). The rules every
+   * engine shares have been checked (the engine's name, tensor names and shapes, the uri's form, {@code streaming}
+   * against {@link Capabilities#streams()}); {@code format} is checked against {@link Capabilities#formats()} after
+   * this, so an engine may refuse a format in its own words. Check only what is this engine's own.
    */
   List<SpecProblem> check(SpecFields spec);
 
