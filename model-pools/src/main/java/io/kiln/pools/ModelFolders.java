@@ -3,14 +3,18 @@ package io.kiln.pools;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.kiln.pools.spi.Engine;
+import io.kiln.pools.spi.Engines;
+import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * How each engine's model files are named, in one place: workers find their model by these names, and a
- * deployment that leaves {@code engine} out is given the one its folder shows.
+ * How Kiln's engines' model files are named: workers find their model by these names, and a deployment that leaves
+ * {@code engine} out is given the one its folder shows (each engine {@link io.kiln.pools.spi.Engine#recognizes
+ * recognises} its own files).
  */
 public final class ModelFolders {
 
@@ -25,10 +29,9 @@ public final class ModelFolders {
   }
 
   /**
-   * The engine a file or folder shows: an {@code .onnx} file is {@value ModelSpec#ENGINE_ONNX},
-   * {@value #PYTHON_FILE} is {@value ModelSpec#ENGINE_PYTHON}, a TorchScript {@code .pt} or DJL
-   * {@code NAME-NNNN.params} file is {@value ModelSpec#ENGINE_PYTORCH}; empty for a folder showing none,
-   * several, or that cannot be read. Blocking (lists the folder).
+   * The engine a file or folder shows: the one {@link io.kiln.pools.spi.Engine#recognizes recognising} its files
+   * (an {@code .onnx} file, {@value #PYTHON_FILE}, a TorchScript {@code .pt} or DJL {@code NAME-NNNN.params} file for
+   * Kiln's own engines); empty for a folder showing none, several, or that cannot be read. Blocking (lists the folder).
    */
   public static Optional<String> engineOf(Path path) {
     TreeSet<String> engines = new TreeSet<>();
@@ -45,16 +48,21 @@ public final class ModelFolders {
     return engines.size() == 1 ? Optional.of(engines.first()) : Optional.empty();
   }
 
+  /**
+   * What a folder holds when it shows an engine, for messages: {@code a folder holding model.onnx (OnnxRuntime), ...}
+   * over every engine detected from folders.
+   */
+  public static String describeDetection() {
+    List<String> shown = Engines.installed().all().stream().filter(e -> !e.capabilities().modelFiles().isEmpty())
+        .map(e -> e.capabilities().modelFiles() + " (" + e.name() + ")").toList();
+    return "a folder holding " + (shown.size() <= 1 ? String.join("", shown)
+        : String.join(", ", shown.subList(0, shown.size() - 1)) + " or " + shown.get(shown.size() - 1));
+  }
+
   private static Optional<String> engineOfFile(String fileName) {
-    if (fileName.endsWith(".onnx")) {
-      return Optional.of(ModelSpec.ENGINE_ONNX);
-    }
-    if (fileName.equals(PYTHON_FILE)) {
-      return Optional.of(ModelSpec.ENGINE_PYTHON);
-    }
-    if (fileName.endsWith(".pt") || DJL_PARAMS.matcher(fileName).matches()) {
-      return Optional.of(ModelSpec.ENGINE_PYTORCH);
-    }
-    return Optional.empty();
+    // A file two engines both claim shows neither: several engines, as for a folder holding two kinds of model.
+    List<String> claims = Engines.installed().all().stream().filter(e -> e.recognizes(fileName)).map(Engine::name)
+        .toList();
+    return claims.size() == 1 ? Optional.of(claims.get(0)) : Optional.empty();
   }
 }

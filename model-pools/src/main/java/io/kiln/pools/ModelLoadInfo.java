@@ -14,10 +14,11 @@ import java.util.OptionalLong;
  * @param warmupBatchSizes the batch sizes (in requests) that were run during warm-up, in order
  * @param warmupIterations how many warm-up inferences ran, all batch sizes together: each size is repeated
  *     up to {@link ModelRunners#WARMUP_MAX_ITERATIONS} times within {@link ModelRunners#WARMUP_BUDGET}
- *     (once per size for Python models, which warm themselves)
- * @param engine {@value ModelSpec#ENGINE_PYTORCH} or {@value ModelSpec#ENGINE_BUILTIN}
+ *     (once per size for models whose engine warms itself)
+ * @param engine the engine's name ({@link ModelSpec#engine()})
  * @param engineVersion the engine's version (libtorch's for PyTorch), or "" for built-ins
- * @param format the resolved format: {@code torchscript}, {@code djl-params} or {@code builtin}
+ * @param format the resolved format, as the engine names it: {@code torchscript}, {@code djl-params}, {@code onnx},
+ *     {@code python} or {@code builtin} for Kiln's own
  * @param parameterCount number of model parameters, when the engine could tell cheaply
  */
 public record ModelLoadInfo(String device, Duration loadTime, Duration warmupTime, List<Integer> warmupBatchSizes,

@@ -7,17 +7,9 @@ import java.util.List;
 /**
  * Loads models into {@link ModelRunner}s.
  *
- * <p>For engine {@value ModelSpec#ENGINE_PYTORCH} the first load in a process starts DJL's PyTorch engine
- * (unpacking the native library into {@code DJL_CACHE_DIR}, default {@code ~/.djl.ai}, the first time on a
- * machine: seconds), in offline mode: nothing is downloaded. PyTorch's thread pools are process-wide: the
- * first spec with non-zero {@code intraOpThreads}/{@code interOpThreads} sets them (unless
- * {@code -Dai.djl.pytorch.num_threads}/{@code num_interop_threads} already did), later different values
- * are logged and ignored.
- *
- * <p>For engine {@value ModelSpec#ENGINE_PYTHON} each runner starts and supervises one Python process of its
- * own (see {@link PythonOptions}); closing the runner stops it. The process sees the worker's GPUs as
- * {@code CUDA_VISIBLE_DEVICES} and its model is told device {@code cuda:0} (or {@code cpu} without GPUs);
- * Kiln does not check that the GPUs exist.
+ * <p>A spec's {@link ModelSpec#engine()} names the {@link io.kiln.pools.spi.Engine} that loads it (see
+ * {@link io.kiln.pools.spi.Engines}); what loading does for each of Kiln's engines is said in its class
+ * ({@code io.kiln.pools.impl.PyTorchEngine}, {@code OnnxEngine}, {@code PythonEngine}, {@code BuiltinEngine}).
  */
 public final class ModelRunners {
 
@@ -39,8 +31,8 @@ public final class ModelRunners {
   /**
    * Loads the model, then warms it with inferences of zeros for each {@link ModelSpec#warmupBatchSizes()}
    * entry (that many one-row requests, batched), each repeated up to {@link #WARMUP_MAX_ITERATIONS} times
-   * within {@link #WARMUP_BUDGET} in all (a {@value ModelSpec#ENGINE_PYTHON} model runs each size once: its
-   * process warms itself), before returning; {@link ModelLoadInfo#warmupIterations()} tells how many ran.
+   * within {@link #WARMUP_BUDGET} in all (a model whose engine
+   * {@link io.kiln.pools.spi.Engine.Capabilities#warmsItself() warms itself}, a Python one, runs each size once), before returning; {@link ModelLoadInfo#warmupIterations()} tells how many ran.
    * Blocks for all of it; several threads may load models at once.
    *
    * <p>Device: the GPU {@code gpuIndices.get(0)} when the list is non-empty and the engine reports every

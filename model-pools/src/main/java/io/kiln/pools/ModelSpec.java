@@ -1,7 +1,9 @@
 package io.kiln.pools;
 
-import io.kiln.pools.impl.Architectures;
 import io.kiln.pools.impl.BuiltinModels;
+import io.kiln.pools.spi.Engines;
+import io.kiln.pools.spi.SpecFields;
+import io.kiln.pools.spi.SpecProblem;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -15,11 +17,10 @@ import java.util.Set;
  * input and output tensors, the batch sizes to warm up with and the engine's thread counts. Immutable and
  * validated on construction ({@link IllegalArgumentException} with a message naming the field).
  *
- * <p>Engines: {@value #ENGINE_PYTORCH} (DJL's PyTorch engine: a folder holding a TorchScript {@code .pt}
- * or DJL {@code .params} file) and {@value #ENGINE_BUILTIN} (no engine; {@code uri} names a built-in model
- * such as {@code builtin:identity}, see {@link BuiltinModels}) and {@value #ENGINE_PYTHON} (a folder holding
- * {@code model.py}, run by a Python process per worker as {@link PythonOptions} say; format and architecture
- * stay unset).
+ * <p>Engines: Kiln's own are {@value #ENGINE_PYTORCH}, {@value #ENGINE_ONNX}, {@value #ENGINE_PYTHON} (run as
+ * {@link PythonOptions} say) and {@value #ENGINE_BUILTIN} ({@code uri} names a built-in model such as
+ * {@code builtin:identity}, see {@link BuiltinModels}); each says in its {@link io.kiln.pools.spi.Engine} class what
+ * its folder holds and which fields it takes.
  *
  * <p>Formats: {@value #FORMAT_AUTO} (default; detected from the folder when the model is loaded),
  * {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}. A {@code .params} file holds only
@@ -27,15 +28,16 @@ import java.util.Set;
  * of 256), {@code mlp:512,128} (hidden widths given), or {@code resnet18}; input and output widths come
  * from the tensor specs.
  *
- * <p>The set of engines is open: {@link #ENGINES} lists the names this build runs, and every rule that
- * depends on the engine is here or in {@link SpecRules}, so a new engine is one name and one loader.
+ * <p>The set of engines is open: {@link #ENGINES} lists the names the JVM's {@link Engines} registry holds
+ * (Kiln's own and any {@link io.kiln.pools.spi.Engine} on the class path). The rules every engine shares are here
+ * and in {@link SpecRules}; those of one engine are its {@link io.kiln.pools.spi.Engine#check}, beside it.
  *
  * <p>Threads: {@code intraOpThreads}/{@code interOpThreads} of 0 leave the engine's default. PyTorch's
  * thread pools are process-wide and sized once when the engine starts, so the values of the first model
  * loaded in a JVM win (see {@link ModelRunners#load}).
  *
  * @param uri folder (or file) holding the model, or {@code builtin:<name>} for the built-in engine
- * @param engine {@value #ENGINE_PYTORCH}, {@value #ENGINE_BUILTIN} or {@value #ENGINE_PYTHON}
+ * @param engine the name of an engine of {@link #ENGINES}, e.g. {@value #ENGINE_PYTORCH} (matched ignoring case)
  * @param format {@value #FORMAT_AUTO}, {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}
  * @param architecture the block to build for {@value #FORMAT_DJL_PARAMS}; empty otherwise
  * @param inputs the model's inputs in the order the model takes them; the first dimension is the batch
@@ -68,10 +70,10 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public static final String FORMAT_AUTO = "auto";
   public static final String FORMAT_TORCHSCRIPT = "torchscript";
   public static final String FORMAT_DJL_PARAMS = "djl-params";
-  /** Every engine this build runs, spelled as specs spell them. */
-  public static final List<String> ENGINES = List.of(ENGINE_PYTORCH, ENGINE_ONNX, ENGINE_PYTHON, ENGINE_BUILTIN);
   /** The formats a spec may declare ({@value #FORMAT_AUTO}, the default, is detected from the files). */
   public static final List<String> FORMATS = List.of(FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS);
+  /** Every engine this JVM runs ({@link Engines#installed()}), spelled as specs spell them, in registry order. */
+  public static final List<String> ENGINES = Engines.installed().names();
   /** The prefix of URIs naming a model built into Kiln. */
   public static final String BUILTIN_PREFIX = "builtin:";
   public static final List<Integer> DEFAULT_WARMUP_BATCH_SIZES = List.of(1);
@@ -112,15 +114,17 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     if (python != null && !engine.equals(ENGINE_PYTHON)) {
       throw new IllegalArgumentException("python: only for engine " + ENGINE_PYTHON + ", this model's is " + engine);
     }
-    if (engine.equals(ENGINE_BUILTIN)) {
-      checkBuiltin(uri, format, architecture, inputs, outputs);
-    } else if (engine.equals(ENGINE_PYTHON)) {
-      python = python == null ? PythonOptions.DEFAULTS : python;
-      checkSelfDescribing("a " + ENGINE_PYTHON, ModelFolders.PYTHON_FILE, format, architecture, outputs);
-    } else if (engine.equals(ENGINE_ONNX)) {
-      checkSelfDescribing("an " + ENGINE_ONNX, ".onnx file", format, architecture, outputs);
-    } else {
-      checkPyTorch(format, architecture, outputs);
+    if (engine.equals(ENGINE_PYTHON) && python == null) {
+      python = PythonOptions.DEFAULTS;
+    }
+    List<SpecProblem> problems = Engines.installed().get(engine)
+        .check(new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming));
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException(problems.get(0).toString());
+    }
+    String formatProblem = SpecRules.formatFits(engine, format);
+    if (formatProblem != null) { // the message starts with the field: "format applies to ..."
+      throw new IllegalArgumentException(formatProblem);
     }
   }
 
@@ -189,16 +193,11 @@ public record ModelSpec(Path uri, String engine, String format, String architect
 
   private static String canonicalEngine(String engine) {
     if (engine == null || engine.isBlank()) {
-      throw new IllegalArgumentException("engine: required, one of " + ENGINE_PYTORCH + ", " + ENGINE_BUILTIN + ", "
-          + ENGINE_PYTHON);
+      throw new IllegalArgumentException("engine: required, one of " + String.join(", ", ENGINES));
     }
-    for (String known : ENGINES) {
-      if (known.equalsIgnoreCase(engine.trim())) {
-        return known;
-      }
-    }
-    throw new IllegalArgumentException("engine: unknown engine '" + engine + "', expected one of "
-        + String.join(", ", ENGINES));
+    Engines engines = Engines.installed();
+    return engines.findIgnoringCase(engine).map(io.kiln.pools.spi.Engine::name)
+        .orElseThrow(() -> new IllegalArgumentException("engine: " + engines.unknown(engine)));
   }
 
   private static String canonicalFormat(String format) {
@@ -241,63 +240,6 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   private static void checkThreads(String field, int n) {
     if (n < 0 || n > MAX_THREADS) {
       throw new IllegalArgumentException(field + ": must be in 0.." + MAX_THREADS + " (0 = engine default), got " + n);
-    }
-  }
-
-  private static void checkBuiltin(Path uri, String format, String architecture, List<TensorSpec> inputs,
-                                   List<TensorSpec> outputs) {
-    BuiltinModels.checkName(uri.toString());
-    if (!format.equals(FORMAT_AUTO)) {
-      throw new IllegalArgumentException("format: built-in models have no file format, got '" + format + "'");
-    }
-    if (!architecture.isEmpty()) {
-      throw new IllegalArgumentException("architecture: built-in models take none, got '" + architecture + "'");
-    }
-    if (!outputs.isEmpty()) {
-      if (outputs.size() != inputs.size()) {
-        throw new IllegalArgumentException("outputs: a built-in returns its inputs, so it needs " + inputs.size()
-            + " outputs (or none), got " + outputs.size());
-      }
-      for (int i = 0; i < inputs.size(); i++) {
-        if (outputs.get(i).datatype() != inputs.get(i).datatype()) {
-          throw new IllegalArgumentException("outputs: '" + outputs.get(i).name() + "' must have the datatype of input '"
-              + inputs.get(i).name() + "' (" + inputs.get(i).datatype() + ")");
-        }
-      }
-    }
-  }
-
-  /**
-   * An engine whose model file carries its own architecture and format (a Python model is its
-   * {@code model.py}, an ONNX model its graph): outputs declared, no format, no architecture.
-   */
-  private static void checkSelfDescribing(String what, String file, String format, String architecture,
-                                          List<TensorSpec> outputs) {
-    if (outputs.isEmpty()) {
-      throw new IllegalArgumentException("outputs: " + what + " model needs at least one output");
-    }
-    if (!format.equals(FORMAT_AUTO)) {
-      throw new IllegalArgumentException("format: " + what + " model is its " + file + ", remove '" + format + "'");
-    }
-    if (!architecture.isEmpty()) {
-      throw new IllegalArgumentException("architecture: " + what + " model carries its own in its " + file
-          + ", remove '" + architecture + "'");
-    }
-  }
-
-  private static void checkPyTorch(String format, String architecture, List<TensorSpec> outputs) {
-    if (outputs.isEmpty()) {
-      throw new IllegalArgumentException("outputs: a " + ENGINE_PYTORCH + " model needs at least one output");
-    }
-    if (format.equals(FORMAT_TORCHSCRIPT) && !architecture.isEmpty()) {
-      throw new IllegalArgumentException("architecture: a TorchScript file carries its own, remove '" + architecture + "'");
-    }
-    if (format.equals(FORMAT_DJL_PARAMS) && architecture.isEmpty()) {
-      throw new IllegalArgumentException("architecture: required for " + FORMAT_DJL_PARAMS + ", one of "
-          + Architectures.describe());
-    }
-    if (!architecture.isEmpty()) {
-      Architectures.parse(architecture);
     }
   }
 

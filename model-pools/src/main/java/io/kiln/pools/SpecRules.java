@@ -1,7 +1,13 @@
 package io.kiln.pools;
 
+import io.kiln.pools.spi.Engine;
+import io.kiln.pools.spi.Engines;
+import io.kiln.pools.spi.SpecFields;
+import io.kiln.pools.spi.SpecProblem;
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The value rules of the pool specs ({@link ModelSpec}, {@link BatchingSpec}, {@link QueueSpec},
@@ -97,12 +103,17 @@ public final class SpecRules {
     return null;
   }
 
-  /** Whether a declared format (not {@value ModelSpec#FORMAT_AUTO}) makes sense for {@code engine}. */
+  /**
+   * Whether a declared format (not {@value ModelSpec#FORMAT_AUTO}) makes sense for {@code engine}: one of its
+   * {@link Engine.Capabilities#formats()}.
+   */
   public static String formatFits(String engine, String format) {
-    if (!ModelSpec.FORMAT_AUTO.equals(format) && !ModelSpec.ENGINE_PYTORCH.equals(engine)) {
-      return "format applies to the PyTorch engine only";
+    if (ModelSpec.FORMAT_AUTO.equals(format)
+        || Engines.installed().find(engine).map(e -> e.capabilities().formats().contains(format)).orElse(false)) {
+      return null;
     }
-    return null;
+    List<String> takers = engines(c -> !c.formats().isEmpty());
+    return "format applies to the " + and(takers) + " engine" + (takers.size() == 1 ? "" : "s") + " only";
   }
 
   /** Whether a declared format and architecture (empty: none) make sense together. */
@@ -117,38 +128,48 @@ public final class SpecRules {
   }
 
   /**
-   * Whether a model may declare {@code streaming: true}: a Python model (its class then needs
-   * {@code predict_stream}) or a streaming built-in; engines that run one forward pass per batch cannot.
+   * Whether a model may declare {@code streaming: true}: its engine streams ({@link Engine.Capabilities#streams()},
+   * e.g. a Python model whose class has {@code predict_stream}) and its own rules take the uri (only the streaming
+   * built-ins stream); engines that run one forward pass per batch cannot.
    */
   public static String streamingFits(String engine, String uri, boolean streaming) {
-    if (!streaming || ModelSpec.ENGINE_PYTHON.equals(engine)) {
+    Engine e = Engines.installed().find(engine).orElse(null);
+    if (!streaming || e == null) {
       return null;
     }
-    if (ModelSpec.ENGINE_BUILTIN.equals(engine)) {
-      return io.kiln.pools.impl.BuiltinModels.STREAMING.contains(uri) ? null
-          : "'" + uri + "' does not stream; the streaming built-ins are " + io.kiln.pools.impl.BuiltinModels.STREAMING;
+    if (e.capabilities().streams()) {
+      return e.check(SpecFields.streaming(uri)).stream().filter(p -> p.field().equals("streaming"))
+          .map(SpecProblem::message).findFirst().orElse(null);
     }
-    return "applies to engines " + ModelSpec.ENGINE_PYTHON + " (a class with predict_stream) and "
-        + ModelSpec.ENGINE_BUILTIN + " (" + io.kiln.pools.impl.BuiltinModels.STREAMING + "), not " + engine;
+    List<String> streamers = Engines.installed().all().stream().filter(o -> o.capabilities().streams())
+        .map(o -> o.name() + " (" + o.capabilities().streaming() + ")").toList();
+    return "applies to engines " + and(streamers) + ", not " + engine;
   }
 
   /**
    * Whether a model of {@code engine} can sit under a repository's memory cap ({@code max_memory_mb}): its runner
-   * reports the memory it holds ({@link ModelRunner#memoryBytes()}). {@value ModelSpec#ENGINE_ONNX}: the model file's
-   * size (its weights); {@value ModelSpec#ENGINE_PYTHON}: the resident memory of the worker's Python process;
-   * {@value ModelSpec#ENGINE_BUILTIN}: 0 (the built-ins hold no weights). DJL's {@value ModelSpec#ENGINE_PYTORCH}
-   * cannot say what a model holds in libtorch's native memory, so a cap over it is refused rather than ignored.
+   * reports the memory it holds ({@link ModelRunner#memoryBytes()}, {@link Engine.Capabilities#reportsMemory()}).
+   * Each engine's class says what it counts; a cap over an engine that cannot tell is refused rather than ignored.
    *
    * @return null if it reports, else why not
    */
   public static String reportsMemory(String engine) {
-    if (ModelSpec.ENGINE_ONNX.equals(engine) || ModelSpec.ENGINE_PYTHON.equals(engine)
-        || ModelSpec.ENGINE_BUILTIN.equals(engine)) {
+    if (Engines.installed().find(engine).map(e -> e.capabilities().reportsMemory()).orElse(false)) {
       return null;
     }
     return "engine " + engine + " does not report the memory a model holds, so max_memory_mb cannot be enforced"
-        + " over it (engines that do: " + ModelSpec.ENGINE_ONNX + ", " + ModelSpec.ENGINE_PYTHON + ", "
-        + ModelSpec.ENGINE_BUILTIN + "); drop max_memory_mb and cap by max_models_per_worker";
+        + " over it (engines that do: " + String.join(", ", engines(Engine.Capabilities::reportsMemory))
+        + "); drop max_memory_mb and cap by max_models_per_worker";
+  }
+
+  private static List<String> engines(Predicate<Engine.Capabilities> can) {
+    return Engines.installed().all().stream().filter(e -> can.test(e.capabilities())).map(Engine::name).toList();
+  }
+
+  /** {@code a}, {@code a and b}, {@code a, b and c}. */
+  private static String and(List<String> items) {
+    return items.size() <= 1 ? String.join("", items)
+        : String.join(", ", items.subList(0, items.size() - 1)) + " and " + items.get(items.size() - 1);
   }
 
   /** Milliseconds as plain decimal text without trailing zeros ({@code 2}, {@code 0.5}). */

@@ -69,7 +69,7 @@ class EngineDetectionTest {
       assertThat(Specs.problems(CHECKING, model(p))).singleElement().satisfies(problem -> {
         assertThat(problem.path()).isEqualTo("deployments[0].model.engine");
         assertThat(problem.message()).startsWith("missing required field 'engine'")
-            .contains("model.onnx (OnnxRuntime), model.py (Python)");
+            .contains("model.onnx (OnnxRuntime)", "model.py (Python)", ".pt / NAME-NNNN.params file (PyTorch)");
       });
     }
   }

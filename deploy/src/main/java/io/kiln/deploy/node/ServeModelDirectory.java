@@ -145,11 +145,6 @@ public final class ServeModelDirectory implements ModelDirectory {
   }
 
   private static String platform(ModelSpec model) {
-    return switch (model.engine()) {
-      case ModelSpec.ENGINE_BUILTIN -> "kiln_builtin";
-      case ModelSpec.ENGINE_ONNX -> "onnxruntime_onnx";
-      case ModelSpec.ENGINE_PYTHON -> "python";
-      default -> model.format().equals(ModelSpec.FORMAT_DJL_PARAMS) ? "djl_pytorch" : "pytorch_torchscript";
-    };
+    return io.kiln.pools.spi.Engines.installed().get(model.engine()).platform(model);
   }
 }

@@ -50,9 +50,15 @@ public final class BuiltinModels {
    * @throws IllegalArgumentException if {@code uri} names no built-in model
    */
   public static void checkName(String uri) {
-    if (!KNOWN.contains(uri)) {
-      throw new IllegalArgumentException("uri: unknown built-in model '" + uri + "', expected one of " + KNOWN);
+    String unknown = unknownName(uri);
+    if (unknown != null) {
+      throw new IllegalArgumentException("uri: " + unknown);
     }
+  }
+
+  /** Null when {@code uri} names a built-in or diagnostic model, else why not (without the field name). */
+  static String unknownName(String uri) {
+    return KNOWN.contains(uri) ? null : "unknown built-in model '" + uri + "', expected one of " + KNOWN;
   }
 
   /** Loads the built-in or diagnostic model {@code spec} names (a diagnostic one logs a warning). */

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class EngineSetup {
 
-  static final String ENGINE = "PyTorch";
+  /** DJL's name for its PyTorch engine (what {@link PyTorchEngine} runs), as {@code Engine.getEngine} takes it. */
+  public static final String ENGINE = "PyTorch";
   static final String NUM_THREADS = "ai.djl.pytorch.num_threads";
   static final String NUM_INTEROP_THREADS = "ai.djl.pytorch.num_interop_threads";
   static final String OFFLINE = "ai.djl.offline";

@@ -1,6 +1,5 @@
 package io.kiln.pools.impl;
 
-import ai.djl.engine.Engine;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
@@ -11,18 +10,19 @@ import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.Engine;
+import io.kiln.pools.spi.Engines;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Loads a runner for a spec, warms it up and records how long each step took. */
+/** Loads a runner for a spec through its {@link Engine}, warms it up and records how long each step took. */
 public final class RunnerLoader {
 
   private static final Logger log = LoggerFactory.getLogger(RunnerLoader.class);
@@ -41,57 +41,22 @@ public final class RunnerLoader {
         throw new IllegalArgumentException("gpuIndices: negative GPU index " + index);
       }
     }
+    Engine engine = Engines.installed().get(spec.engine());
     long start = nanoClock.getAsLong();
-    AbstractModelRunner runner;
-    String device;
-    String engineVersion;
-    String format;
-    OptionalLong parameters;
-    if (spec.isBuiltin()) {
-      runner = BuiltinModels.create(spec);
-      device = "cpu()";
-      engineVersion = "";
-      format = "builtin";
-      parameters = OptionalLong.of(0);
-    } else if (spec.engine().equals(ModelSpec.ENGINE_PYTHON)) {
-      PythonModelRunner python = PythonModelRunner.load(spec, gpus);
-      runner = python;
-      device = python.device();
-      engineVersion = python.engineVersion();
-      format = PythonModelRunner.FORMAT;
-      parameters = OptionalLong.empty();
-    } else if (spec.engine().equals(ModelSpec.ENGINE_ONNX)) {
-      OnnxModelRunner onnx = OnnxModelRunner.load(spec, OnnxModelRunner.modelFile(spec), gpus);
-      runner = onnx;
-      device = onnx.device();
-      engineVersion = OnnxModelRunner.version();
-      format = OnnxModelRunner.FORMAT;
-      parameters = onnx.parameterCount();
-    } else {
-      ModelFiles files = DjlModelRunner.precheck(spec);
-      Engine engine;
-      try {
-        engine = EngineSetup.pytorch(spec);
-      } catch (RuntimeException | LinkageError e) {
-        throw new ModelLoadException("the " + EngineSetup.ENGINE + " engine did not start (is the pytorch-native-cpu"
-            + " jar on the class path?): " + e.getMessage(), e);
-      }
-      EngineSetup.DeviceChoice choice = EngineSetup.chooseDevice(gpus, engine.getGpuCount(),
-          EngineSetup.nativeLibrary(engine), spec.allowCpuFallback());
-      log.info("model {}: running on {} because {}", spec.uri(), choice.device(), choice.reason());
-      DjlModelRunner djl = DjlModelRunner.load(spec, files, choice.device());
-      runner = djl;
-      device = djl.device();
-      engineVersion = engine.getVersion();
-      format = djl.format();
-      parameters = djl.parameterCount();
+    Engine.Loaded load = engine.load(spec, gpus);
+    if (load == null || load.runner() == null) {
+      throw new ModelLoadException("engine " + engine.name() + " (" + engine.getClass().getName() + ") loaded no runner"
+          + " for model " + spec.uri());
     }
+    ModelRunner runner = load.runner();
+    String format = load.format();
+    String device = load.device();
     long loaded = nanoClock.getAsLong();
     int iterations;
     try {
-      // A Python model warms itself in its process (its warmup()); repeating zeros over the pipe adds nothing.
-      // A streaming one may have no predict at all: its own warmup() is all.
-      int repeats = !spec.engine().equals(ModelSpec.ENGINE_PYTHON) ? ModelRunners.WARMUP_MAX_ITERATIONS
+      // A model that warms itself (a Python model's warmup() in its process) gains nothing from repeated zeros over
+      // the pipe; a streaming one may have no predict at all: its own warm-up is all.
+      int repeats = !engine.capabilities().warmsItself() ? ModelRunners.WARMUP_MAX_ITERATIONS
           : spec.streaming() ? 0 : 1;
       iterations = warmUp(runner, spec, repeats, loaded, nanoClock);
     } catch (RuntimeException e) {
@@ -101,8 +66,12 @@ public final class RunnerLoader {
     }
     long warmed = nanoClock.getAsLong();
     ModelLoadInfo info = new ModelLoadInfo(device, Duration.ofNanos(loaded - start), Duration.ofNanos(warmed - loaded),
-        spec.warmupBatchSizes(), spec.engine(), engineVersion, format, parameters, iterations);
-    runner.loaded(info);
+        spec.warmupBatchSizes(), spec.engine(), load.version(), format, load.parameters(), iterations);
+    if (runner instanceof AbstractModelRunner own) {
+      own.loaded(info);
+    } else {
+      runner = ReportingRunner.of(runner, info);
+    }
     if (log.isInfoEnabled()) {
       log.info(String.format(Locale.ROOT, "model %s (%s %s) loaded on %s in %.1f ms, warmed up with batch sizes %s"
               + " (%d inferences) in %.1f ms", spec.uri(), spec.engine(), format, device, (loaded - start) / 1e6,

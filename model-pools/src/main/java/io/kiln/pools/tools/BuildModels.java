@@ -163,7 +163,7 @@ public final class BuildModels {
 
   private static Model newModel(String name, Block block, Shape inputShape, long seed) {
     EngineSetup.pytorch(0, 0);
-    Model model = Model.newInstance(name, ai.djl.Device.cpu(), "PyTorch");
+    Model model = Model.newInstance(name, ai.djl.Device.cpu(), EngineSetup.ENGINE);
     model.setBlock(block);
     block.initialize(model.getNDManager(), DataType.FLOAT32, inputShape);
     SeededInit.apply(block, seed);

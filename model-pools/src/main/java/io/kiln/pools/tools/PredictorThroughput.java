@@ -100,7 +100,7 @@ public final class PredictorThroughput {
       pixels[i] = (i % 255) / 255f;
     }
     InferenceRequest one = InferenceRequest.of(Tensor.ofFloats(spec.inputs().get(0).name(), imageShape, pixels));
-    try (Model model = Model.newInstance("resnet18", Device.cpu(), "PyTorch");
+    try (Model model = Model.newInstance("resnet18", Device.cpu(), EngineSetup.ENGINE);
          ModelRunner runner = ModelRunners.load(spec, List.of())) {
       System.out.printf(Locale.ROOT, "runner load %.1f ms, warm-up %s %.1f ms%n", runner.loadInfo().loadTime().toNanos() / 1e6,
           runner.loadInfo().warmupBatchSizes(), runner.loadInfo().warmupTime().toNanos() / 1e6);

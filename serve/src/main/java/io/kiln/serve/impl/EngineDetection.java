@@ -17,9 +17,7 @@ final class EngineDetection {
   }
 
   static String describe() {
-    return "a folder holding " + ModelFolders.ONNX_FILE + " (" + ModelSpec.ENGINE_ONNX + "), "
-        + ModelFolders.PYTHON_FILE + " (" + ModelSpec.ENGINE_PYTHON
-        + ") or a .pt / NAME-NNNN.params file (" + ModelSpec.ENGINE_PYTORCH + ")";
+    return ModelFolders.describeDetection();
   }
 
   static Optional<String> detect(String uri, SpecReader.Options options) {
