@@ -44,6 +44,11 @@ public record RetryPolicy(String name, int maxAttempts, Duration initialBackoff,
   public static final RetryPolicy ACTOR_RESTART = new RetryPolicy("actor-restart", 1, Duration.ofMillis(100), 2,
       Duration.ofSeconds(5));
   /**
+   * {@link #ACTOR_RESTART} with the default {@code max_restarts} of a deployment's pool workers (3): a worker
+   * whose model call, load or process (a Python worker's included) died is restarted, reloading its model.
+   */
+  public static final RetryPolicy WORKER_RESTART = ACTOR_RESTART.withMaxRetries(3);
+  /**
    * A call that was running when its actor died is run again on the restarted actor; the default
    * {@code max_task_retries} (0: not re-run; a call that never started is re-queued without using one).
    */
@@ -52,6 +57,9 @@ public record RetryPolicy(String name, int maxAttempts, Duration initialBackoff,
   public static final RetryPolicy TASK_SYSTEM_FAILURE = immediate("task-system-failure", 4);
   /** Creating a named actor whose holder keeps dying while we wait for it gives up after 5 tries. */
   public static final RetryPolicy ACTOR_NAME_RACE = immediate("actor-name-race", 5);
+  /** A placement group a node refused a bundle of (a stale view, a fragmented GPU) is placed again after 200 ms. */
+  public static final RetryPolicy PLACEMENT_GROUP_REFUSED = fixed("placement-group-refused", UNLIMITED,
+      Duration.ofMillis(200));
   /** Removing a placement group whose row keeps changing under the removal gives up after 10 tries. */
   public static final RetryPolicy PLACEMENT_GROUP_REMOVE = immediate("placement-group-remove", 10);
   /**

@@ -68,6 +68,19 @@ class RetryPolicyTest {
   }
 
   @Test
+  void optionsDeriveTheirPolicyFromTheNamedDefault() {
+    ActorOptions actor = ActorOptions.builder().maxRestarts(2).maxTaskRetries(-1).build();
+    assertThat(actor.restartPolicy()).isEqualTo(RetryPolicy.ACTOR_RESTART.withMaxAttempts(3));
+    assertThat(actor.callRetryPolicy().maxAttempts()).isEqualTo(RetryPolicy.UNLIMITED);
+    assertThat(ActorOptions.DEFAULT.restartPolicy()).isSameAs(RetryPolicy.ACTOR_RESTART);
+    assertThat(ActorOptions.DEFAULT.restartPolicy().allows(1)).isFalse();
+    assertThat(TaskOptions.DEFAULT.retryPolicy()).isSameAs(RetryPolicy.TASK_SYSTEM_FAILURE);
+    RetryPolicy never = TaskOptions.builder().maxRetries(0).build().retryPolicy();
+    assertThat(never.name()).isEqualTo("task-system-failure");
+    assertThat(never.allows(1)).isFalse();
+  }
+
+  @Test
   void invalidArgumentsAreRefusedNamingThePolicy() {
     assertThatThrownBy(() -> new RetryPolicy(" ", 1, Duration.ZERO, 1, Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class);
@@ -99,6 +112,8 @@ class RetryPolicyTest {
     assertThat(ActorOptions.DEFAULT_MAX_RESTARTS).isEqualTo(RetryPolicy.ACTOR_RESTART.maxRetries()).isZero();
     assertThat(ActorOptions.DEFAULT_MAX_TASK_RETRIES).isEqualTo(RetryPolicy.ACTOR_CALL_RETRY.maxRetries()).isZero();
     assertThat(RetryPolicy.POOL_RESEND.maxRetries()).isEqualTo(1);
+    assertThat(RetryPolicy.WORKER_RESTART.maxRetries()).isEqualTo(3);
+    assertThat(RetryPolicy.WORKER_RESTART.delay(3)).isEqualTo(RetryPolicy.ACTOR_RESTART.delay(3));
     assertThat(RetryPolicy.WORKER_REQUEUE.maxRetries()).isEqualTo(1);
     assertThat(RetryPolicy.JOB_INPUT_RETRY.delayMillis(1)).isEqualTo(200);
     assertThat(RetryPolicy.JOB_INPUT_RETRY.delayMillis(6)).isEqualTo(5_000);
