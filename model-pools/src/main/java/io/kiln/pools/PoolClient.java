@@ -10,6 +10,8 @@ import io.kiln.runtime.CallTimeoutException;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.RetryPolicy;
+import io.kiln.runtime.TimeoutPolicy;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -40,7 +42,9 @@ public final class PoolClient {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PoolClient.class);
 
   /** The call timeout exceeds the request's by this much, so the pool's own deadline answer arrives first. */
-  private static final Duration GRACE = Duration.ofSeconds(5);
+  private static final Duration GRACE = TimeoutPolicy.POOL_CALL_GRACE.timeout();
+  /** How often a request whose pool manager died under it is re-sent. */
+  private static final RetryPolicy RESEND = RetryPolicy.POOL_RESEND;
   /** Chunks a worker may send ahead of what the receiver consumed, unless the caller says otherwise. */
   public static final int DEFAULT_STREAM_WINDOW = 16;
   /** Tensor bytes one chunk may hold, unless the caller says otherwise. */
@@ -170,19 +174,19 @@ public final class PoolClient {
   /** Scales the pool; see {@link PoolManager#scale}. */
   public CompletionStage<Integer> scale(String deployment, String version, String nodeId, int workers) {
     return callManager(deployment, version, nodeId,
-        h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::scale, workers));
+        h -> h.withTimeout(TimeoutPolicy.POOL_CONTROL.timeout()).callAsync(PoolManager::scale, workers));
   }
 
   /** Drains the pool; see {@link PoolManager#drain}. */
   public CompletionStage<Void> drain(String deployment, String version, String nodeId) {
     return callManager(deployment, version, nodeId,
-        h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::drain));
+        h -> h.withTimeout(TimeoutPolicy.POOL_CONTROL.timeout()).callAsync(PoolManager::drain));
   }
 
   /** Loads a model of a multiplexed pool; see {@link PoolManager#loadModel}. */
   public CompletionStage<Boolean> loadModel(String deployment, String version, String nodeId, String model) {
     return callManager(deployment, version, nodeId,
-        h -> h.withTimeout(Duration.ofMinutes(30)).callAsync(PoolManager::loadModel, model));
+        h -> h.withTimeout(TimeoutPolicy.POOL_CONTROL.timeout()).callAsync(PoolManager::loadModel, model));
   }
 
   /** Unloads a model of a multiplexed pool; see {@link PoolManager#unloadModel}. */
@@ -236,6 +240,8 @@ public final class PoolClient {
     final StreamTarget stream;
     final io.kiln.pools.trace.RequestTrace trace;
     volatile ActorHandle<PoolManager> sentTo;
+    /** Times re-sent after its manager died (touched only by the one answer in flight). */
+    int resends;
 
     Call(String name, InferenceRequest request, boolean validated, long deadlineNanos, String ticket,
          CompletableFuture<InferenceResponse> result, StreamTarget stream, io.kiln.pools.trace.RequestTrace trace) {
@@ -285,13 +291,15 @@ public final class PoolClient {
       Throwable t = Futures.unwrapCompletion(e);
       if (isGone(t)) {
         managers.remove(name, lookup);
-        if (mayRetry && t instanceof ActorDiedException && !result.isDone()) {
+        if (mayRetry && t instanceof ActorDiedException && !result.isDone() && RESEND.allows(resends + 1)) {
+          resends++;
           if (LOG.isInfoEnabled()) {
             try (var log = io.kiln.pools.trace.RequestLog.open(requestId(), trace == null ? null : trace.traceId())) {
-              LOG.info("pool {} died under request {}; re-sending it once", name, requestId());
+              LOG.info("pool {} died under request {}; re-sending it (resend {} under {})", name, requestId(), resends,
+                  RESEND);
             }
           }
-          send(false);
+          send(true);
           return;
         }
       }

@@ -1,5 +1,6 @@
 package io.kiln.pools;
 
+import io.kiln.runtime.RetryPolicy;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -27,7 +28,8 @@ public record PoolConfig(BatchingSpec batching, QueueSpec queue, int maxRequeues
   public static final Duration DEFAULT_MAX_BATCH_DELAY = Duration.ofMillis(2);
   public static final int DEFAULT_MAX_QUEUED = QueueSpec.DEFAULT_MAX_QUEUED;
   public static final Duration DEFAULT_TIMEOUT = QueueSpec.DEFAULT_TIMEOUT;
-  public static final int DEFAULT_MAX_REQUEUES = 1;
+  /** {@link RetryPolicy#WORKER_REQUEUE}'s: a request is queued again once after its worker failed. */
+  public static final int DEFAULT_MAX_REQUEUES = RetryPolicy.WORKER_REQUEUE.maxRetries();
 
   /** Upper bound on a request's timeout; keeps deadline arithmetic far from overflow. */
   public static final Duration MAX_TIMEOUT = SpecRules.MAX_DURATION;
@@ -60,6 +62,11 @@ public record PoolConfig(BatchingSpec batching, QueueSpec queue, int maxRequeues
 
   public Duration defaultTimeout() {
     return queue.timeout();
+  }
+
+  /** {@link RetryPolicy#WORKER_REQUEUE} with {@code maxRequeues}: how often a request outlives a failed worker. */
+  public RetryPolicy requeuePolicy() {
+    return RetryPolicy.WORKER_REQUEUE.withMaxRetries(maxRequeues);
   }
 
   public static Builder builder() {

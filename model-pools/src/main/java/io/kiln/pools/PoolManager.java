@@ -13,6 +13,7 @@ import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.runtime.SchedulingStrategy;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -161,7 +162,7 @@ public final class PoolManager implements AutoCloseable {
     return ActorOptions.builder().name(spec.managerName()).namespace(NAMESPACE).detached().getIfExists(true)
         .resources(Resources.NONE).strategy(SchedulingStrategy.onNode(spec.nodeId()))
         .mode(ExecutionMode.EVENT_LOOP).maxConcurrency(MAX_CONCURRENCY).maxPendingCalls(MAX_CONCURRENCY)
-        .maxRestarts(-1).build();
+        .maxRestarts(RetryPolicy.UNLIMITED).build();
   }
 
   /** Gets the live manager of {@code spec}'s pool or creates it on {@code spec.nodeId()}; see {@link #options}. */

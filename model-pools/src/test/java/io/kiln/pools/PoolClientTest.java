@@ -92,6 +92,30 @@ class PoolClientTest {
   }
 
   @Test
+  void aRequestWhoseManagerDiedIsResentOnceUnderThePoolResendPolicy() {
+    assertThat(io.kiln.runtime.RetryPolicy.POOL_RESEND.maxRetries()).isEqualTo(1);
+    ActorHandle<PoolManager> m = result(PoolManager.getOrCreate(nodes.node("a"),
+        spec("resend", "a", builtin(BuiltinModels.IDENTITY), PoolConfig.DEFAULTS, 0, 0)));
+    CompletableFuture<InferenceResponse> once = fromB.infer("resend", "1", "a", row(4), T);
+    await().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 1);
+
+    result(nodes.node("a").kill(m, true)); // restarted under its name: the request is re-sent to it
+    await().ignoreExceptions().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 1);
+    assertThat(once).isNotDone();
+    assertThat(result(m.callAsync(PoolManager::scale, 1), PoolNodes.WAIT)).isEqualTo(1);
+    assertThat(result(once).outputs().get(0).asFloats()).containsExactly(4, 4, 4, 4);
+
+    result(m.callAsync(PoolManager::scale, 0), PoolNodes.WAIT);
+    CompletableFuture<InferenceResponse> twice = fromB.infer("resend", "1", "a", row(5), T);
+    await().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 1);
+    result(nodes.node("a").kill(m, true));
+    await().ignoreExceptions().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 1);
+    result(nodes.node("a").kill(m, true)); // its one resend is spent
+    assertThat(failure(twice)).isInstanceOfSatisfying(InferenceException.class,
+        e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.UNAVAILABLE));
+  }
+
+  @Test
   void everyNodesBoardSeesThePoolsOfBothNodesWithFreshLoad() {
     PoolLoadBoard onA = new PoolLoadBoard(nodes.node("a"));
     PoolLoadBoard onB = new PoolLoadBoard(nodes.node("b"));

@@ -26,6 +26,16 @@ class PoolConfigTest {
   }
 
   @Test
+  void theRequeueBudgetDerivesTheWorkerRequeuePolicy() {
+    assertThat(PoolConfig.DEFAULTS.requeuePolicy()).isSameAs(io.kiln.runtime.RetryPolicy.WORKER_REQUEUE);
+    io.kiln.runtime.RetryPolicy three = PoolConfig.builder().maxRequeues(3).build().requeuePolicy();
+    assertThat(three.name()).isEqualTo("worker-requeue");
+    assertThat(three.allows(3)).isTrue();
+    assertThat(three.allows(4)).isFalse();
+    assertThat(PoolConfig.builder().maxRequeues(0).build().requeuePolicy().allows(1)).isFalse();
+  }
+
+  @Test
   void settersRejectInvalidValuesAtOnceByTheSpecsRules() {
     PoolConfig.Builder b = PoolConfig.builder();
     assertThatThrownBy(() -> b.maxBatchSize(0)).hasMessageContaining("max_batch_size");

@@ -71,6 +71,9 @@ class PipelineRunTest {
         "run_succeeded");
     assertThat(s.events()).filteredOn(e -> e.type().equals("step_progress")).extracting(PipelineEvent::message)
         .containsExactly("succeeded on attempt 3");
+    // The step's retries: 2 derive a policy from STEP_RETRY: its backoff, named in the events.
+    assertThat(s.events()).filteredOn(e -> e.type().equals("step_retry")).extracting(PipelineEvent::message)
+        .containsExactly("retry 1 of 2 in 100 ms (step-retry)", "retry 2 of 2 in 200 ms (step-retry)");
     assertThat(s.events()).extracting(PipelineEvent::seq).isSorted().doesNotHaveDuplicates();
   }
 

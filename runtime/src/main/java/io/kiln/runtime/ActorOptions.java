@@ -29,8 +29,10 @@ public record ActorOptions(String name, String namespace, Lifetime lifetime, boo
 
   public static final String DEFAULT_NAMESPACE = "default";
   public static final int DEFAULT_MAX_CONCURRENCY = 1;
-  public static final int DEFAULT_MAX_RESTARTS = 0;
-  public static final int DEFAULT_MAX_TASK_RETRIES = 0;
+  /** {@link RetryPolicy#ACTOR_RESTART}'s: no restart. */
+  public static final int DEFAULT_MAX_RESTARTS = RetryPolicy.ACTOR_RESTART.maxRetries();
+  /** {@link RetryPolicy#ACTOR_CALL_RETRY}'s: a call running when its actor died is not re-run. */
+  public static final int DEFAULT_MAX_TASK_RETRIES = RetryPolicy.ACTOR_CALL_RETRY.maxRetries();
   public static final int DEFAULT_MAX_PENDING_CALLS = 100_000;
   public static final Duration DEFAULT_PLACEMENT_TIMEOUT = Duration.ofSeconds(60);
   /** Names are addresses in logs and on the event bus: keep them short and printable. */
@@ -70,6 +72,16 @@ public record ActorOptions(String name, String namespace, Lifetime lifetime, boo
 
   public Optional<String> optionalName() {
     return Optional.ofNullable(name);
+  }
+
+  /** {@link RetryPolicy#ACTOR_RESTART} with this actor's {@code maxRestarts}: when and how often it restarts. */
+  public RetryPolicy restartPolicy() {
+    return RetryPolicy.ACTOR_RESTART.withMaxRetries(maxRestarts);
+  }
+
+  /** {@link RetryPolicy#ACTOR_CALL_RETRY} with {@code maxTaskRetries}: how often a call its death broke is re-run. */
+  public RetryPolicy callRetryPolicy() {
+    return RetryPolicy.ACTOR_CALL_RETRY.withMaxRetries(maxTaskRetries);
   }
 
   public static Builder builder() {

@@ -19,7 +19,8 @@ import java.util.Objects;
 public record TaskOptions(Resources resources, SchedulingStrategy strategy, int maxRetries, boolean retryExceptions,
                           Duration placementTimeout, Duration timeout) {
 
-  public static final int DEFAULT_MAX_RETRIES = 3;
+  /** {@link RetryPolicy#TASK_SYSTEM_FAILURE}'s: 3. */
+  public static final int DEFAULT_MAX_RETRIES = RetryPolicy.TASK_SYSTEM_FAILURE.maxRetries();
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(10);
   public static final TaskOptions DEFAULT = builder().build();
 
@@ -34,6 +35,11 @@ public record TaskOptions(Resources resources, SchedulingStrategy strategy, int 
     if (timeout.isZero() || timeout.isNegative()) {
       throw new IllegalArgumentException("timeout must be positive");
     }
+  }
+
+  /** {@link RetryPolicy#TASK_SYSTEM_FAILURE} with this task's {@code maxRetries}. */
+  public RetryPolicy retryPolicy() {
+    return RetryPolicy.TASK_SYSTEM_FAILURE.withMaxRetries(maxRetries);
   }
 
   public static Builder builder() {

@@ -1,6 +1,7 @@
 package io.kiln.serve;
 
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.serve.impl.Rules;
 import java.util.Map;
 import java.util.Objects;
@@ -26,7 +27,8 @@ public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<
                             int maxRestarts) {
 
   public static final Resources DEFAULT_WORKER_RESOURCES = Resources.cpu(1);
-  public static final int DEFAULT_MAX_RESTARTS = 3;
+  /** {@link RetryPolicy#WORKER_RESTART}'s. */
+  public static final int DEFAULT_MAX_RESTARTS = RetryPolicy.WORKER_RESTART.maxRetries();
   /** Upper bound of a per-node (or per-GPU) worker count. */
   public static final int MAX_WORKERS = 1024;
   /** Upper bound of a cluster-wide worker count ({@code num_workers}). */

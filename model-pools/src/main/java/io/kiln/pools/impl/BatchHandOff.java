@@ -7,6 +7,7 @@ import io.kiln.pools.StreamCall;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.trace.RequestLog;
 import io.kiln.pools.trace.RequestTrace;
+import io.kiln.runtime.RetryPolicy;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -83,16 +84,17 @@ final class BatchHandOff {
     InferenceException failed = new InferenceException(InferenceException.Kind.UNAVAILABLE,
         "worker " + workerId + " failed: " + BatchResults.describe(cause), cause);
     List<PendingRequest> again = new ArrayList<>();
+    RetryPolicy requeue = config.requeuePolicy();
     for (PendingRequest p : batch) {
       if (p.state == PendingRequest.State.DONE) {
         continue;
       }
-      if (p.stream == null && p.requeues < config.maxRequeues() && queued + again.size() < config.maxQueued()) {
+      if (p.stream == null && requeue.allows(p.requeues + 1) && queued + again.size() < config.maxQueued()) {
         p.requeues++;
         if (LOG.isDebugEnabled()) {
           try (RequestLog.Scope log = RequestLog.open(p.requestId, Settlements.traceId(p))) {
-            LOG.debug("request {} re-queued (attempt {}) after worker {} failed", p.requestId, p.requeues + 1,
-                workerId);
+            LOG.debug("request {} re-queued (attempt {} under {}) after worker {} failed", p.requestId, p.requeues + 1,
+                requeue, workerId);
           }
         }
         p.state = PendingRequest.State.QUEUED;

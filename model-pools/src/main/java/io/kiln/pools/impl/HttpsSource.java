@@ -1,6 +1,7 @@
 package io.kiln.pools.impl;
 
 import io.kiln.pools.ModelLoadException;
+import io.kiln.runtime.TimeoutPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -34,7 +35,7 @@ import org.slf4j.LoggerFactory;
 final class HttpsSource {
 
   private static final Logger log = LoggerFactory.getLogger(HttpsSource.class);
-  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration CONNECT_TIMEOUT = TimeoutPolicy.MODEL_DOWNLOAD_CONNECT.timeout();
   private static final long PROGRESS_NANOS = 5_000_000_000L;
 
   private final HttpClient client;

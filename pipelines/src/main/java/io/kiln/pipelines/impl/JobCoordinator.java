@@ -7,6 +7,7 @@ import io.kiln.pipelines.jobs.JobState;
 import io.kiln.pipelines.jobs.JobStatus;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.RetryPolicy;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -41,7 +42,8 @@ import org.slf4j.LoggerFactory;
 final class JobCoordinator {
 
   private static final Logger LOG = LoggerFactory.getLogger(JobCoordinator.class);
-  private static final int MAX_FREE_REDISPATCHES = 1000;
+  /** Node losses and full pools a job outlives without using its inputs' retries. */
+  private static final RetryPolicy REDISPATCH = RetryPolicy.JOB_REDISPATCH;
   private static final long REFILL_MS = 100;
   private static final String PIPELINE_RUNS = JobSends.PIPELINE_RUNS;
 
@@ -282,16 +284,18 @@ final class JobCoordinator {
       }
       String why = nodeGone ? "node_lost" : JobResults.causeOf(message);
       count(why);
-      if ((nodeGone || why.equals("overloaded")) && freeRedispatches < MAX_FREE_REDISPATCHES) {
+      RetryPolicy retry = RetryPolicy.JOB_INPUT_RETRY.withMaxRetries(spec.retries());
+      if ((nodeGone || why.equals("overloaded")) && REDISPATCH.allows(freeRedispatches + 1)) {
         freeRedispatches++;
         log((nodeGone ? "node " + node + " left while it held " : "pool on " + node + " was full for ") + uri
-            + "; dispatching it again");
-        retryInMs = nodeGone ? 0 : 200;
-      } else if (attempts[i] < spec.retries()) {
+            + "; dispatching it again (" + REDISPATCH.name() + ")");
+        // A node that left holds nothing to wait for; a full pool gets the policy's pause.
+        retryInMs = nodeGone ? 0 : REDISPATCH.delayMillis(freeRedispatches);
+      } else if (retry.allows(attempts[i] + 1)) {
         attempts[i]++;
-        retryInMs = Math.min(5_000, 100L << Math.min(6, attempts[i]));
-        log(uri + " failed on node " + node + " (attempt " + attempts[i] + " of " + (spec.retries() + 1) + "): "
-            + message);
+        retryInMs = retry.delayMillis(attempts[i]);
+        log(uri + " failed on node " + node + " (attempt " + attempts[i] + " of " + (spec.retries() + 1) + ", "
+            + retry.name() + "): " + message);
       } else {
         tally.failed(1);
         log(uri + " failed on node " + node + " after " + (attempts[i] + 1) + " attempt(s): " + message);

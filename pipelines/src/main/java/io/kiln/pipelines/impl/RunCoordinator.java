@@ -2,6 +2,7 @@ package io.kiln.pipelines.impl;
 
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.runtime.TaskOptions;
 import io.kiln.pipelines.InferTarget;
 import io.kiln.pipelines.OnNodeLoss;
@@ -41,9 +42,8 @@ import org.slf4j.LoggerFactory;
 final class RunCoordinator {
 
   private static final Logger LOG = LoggerFactory.getLogger(RunCoordinator.class);
-  private static final long MAX_BACKOFF_MS = 5_000;
   /** Node deaths an unpinned step may outlive per pass before they count as failures. */
-  private static final int MAX_FREE_RESUBMITS = 8;
+  private static final RetryPolicy RESUBMIT = RetryPolicy.STEP_RESUBMIT;
 
   private final RunEnv env;
   private final PipelineSpec spec;
@@ -209,20 +209,22 @@ final class RunCoordinator {
       }
       boolean nodeDied = cause instanceof NodeDiedException
           || (!ranOn.isEmpty() && !env.runtime().members().contains(ranOn));
-      if (nodeDied && freeResubmits[i] < MAX_FREE_RESUBMITS) {
+      if (nodeDied && RESUBMIT.allows(freeResubmits[i] + 1)) {
         freeResubmits[i]++;
         // The attempt never finished: it does not count against the step's retries.
         steps[i] = withAttempts(steps[i], st.attempts() - 1);
-        event("step_retry", s.name(), ranOn, st.attempts(), "its node left the cluster; submitting it again");
+        event("step_retry", s.name(), ranOn, st.attempts(), "its node left the cluster; submitting it again ("
+            + RESUBMIT.name() + " " + freeResubmits[i] + " of " + RESUBMIT.maxRetries() + ")");
         persist();
         int t = token;
         env.runtime().vertx().runOnContext(v -> submit(i, t));
         return;
       }
-      if (st.attempts() <= s.retries()) {
-        long backoff = Math.min(MAX_BACKOFF_MS, 100L << Math.min(10, st.attempts() - 1));
+      RetryPolicy retry = RetryPolicy.STEP_RETRY.withMaxRetries(s.retries());
+      if (retry.allows(st.attempts())) {
+        long backoff = retry.delayMillis(st.attempts());
         event("step_retry", s.name(), ranOn, st.attempts(), "retry " + st.attempts() + " of " + s.retries()
-            + " in " + backoff + " ms");
+            + " in " + backoff + " ms (" + retry.name() + ")");
         persist();
         int t = token;
         env.runtime().vertx().setTimer(backoff, id -> submit(i, t));

@@ -1,6 +1,7 @@
 package io.kiln.pipelines.impl;
 
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.serve.yaml.MappingReader;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
@@ -92,7 +93,7 @@ final class StepsReader {
     List<String> present = KINDS.stream().filter(m::has).toList();
     Resources resources = resources(m.section("resources"));
     StepPlacement placement = placement(m, i);
-    Integer retries = m.integer("retries", 0, 0, StepSpec.MAX_RETRIES);
+    Integer retries = m.integer("retries", RetryPolicy.STEP_RETRY.maxRetries(), 0, StepSpec.MAX_RETRIES);
     Duration timeout = m.millis("timeout_ms", Duration.ofMillis(StepSpec.DEFAULT_TIMEOUT_MS), true);
     StepAction action = null;
     if (present.size() != 1) {

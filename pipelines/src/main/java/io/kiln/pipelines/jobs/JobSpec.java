@@ -2,6 +2,7 @@ package io.kiln.pipelines.jobs;
 
 import io.kiln.pipelines.InputFormat;
 import io.kiln.pipelines.StepAction;
+import io.kiln.runtime.RetryPolicy;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -38,7 +39,8 @@ public record JobSpec(String name, String deployment, String pipeline, String in
   public static final int MAX_IN_FLIGHT = 4096;
   public static final int DEFAULT_PER_NODE = 8;
   public static final int MAX_PER_NODE = 1024;
-  public static final int DEFAULT_RETRIES = 2;
+  /** {@link RetryPolicy#JOB_INPUT_RETRY}'s: an input is tried 3 times in all. */
+  public static final int DEFAULT_RETRIES = RetryPolicy.JOB_INPUT_RETRY.maxRetries();
   public static final int MAX_RETRIES = 20;
   public static final long DEFAULT_MAX_BYTES = StepAction.DEFAULT_FETCH_MAX_BYTES;
   public static final long DEFAULT_TIMEOUT_MS = 60_000;

@@ -8,6 +8,7 @@ import io.kiln.runtime.ActorUnavailableException;
 import io.kiln.runtime.Allocation;
 import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.Futures;
+import io.kiln.runtime.RetryPolicy;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -34,9 +35,6 @@ import org.slf4j.LoggerFactory;
 final class ActorCell extends VerticleBase {
 
   private static final Logger LOG = LoggerFactory.getLogger(ActorCell.class);
-  /** The wait before re-running a constructor that failed once; doubled per failure in a row, up to the max. */
-  static final long CONSTRUCTOR_BACKOFF_MS = 100;
-  static final long CONSTRUCTOR_BACKOFF_MAX_MS = 5_000;
 
   final NodeAgent agent;
   final String actorId;
@@ -354,13 +352,14 @@ final class ActorCell extends VerticleBase {
     instance = null;
     generation++;
     liveGeneration = generation;
-    boolean restart = allowRestart && (options.maxRestarts() == -1 || restarts < options.maxRestarts());
+    RetryPolicy restartPolicy = options.restartPolicy();
+    boolean restart = allowRestart && restartPolicy.allows(restarts + 1);
+    RetryPolicy callRetry = options.callRetryPolicy();
     List<Invocation> inProgress = new ArrayList<>(running);
     running.clear();
     for (int i = inProgress.size() - 1; i >= 0; i--) {
       Invocation inv = inProgress.get(i);
-      boolean retry = restart && (!inv.started
-          || options.maxTaskRetries() == -1 || inv.retries < options.maxTaskRetries());
+      boolean retry = restart && (!inv.started || callRetry.allows(inv.retries + 1));
       if (retry) {
         if (!inv.revoke()) {
           continue; // a worker thread answered it just before the actor broke
@@ -382,9 +381,10 @@ final class ActorCell extends VerticleBase {
       restarts++;
       state = ActorState.RESTARTING;
       deathCause = cause;
-      long wait = constructorBackoffMillis(failedConstructions);
-      LOG.info("actor {} restarting ({} of {}){}: {}", displayName(), restarts,
-          options.maxRestarts() == -1 ? "unlimited" : options.maxRestarts(), wait > 0 ? " in " + wait + " ms" : "", cause);
+      long wait = restartPolicy.delayMillis(failedConstructions);
+      LOG.info("actor {} restarting ({} of {}, {}){}: {}", displayName(), restarts,
+          options.maxRestarts() == -1 ? "unlimited" : options.maxRestarts(), restartPolicy.name(),
+          wait > 0 ? " in " + wait + " ms" : "", cause);
       agent.stateChanged(this);
       if (wait == 0) {
         construct();
@@ -402,15 +402,14 @@ final class ActorCell extends VerticleBase {
   }
 
   /**
-   * How long the restart after {@code failedInARow} failed constructions waits: none after a live incarnation
-   * failed (a crash mid-call restarts at once), else 100 ms doubled per failure up to 5 s. A constructor that fails
-   * every time (a model file that does not load, a process killed for memory while loading) would otherwise be
-   * re-run back to back as often as {@code max_restarts} allows, forever with -1; this keeps a crash loop to a few
-   * attempts a minute, RESTARTING in status meanwhile.
+   * How long the restart after {@code failedInARow} failed constructions waits ({@link RetryPolicy#ACTOR_RESTART}):
+   * none after a live incarnation failed (a crash mid-call restarts at once), else 100 ms doubled per failure up to
+   * 5 s. A constructor that fails every time (a model file that does not load, a process killed for memory while
+   * loading) would otherwise be re-run back to back as often as {@code max_restarts} allows, forever with -1; this
+   * keeps a crash loop to a few attempts a minute, RESTARTING in status meanwhile.
    */
   static long constructorBackoffMillis(int failedInARow) {
-    return failedInARow <= 0 ? 0
-        : Math.min(CONSTRUCTOR_BACKOFF_MAX_MS, CONSTRUCTOR_BACKOFF_MS << Math.min(failedInARow - 1, 16));
+    return RetryPolicy.ACTOR_RESTART.delayMillis(failedInARow);
   }
 
   private void die(String cause) {

@@ -8,7 +8,9 @@ import io.kiln.runtime.ActorNameTakenException;
 import io.kiln.runtime.ActorOptions;
 import io.kiln.runtime.ActorState;
 import io.kiln.runtime.Futures;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.runtime.SchedulingStrategy;
+import io.kiln.runtime.TimeoutPolicy;
 import io.vertx.core.eventbus.DeliveryOptions;
 import java.io.Serializable;
 import java.time.Duration;
@@ -25,15 +27,16 @@ import java.util.function.UnaryOperator;
 final class ActorCreator {
 
   /** Construction may load a model: the creation request's reply timeout is a backstop, not a limit. */
-  private static final Duration CREATE_REPLY_TIMEOUT = Duration.ofMinutes(30);
+  private static final Duration CREATE_REPLY_TIMEOUT = TimeoutPolicy.REMOTE_CREATE_REPLY.timeout();
   /**
    * A remote node is asked first whether its agent answers at all: a member whose event bus cannot be reached
    * (a firewall, a partition, a certificate the cluster does not trust) would otherwise swallow the creation
    * request for {@link #CREATE_REPLY_TIMEOUT}. One extra round trip per remote creation.
    */
-  static final DeliveryOptions REACH = new DeliveryOptions().setSendTimeout(10_000);
+  static final DeliveryOptions REACH =
+      new DeliveryOptions().setSendTimeout(TimeoutPolicy.REMOTE_CREATE_PING.toMillis());
   /** A holder that dies while we wait is replaced by us; this bounds how often that can repeat. */
-  private static final int MAX_NAME_ATTEMPTS = 5;
+  private static final RetryPolicy NAME_RACE = RetryPolicy.ACTOR_NAME_RACE;
 
   private final String nodeId;
   private final ActorRegistry registry;
@@ -142,9 +145,9 @@ final class ActorCreator {
               return CompletableFuture.completedFuture(callPath.handle(r.actorId(), o.namespace(), o.name(), r.nodeId(),
                   type));
             }
-            if (attempt >= MAX_NAME_ATTEMPTS) {
+            if (!NAME_RACE.allows(attempt)) {
               return CompletableFuture.failedFuture(new io.kiln.runtime.ActorDiedException(holder.actorId(),
-                  "actor " + key + " kept dying while being created"));
+                  "actor " + key + " kept dying while being created (" + NAME_RACE + ")"));
             }
             return getOrCreate(ctor, ctorFn, args, o, ownerNode, ownerActor, type, attempt + 1);
           });
@@ -172,7 +175,8 @@ final class ActorCreator {
               && r.failureType() == io.vertx.core.eventbus.ReplyFailure.TIMEOUT) {
             return CompletableFuture.failedFuture(new PlacementRefusedException("node " + node
                 + " is a member but its event bus did not answer within " + REACH.getSendTimeout() / 1000
-                + " s (is its bus port reachable from here, and does it hold the cluster's TLS certificate?)"));
+                + " s (" + TimeoutPolicy.REMOTE_CREATE_PING.name() + "; is its bus port reachable from here, and does"
+                + " it hold the cluster's TLS certificate?)"));
           }
           return CompletableFuture.failedFuture(cause);
         });

@@ -4,6 +4,7 @@ import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.Lifetime;
 import io.kiln.runtime.PlacementGroupState;
 import io.kiln.runtime.PlacementGroupStrategy;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.runtime.scheduling.BundlePlacement;
 import io.kiln.runtime.scheduling.BundleRequest;
 import io.kiln.runtime.scheduling.BundleScheduler;
@@ -37,7 +38,7 @@ final class GroupCoordinator {
   static final long PASS_INTERVAL_MS = 20;
   private static final long IDLE_PASS_MS = 250;
   /** After a node refused a bundle, the group's next attempt waits this long. */
-  static final long REFUSED_BACKOFF_MS = 200;
+  static final long REFUSED_BACKOFF_MS = RetryPolicy.PLACEMENT_GROUP_REFUSED.delayMillis(1);
 
   private final Context context;
   private final Supplier<Boolean> isLeader;

@@ -7,6 +7,7 @@ import io.kiln.runtime.PlacementGroupNotFoundException;
 import io.kiln.runtime.PlacementGroupOptions;
 import io.kiln.runtime.PlacementGroupState;
 import io.kiln.runtime.Resources;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.runtime.SchedulingStrategy.InPlacementGroup;
 import io.kiln.runtime.scheduling.BundleScheduler;
 import io.kiln.runtime.scheduling.Placement;
@@ -33,7 +34,7 @@ final class PlacementGroups implements TwoPhaseReservation.Reserver {
 
   /** How many ids of groups found gone are remembered, so placements into them fail rather than wait. */
   private static final int GONE_REMEMBERED = 1024;
-  private static final int MAX_REMOVE_ATTEMPTS = 10;
+  private static final RetryPolicy REMOVE = RetryPolicy.PLACEMENT_GROUP_REMOVE;
 
   private final String nodeId;
   private final PlacementGroupTable table;
@@ -159,9 +160,9 @@ final class PlacementGroups implements TwoPhaseReservation.Reserver {
               rec.waitingSinceMs()));
       return marked.thenCompose(removed -> {
         if (removed.isEmpty()) {
-          if (attempt >= MAX_REMOVE_ATTEMPTS) {
+          if (!REMOVE.allows(attempt)) {
             return CompletableFuture.failedFuture(new PlacementGroupException("placement group " + groupId
-                + " kept changing while being removed"));
+                + " kept changing while being removed (" + REMOVE + ")"));
           }
           return removeAttempt(groupId, cause, attempt + 1);
         }

@@ -2,6 +2,7 @@ package io.kiln.runtime.impl;
 
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.RetryPolicy;
 import io.kiln.runtime.TaskCreation;
 import io.kiln.runtime.TaskOptions;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -74,9 +75,10 @@ final class TaskSubmitter<R> implements TaskCreation<R> {
         return CompletableFuture.completedFuture(value);
       }
       Throwable cause = Futures.unwrap(err);
-      boolean retriesLeft = o.maxRetries() == -1 || attempt < o.maxRetries();
-      if (retriesLeft && (systemFailure(cause) || (o.retryExceptions() && !placementFailure(cause)))) {
-        LOG.info("task {} attempt {} failed ({}); retrying", method.displayName(), attempt + 1, cause.toString());
+      RetryPolicy policy = o.retryPolicy();
+      if (policy.allows(attempt + 1) && (systemFailure(cause) || (o.retryExceptions() && !placementFailure(cause)))) {
+        LOG.info("task {} attempt {} failed ({}); retrying under {}", method.displayName(), attempt + 1,
+            cause.toString(), policy);
         return attempt(method, values, o, attempt + 1);
       }
       return CompletableFuture.<R>failedFuture(cause);
