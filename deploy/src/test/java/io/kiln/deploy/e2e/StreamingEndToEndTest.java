@@ -13,6 +13,7 @@ import io.kiln.protocol.grpc.InferTensorContents;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.protocol.grpc.ModelStreamInferResponse;
+import io.kiln.testkit.PromText;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -148,11 +149,11 @@ class StreamingEndToEndTest {
       assertThat(e.getJsonArray("x").getList()).containsExactly((double) i, (double) i);
     }
     String metrics = http.get(port, "/metrics").text();
-    assertThat(Http.metric(metrics, "kiln_gateway_stream_first_chunk_seconds_count", Map.of("model", "chunks")))
+    assertThat(PromText.parse(metrics).sum("kiln_gateway_stream_first_chunk_seconds_count", Map.of("model", "chunks")))
         .isGreaterThanOrEqualTo(1);
-    assertThat(Http.metric(metrics, "kiln_gateway_stream_chunk_interval_seconds_count", Map.of("model", "chunks")))
+    assertThat(PromText.parse(metrics).sum("kiln_gateway_stream_chunk_interval_seconds_count", Map.of("model", "chunks")))
         .isGreaterThanOrEqualTo(5);
-    assertThat(Http.metric(metrics, "kiln_gateway_stream_chunks_total", Map.of("model", "chunks")))
+    assertThat(PromText.parse(metrics).sum("kiln_gateway_stream_chunks_total", Map.of("model", "chunks")))
         .isGreaterThanOrEqualTo(6);
   }
 
@@ -355,11 +356,11 @@ class StreamingEndToEndTest {
   }
 
   private double sent(String model) {
-    return Http.metric(http.get(port, "/metrics").text(), "kiln_gateway_stream_chunks_total", Map.of("model", model));
+    return PromText.parse(http.get(port, "/metrics").text()).sum("kiln_gateway_stream_chunks_total", Map.of("model", model));
   }
 
   private double active() {
-    return Http.metric(http.get(port, "/metrics").text(), "kiln_gateway_streams_in_flight", Map.of());
+    return PromText.parse(http.get(port, "/metrics").text()).sum("kiln_gateway_streams_in_flight", Map.of());
   }
 
   /** True once the value has not changed over {@code polls} consecutive polls. */
