@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.OipRequest;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -191,7 +192,7 @@ class DashboardIT {
    * so the page's browser and the three nodes keep their share of the two cores.
    */
   private Future<?> load(java.util.concurrent.ScheduledExecutorService pacer, String g, AtomicLong ok) {
-    String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1,2]}]}";
+    String body = OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json();
     HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.get(g) + "/v2/models/echo/infer"))
         .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build();

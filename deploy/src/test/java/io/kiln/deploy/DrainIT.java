@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.OipRequest;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -256,7 +257,7 @@ class DrainIT {
     while (!stop.get()) {
       float v = ++i + Math.abs(Thread.currentThread().getId() % 1000) * 1000f;
       String data = "[" + v + "," + (-v) + "]";
-      String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":" + data + "}]}";
+      String body = OipRequest.fp32("x", new long[] {1, 2}, v, -v).json();
       HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.get(g) + "/v2/models/echo/infer"))
           .timeout(DEADLINE.plus(SLACK)).header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(body)).build();

@@ -13,6 +13,7 @@ import io.kiln.protocol.grpc.InferTensorContents;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.protocol.grpc.ModelStreamInferResponse;
+import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -199,7 +200,7 @@ class StreamingEndToEndTest {
     assertThat(bad.status()).isEqualTo(400);
     assertThat(bad.json().getString("error")).contains("y");
     Http.Response infer = http.postJson(port, "/v2/models/chunks/infer",
-        "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[0,0]}]}");
+        OipRequest.fp32("x", new long[] {1, 2}, 0f, 0f).json());
     assertThat(infer.status()).isEqualTo(400);
     assertThat(infer.json().getString("error")).contains("streams").contains("generate_stream");
   }

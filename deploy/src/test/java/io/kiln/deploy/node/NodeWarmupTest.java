@@ -15,6 +15,7 @@ import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.testkit.OipRequest;
 import io.micrometer.core.instrument.Counter;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -170,7 +171,7 @@ class NodeWarmupTest {
         """, home.resolve("echo.yaml"), false));
     await().atMost(WAIT).until(() -> get("/v2/models/echo/ready").statusCode() == 200);
     HttpResponse<Buffer> echoed = post("/v2/models/echo/infer",
-        "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[1,2]}]}");
+        OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json());
     assertThat(echoed.statusCode()).isEqualTo(200);
     assertThat(get("/metrics").bodyAsString()).contains("kiln_gateway_requests_total{").contains("model=\"echo\"");
   }
