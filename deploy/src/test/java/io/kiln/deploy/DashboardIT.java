@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.Deployment;
 import io.kiln.testkit.OipRequest;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,19 +43,7 @@ class DashboardIT {
   static final ObjectMapper JSON = new ObjectMapper();
   static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
-  static final String YAML = """
-      deployments:
-        - name: echo
-          version: "1"
-          model:
-            uri: builtin:identity
-            engine: Builtin
-            inputs:  [{name: x, datatype: FP32, shape: [-1, 2]}]
-            outputs: [{name: y, datatype: FP32, shape: [-1, 2]}]
-          pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}
-          batching: {max_batch_size: 8, max_batch_delay_ms: 1}
-          queue: {max_queued: 256, timeout_ms: 5000}
-      """;
+  static final String YAML = Deployment.file(Deployment.identity("echo").batching(8, 1).queue(256, 5000));
 
   CliProcesses cli;
   final Map<String, Process> processes = new ConcurrentHashMap<>();
