@@ -109,6 +109,21 @@ final class CliProcesses implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits (at most {@code within}) for node {@code id}'s record, failing at once with its output (file
+   * {@code outputName}) if {@code p} exits first. With {@code samePid}, only a record {@code p} itself wrote counts
+   * (a node run in the foreground); without, any (a {@code kiln start} that put the node in the background).
+   */
+  JsonNode awaitEntry(String id, Process p, Duration within, String outputName, boolean samePid) {
+    org.awaitility.Awaitility.await().atMost(within).pollInterval(Duration.ofMillis(200)).until(() -> {
+      if (!p.isAlive()) {
+        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + output(outputName));
+      }
+      return entry(id).filter(e -> !samePid || e.path("pid").asLong() == p.pid()).isPresent();
+    });
+    return entry(id).orElseThrow();
+  }
+
   List<Path> entries() throws IOException {
     Path dir = home.resolve(".kiln/nodes");
     if (!Files.isDirectory(dir)) {

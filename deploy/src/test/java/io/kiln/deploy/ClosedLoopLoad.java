@@ -3,6 +3,7 @@ package io.kiln.deploy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.testkit.OipRequest;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -242,7 +243,7 @@ final class ClosedLoopLoad {
 
   private boolean sendAndCount(Group g, float a, float v, String pin) {
     String data = "[" + a + "," + (-v) + "]";
-    String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":" + data + "}]}";
+    String body = OipRequest.fp32("x", new long[] {1, 2}, a, -v).json();
     Duration limit = options.deadline().plus(options.slack());
     HttpRequest.Builder b = HttpRequest.newBuilder(options.gateway().resolve("/v2/models/" + g.model() + "/infer"))
         .timeout(limit).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));

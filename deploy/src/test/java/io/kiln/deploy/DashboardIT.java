@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.Deployment;
+import io.kiln.testkit.OipRequest;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -41,19 +43,7 @@ class DashboardIT {
   static final ObjectMapper JSON = new ObjectMapper();
   static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
       .connectTimeout(Duration.ofSeconds(5)).build();
-  static final String YAML = """
-      deployments:
-        - name: echo
-          version: "1"
-          model:
-            uri: builtin:identity
-            engine: Builtin
-            inputs:  [{name: x, datatype: FP32, shape: [-1, 2]}]
-            outputs: [{name: y, datatype: FP32, shape: [-1, 2]}]
-          pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}
-          batching: {max_batch_size: 8, max_batch_delay_ms: 1}
-          queue: {max_queued: 256, timeout_ms: 5000}
-      """;
+  static final String YAML = Deployment.file(Deployment.identity("echo").batching(8, 1).queue(256, 5000));
 
   CliProcesses cli;
   final Map<String, Process> processes = new ConcurrentHashMap<>();
@@ -148,14 +138,7 @@ class DashboardIT {
   }
 
   private JsonNode awaitEntry(String id) {
-    Process p = processes.get(id);
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-      }
-      return cli.entry(id).filter(e -> e.path("pid").asLong() == p.pid()).isPresent();
-    });
-    JsonNode e = cli.entry(id).orElseThrow();
+    JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
     ports.put(id, e.path("httpPort").asInt());
     return e;
   }
@@ -198,7 +181,7 @@ class DashboardIT {
    * so the page's browser and the three nodes keep their share of the two cores.
    */
   private Future<?> load(java.util.concurrent.ScheduledExecutorService pacer, String g, AtomicLong ok) {
-    String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1,2]}]}";
+    String body = OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json();
     HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.get(g) + "/v2/models/echo/infer"))
         .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build();

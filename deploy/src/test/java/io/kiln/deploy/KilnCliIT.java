@@ -87,13 +87,7 @@ class KilnCliIT {
   }
 
   private static JsonNode awaitEntry(String id, Process p) {
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-      }
-      return cli.entry(id).isPresent();
-    });
-    return cli.entry(id).orElseThrow();
+    return cli.awaitEntry(id, p, START, id, false);
   }
 
   static HttpResponse<String> http(int port, String path, String jsonBody) throws Exception {

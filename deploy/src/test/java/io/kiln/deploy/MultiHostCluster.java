@@ -1,7 +1,6 @@
 package io.kiln.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
@@ -100,14 +99,7 @@ final class MultiHostCluster implements AutoCloseable {
 
   /** Waits until node {@code id} recorded itself as running (it serves); fails at once if its process exited. */
   JsonNode awaitEntry(String id) {
-    Process p = processes.get(id);
-    await(id + " running").atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-      }
-      return cli.entry(id).filter(e -> e.path("pid").asLong() == p.pid()).isPresent();
-    });
-    return cli.entry(id).orElseThrow();
+    return cli.awaitEntry(id, processes.get(id), START, id, true);
   }
 
   Process process(String id) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.OipRequest;
 import java.lang.management.ManagementFactory;
 import java.net.ConnectException;
 import java.net.URI;
@@ -103,14 +104,7 @@ class NodeLossIT {
   List<String> common;
 
   private JsonNode awaitEntry(String id) {
-    Process p = processes.get(id);
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-      }
-      return cli.entry(id).filter(e -> e.path("pid").asLong() == p.pid()).isPresent();
-    });
-    JsonNode e = cli.entry(id).orElseThrow();
+    JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
     ports.put(id, e.path("httpPort").asInt());
     return e;
   }
@@ -320,7 +314,7 @@ class NodeLossIT {
       }
       float v = ++i + Math.abs(Thread.currentThread().getId() % 1000) * 1000f;
       String data = "[" + v + "," + (-v) + "]";
-      String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":" + data + "}]}";
+      String body = OipRequest.fp32("x", new long[] {1, 2}, v, -v).json();
       HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.get(g) + "/v2/models/echo/infer"))
           .timeout(DEADLINE.plus(SLACK)).header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(body)).build();

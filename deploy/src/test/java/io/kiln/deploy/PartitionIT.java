@@ -11,6 +11,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.testkit.OipRequest;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -83,7 +84,7 @@ class PartitionIT {
           queue: {max_queued: 256, timeout_ms: 5000}
       """;
   static final String YAML = "deployments:\n" + MODEL.formatted("echo") + PartitionWork.PIPELINES;
-  static final String INFER = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[7.0,-7.0]}]}";
+  static final String INFER = OipRequest.fp32("x", new long[] {1, 2}, 7.0f, -7.0f).json();
 
   static MultiHostCluster hosts;
   static NetnsClient.Remote client;

@@ -143,13 +143,7 @@ class TlsIT {
   }
 
   private static JsonNode awaitEntry(String id, Process p) {
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-      }
-      return cli.entry(id).isPresent();
-    });
-    return cli.entry(id).orElseThrow();
+    return cli.awaitEntry(id, p, START, id, false);
   }
 
   @SafeVarargs

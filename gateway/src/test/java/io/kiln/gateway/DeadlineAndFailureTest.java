@@ -7,6 +7,7 @@ import io.kiln.gateway.support.FakeCluster.Sent;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientRequest;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /** Deadlines, client disconnects and the status codes of failures reported by pools. */
 class DeadlineAndFailureTest extends GatewayTestBase {
 
-  private static final String BODY = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}";
+  private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).json();
 
   private HttpResponse<Buffer> infer(Map<String, String> headers) {
     return post("/v2/models/mlp/infer", Buffer.buffer(BODY), headers);
@@ -40,8 +41,8 @@ class DeadlineAndFailureTest extends GatewayTestBase {
   @Test
   void aTimeoutParameterWorksLikeTheHeader() {
     cluster.node("node-a").hold = true;
-    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", Buffer.buffer(BODY.replace("{\"inputs\"",
-        "{\"parameters\":{\"timeout_ms\":250},\"inputs\"")), Map.of());
+    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", Buffer.buffer(
+        OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).parameter("timeout_ms", 250).json()), Map.of());
     assertThat(r.statusCode()).isEqualTo(504);
     assertThat(r.bodyAsJsonObject().getString("error")).contains("250 ms");
   }

@@ -3,6 +3,7 @@ package io.kiln.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.gateway.support.GatewayTestBase;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class InferPathTest extends GatewayTestBase {
 
-  private static final String BODY = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}";
+  private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).json();
 
   @Test
   void theServingVersionAnExplicitOneAnEncodedNameAndAQueryAreServed() {
@@ -104,7 +105,7 @@ class InferPathTest extends GatewayTestBase {
       pipelined.append(request("/v2/models/mlp/infer", BODY));
       pipelined.append("GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n");
       pipelined.append(request("/v2/models/nope/infer", BODY));
-      pipelined.append(request("/v2/models/mlp/versions/2/infer", BODY.replace("\"inputs\"", "\"id\":\"r4\",\"inputs\"")));
+      pipelined.append(request("/v2/models/mlp/versions/2/infer", OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).id("r4").json()));
       s.getOutputStream().write(pipelined.toString().getBytes(StandardCharsets.US_ASCII));
       s.getOutputStream().flush();
       InputStream in = s.getInputStream();

@@ -9,6 +9,7 @@ import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.grpc.common.GrpcStatus;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class RoutingTest extends GatewayTestBase {
 
-  private static final String BODY = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}";
+  private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).json();
 
   private static String withParameters(String params) {
     return "{\"parameters\":" + params + ",\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
@@ -99,7 +100,7 @@ class RoutingTest extends GatewayTestBase {
   @Test
   void noReadyPoolIs503() {
     HttpResponse<Buffer> orphan = post("/v2/models/" + TestModels.ORPHAN + "/infer",
-        Buffer.buffer("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1],\"data\":[1]}]}"), Map.of());
+        Buffer.buffer(OipRequest.fp32("x", new long[] {1}, 1f).json()), Map.of());
     assertThat(orphan.statusCode()).isEqualTo(503);
     assertThat(orphan.getHeader("Retry-After")).isEqualTo("2");
     assertThat(orphan.bodyAsJsonObject().getString("error")).isEqualTo("no ready pool for model 'orphan'");

@@ -11,6 +11,7 @@ import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.PromText;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,10 +110,8 @@ class GpuMetricsEndToEndTest {
     }
   }
 
-  private String metrics(ServingNode n) {
-    Http.Response r = http.get(n.httpPort(), "/metrics");
-    assertThat(r.status()).isEqualTo(200);
-    return r.text();
+  private static String metrics(ServingNode n) {
+    return PromText.scrape(ServingCluster.HOST, n.httpPort()).text();
   }
 
   @Test
@@ -120,35 +119,35 @@ class GpuMetricsEndToEndTest {
     Map<String, String> gpu0 = Map.of("gpu", "0", "node", "gpu-node");
     // The gauges follow the tool: each sample reports 1000 MiB more.
     await().atMost(Duration.ofSeconds(60)).until(
-        () -> Http.metric(metrics(gpuNode), "kiln_gpu_memory_used_bytes", gpu0) >= 2000 * MIB);
+        () -> PromText.parse(metrics(gpuNode)).sum("kiln_gpu_memory_used_bytes", gpu0) >= 2000 * MIB);
     String text = metrics(gpuNode);
 
     assertThat(text).contains("# TYPE kiln_gpu_memory_used_bytes gauge", "# TYPE kiln_gpu_memory_total_bytes gauge",
         "# TYPE kiln_gpu_utilization_ratio gauge", "# TYPE kiln_gpu_samples_failed_total counter");
-    assertThat(Http.metric(text, "kiln_gpu_memory_total_bytes", gpu0)).isEqualTo(143771 * MIB);
-    assertThat(Http.metric(text, "kiln_gpu_utilization_ratio", gpu0)).isEqualTo(0.37);
-    assertThat(Http.metric(text, "kiln_gpu_samples_failed_total", Map.of("query", "gpu", "node", "gpu-node")))
+    assertThat(PromText.parse(text).sum("kiln_gpu_memory_total_bytes", gpu0)).isEqualTo(143771 * MIB);
+    assertThat(PromText.parse(text).sum("kiln_gpu_utilization_ratio", gpu0)).isEqualTo(0.37);
+    assertThat(PromText.parse(text).sum("kiln_gpu_samples_failed_total", Map.of("query", "gpu", "node", "gpu-node")))
         .isZero();
-    assertThat(Http.metric(text, "kiln_gpu_samples_failed_total", Map.of("query", "compute-apps"))).isZero();
+    assertThat(PromText.parse(text).sum("kiln_gpu_samples_failed_total", Map.of("query", "compute-apps"))).isZero();
   }
 
   @Test
   void workersShowTheirDeviceAndAPythonWorkerItsProcesssMemory() {
     Map<String, String> pyWorker = Map.of("deployment", "py-gpu", "version", "1", "node", "gpu-node", "worker", "0",
         "device", "gpu(0)");
-    await().atMost(Duration.ofSeconds(60)).until(() -> Http.metric(metrics(gpuNode), "kiln_pool_worker_gpu_memory_bytes",
+    await().atMost(Duration.ofSeconds(60)).until(() -> PromText.parse(metrics(gpuNode)).sum("kiln_pool_worker_gpu_memory_bytes",
         Map.of("deployment", "py-gpu", "method", "process")) == 512 * MIB);
     String text = metrics(gpuNode);
 
-    assertThat(Http.metric(text, "kiln_pool_worker_device_info", pyWorker)).isEqualTo(1);
-    assertThat(Http.metric(text, "kiln_pool_worker_device_info",
+    assertThat(PromText.parse(text).sum("kiln_pool_worker_device_info", pyWorker)).isEqualTo(1);
+    assertThat(PromText.parse(text).sum("kiln_pool_worker_device_info",
         Map.of("deployment", "ident", "node", "gpu-node", "device", "cpu()"))).isEqualTo(1);
-    assertThat(Http.metric(text, "kiln_pool_worker_gpu_memory_bytes", Map.of("deployment", "ident"))).isEqualTo(-1);
+    assertThat(PromText.parse(text).sum("kiln_pool_worker_gpu_memory_bytes", Map.of("deployment", "ident"))).isEqualTo(-1);
   }
 
   @Test
   void prometheusOwnLinterAcceptsEveryKilnSeries() throws Exception {
-    await().atMost(Duration.ofSeconds(60)).until(() -> Http.metric(metrics(gpuNode), "kiln_pool_worker_gpu_memory_bytes",
+    await().atMost(Duration.ofSeconds(60)).until(() -> PromText.parse(metrics(gpuNode)).sum("kiln_pool_worker_gpu_memory_bytes",
         Map.of("deployment", "py-gpu", "method", "process")) == 512 * MIB);
     String text = metrics(gpuNode);
     assertThat(text).contains("kiln_gpu_memory_used_bytes", "kiln_pool_worker_device_info");

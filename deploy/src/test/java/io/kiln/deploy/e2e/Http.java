@@ -1,5 +1,6 @@
 package io.kiln.deploy.e2e;
 
+import io.kiln.testkit.PromText;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -14,12 +15,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
-/** A blocking HTTP/1.1 client for end-to-end tests, and helpers for binary tensors and Prometheus text. */
+/** A blocking HTTP/1.1 client for end-to-end tests, and helpers for binary tensors (Prometheus text: testkit's PromText). */
 final class Http {
 
   /** One response, read whole. */
@@ -124,35 +121,5 @@ final class Http {
     float[] out = new float[length / 4];
     ByteBuffer.wrap(bytes, offset, length).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
     return out;
-  }
-
-  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\\{(.*)})?\\s+(\\S+)$");
-  private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
-
-  /**
-   * The sum of the samples of {@code metric} in Prometheus text whose labels include {@code labels};
-   * -1 if there is none.
-   */
-  static double metric(String prometheusText, String metric, Map<String, String> labels) {
-    double sum = 0;
-    boolean found = false;
-    for (String line : prometheusText.split("\n")) {
-      Matcher m = SAMPLE.matcher(line.trim());
-      if (line.startsWith("#") || !m.matches() || !m.group(1).equals(metric)) {
-        continue;
-      }
-      Map<String, String> have = new HashMap<>();
-      if (m.group(2) != null) {
-        Matcher l = LABEL.matcher(m.group(2));
-        while (l.find()) {
-          have.put(l.group(1), l.group(2));
-        }
-      }
-      if (have.entrySet().containsAll(labels.entrySet())) {
-        sum += Double.parseDouble(m.group(3));
-        found = true;
-      }
-    }
-    return found ? sum : -1;
   }
 }

@@ -1,5 +1,6 @@
 package io.kiln.deploy.e2e;
 
+import io.kiln.testkit.OipRequest;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -274,15 +275,10 @@ final class LoadDriver {
   static Request row(String model, float v, float w) {
     String path = "/v2/models/" + model + "/infer";
     if (Float.isNaN(v) || Float.isNaN(w)) {
-      String header = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],"
-          + "\"parameters\":{\"binary_data_size\":8}}]}";
-      byte[] h = header.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(h.length + 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-      buf.put(h).putFloat(v).putFloat(w);
-      return new Request(path, buf.array(), Integer.toString(h.length), null);
+      OipRequest.Binary b = OipRequest.fp32("x", new long[] {1, 2}, v, w).binary();
+      return new Request(path, b.body(), b.headerLengthValue(), null);
     }
     String data = "[" + v + "," + w + "]";
-    String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":" + data + "}]}";
-    return new Request(path, body.getBytes(java.nio.charset.StandardCharsets.UTF_8), null, "\"data\":" + data);
+    return new Request(path, OipRequest.fp32("x", new long[] {1, 2}, v, w).jsonBytes(), null, "\"data\":" + data);
   }
 }

@@ -11,6 +11,7 @@ import io.kiln.protocol.grpc.ModelMetadataResponse;
 import io.kiln.protocol.grpc.ModelReadyRequest;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolStats;
+import io.kiln.testkit.PromText;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -205,25 +206,25 @@ class MlpEndToEndTest {
     Http.Response r = http.get(node("node-1").httpPort(), "/metrics");
     assertThat(r.status()).isEqualTo(200);
     String text = r.text();
-    assertThat(Http.metric(text, "kiln_gateway_requests_total",
+    assertThat(PromText.parse(text).sum("kiln_gateway_requests_total",
         Map.of("model", "mlp", "outcome", "ok", "code", "200", "protocol", "http"))).isGreaterThanOrEqualTo(3);
-    assertThat(Http.metric(text, "kiln_gateway_routes_total", Map.of("reason", "local"))).isGreaterThanOrEqualTo(3);
-    assertThat(Http.metric(text, "kiln_gateway_request_duration_seconds_count", Map.of("model", "mlp")))
+    assertThat(PromText.parse(text).sum("kiln_gateway_routes_total", Map.of("reason", "local"))).isGreaterThanOrEqualTo(3);
+    assertThat(PromText.parse(text).sum("kiln_gateway_request_duration_seconds_count", Map.of("model", "mlp")))
         .isGreaterThanOrEqualTo(3);
-    assertThat(Http.metric(text, "kiln_pool_requests_total",
+    assertThat(PromText.parse(text).sum("kiln_pool_requests_total",
         Map.of("deployment", "mlp", "version", "1", "node", "node-1", "outcome", "ok"))).isGreaterThanOrEqualTo(3);
-    assertThat(Http.metric(text, "kiln_pool_batch_size_rows_count", Map.of("deployment", "mlp", "node", "node-1")))
+    assertThat(PromText.parse(text).sum("kiln_pool_batch_size_rows_count", Map.of("deployment", "mlp", "node", "node-1")))
         .isGreaterThanOrEqualTo(1);
-    assertThat(Http.metric(text, "kiln_pool_worker_loads_total", Map.of("deployment", "mlp", "node", "node-1")))
+    assertThat(PromText.parse(text).sum("kiln_pool_worker_loads_total", Map.of("deployment", "mlp", "node", "node-1")))
         .isEqualTo(1);
-    assertThat(Http.metric(text, "kiln_pool_queue_depth", Map.of("deployment", "mlp", "node", "node-1"))).isZero();
+    assertThat(PromText.parse(text).sum("kiln_pool_queue_depth", Map.of("deployment", "mlp", "node", "node-1"))).isZero();
     // A node's registry holds its own pools only.
-    assertThat(Http.metric(text, "kiln_pool_requests_total", Map.of("node", "node-2"))).isEqualTo(-1);
+    assertThat(PromText.parse(text).sum("kiln_pool_requests_total", Map.of("node", "node-2"))).isEqualTo(-1);
     assertThat(text).contains("jvm_memory_used_bytes");
   }
 
   private double routes(String node, String reason) {
-    return Http.metric(http.get(node(node).httpPort(), "/metrics").text(), "kiln_gateway_routes_total",
+    return PromText.parse(http.get(node(node).httpPort(), "/metrics").text()).sum("kiln_gateway_routes_total",
         Map.of("reason", reason));
   }
 

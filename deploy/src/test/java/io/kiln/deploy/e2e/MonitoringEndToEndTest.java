@@ -11,6 +11,7 @@ import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.PromText;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -125,10 +126,8 @@ class MonitoringEndToEndTest {
     }
   }
 
-  private String metrics(ServingNode n) {
-    Http.Response r = http.get(n.httpPort(), "/metrics");
-    assertThat(r.status()).isEqualTo(200);
-    return r.text();
+  private static String metrics(ServingNode n) {
+    return PromText.scrape(ServingCluster.HOST, n.httpPort()).text();
   }
 
   @Test
@@ -154,12 +153,12 @@ class MonitoringEndToEndTest {
           .contains(histogram + "_bucket{").contains(histogram + "_count{");
     }
     assertThat(text.lines().filter(l -> l.startsWith("kiln_"))).noneMatch(l -> l.contains("quantile="));
-    assertThat(Http.metric(text, "kiln_pool_queue_duration_seconds_count", Map.of("deployment", "ident")))
+    assertThat(PromText.parse(text).sum("kiln_pool_queue_duration_seconds_count", Map.of("deployment", "ident")))
         .as("every answered request waited in a queue once").isGreaterThanOrEqualTo(5);
-    assertThat(Http.metric(text, "kiln_pool_worker_load_duration_seconds_count",
+    assertThat(PromText.parse(text).sum("kiln_pool_worker_load_duration_seconds_count",
         Map.of("deployment", "ident", "node", "gpu-node"))).isEqualTo(1);
-    assertThat(Http.metric(text, "kiln_pool_worker_restarts_total", Map.of("deployment", "ident"))).isZero();
-    assertThat(Http.metric(text, "kiln_pool_queue_capacity", Map.of("deployment", "ident", "node", "gpu-node")))
+    assertThat(PromText.parse(text).sum("kiln_pool_worker_restarts_total", Map.of("deployment", "ident"))).isZero();
+    assertThat(PromText.parse(text).sum("kiln_pool_queue_capacity", Map.of("deployment", "ident", "node", "gpu-node")))
         .isEqualTo(512);
     // The names this change replaced are gone.
     assertThat(text).doesNotContain("kiln_pool_inflight").doesNotContain("kiln_pool_queue_time_seconds")
@@ -171,14 +170,14 @@ class MonitoringEndToEndTest {
     for (ServingNode n : List.of(gpuNode, cpuNode)) {
       await().atMost(ServingCluster.WAIT).untilAsserted(() -> {
         String text = metrics(n);
-        assertThat(Http.metric(text, "kiln_cluster_nodes", Map.of())).isEqualTo(2);
-        assertThat(Http.metric(text, "kiln_deployment_phase", Map.of("deployment", "ident", "phase", "ready")))
+        assertThat(PromText.parse(text).sum("kiln_cluster_nodes", Map.of())).isEqualTo(2);
+        assertThat(PromText.parse(text).sum("kiln_deployment_phase", Map.of("deployment", "ident", "phase", "ready")))
             .isEqualTo(1);
-        assertThat(Http.metric(text, "kiln_deployment_phase", Map.of("deployment", "ident"))).as("one phase at a time")
+        assertThat(PromText.parse(text).sum("kiln_deployment_phase", Map.of("deployment", "ident"))).as("one phase at a time")
             .isEqualTo(1);
-        assertThat(Http.metric(text, "kiln_deployment_phase", Map.of("deployment", "broken", "phase", "failed")))
+        assertThat(PromText.parse(text).sum("kiln_deployment_phase", Map.of("deployment", "broken", "phase", "failed")))
             .isEqualTo(1);
-        assertThat(Http.metric(text, "kiln_deployment_phase", Map.of("deployment", "broken", "phase", "ready")))
+        assertThat(PromText.parse(text).sum("kiln_deployment_phase", Map.of("deployment", "broken", "phase", "ready")))
             .isZero();
       });
     }

@@ -2,6 +2,7 @@ package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.testkit.PromText;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -143,9 +144,9 @@ class MultiplexBenchTest {
     double[] out = new double[3];
     for (int port : ports) {
       String text = http.get(port, "/metrics").text();
-      out[0] += Math.max(0, Http.metric(text, "kiln_pool_multiplex_hits_total", Map.of("deployment", "zoo")));
-      out[1] += Math.max(0, Http.metric(text, "kiln_pool_multiplex_misses_total", Map.of("deployment", "zoo")));
-      out[2] += Math.max(0, Http.metric(text, "kiln_pool_multiplex_loads_total",
+      out[0] += Math.max(0, PromText.parse(text).sum("kiln_pool_multiplex_hits_total", Map.of("deployment", "zoo")));
+      out[1] += Math.max(0, PromText.parse(text).sum("kiln_pool_multiplex_misses_total", Map.of("deployment", "zoo")));
+      out[2] += Math.max(0, PromText.parse(text).sum("kiln_pool_multiplex_loads_total",
           Map.of("deployment", "zoo", "outcome", "ok")));
     }
     return out;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ReadinessAcrossNodesTest {
 
   private static final String REQUEST =
-      "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[1,2]}]}";
+      OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json();
 
   private final Http http = new Http();
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolStats;
+import io.kiln.testkit.PromText;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -98,7 +99,7 @@ class RoutingEndToEndTest {
   }
 
   private double metric(String node, String name, Map<String, String> labels) {
-    return Http.metric(http.get(port(node), "/metrics").text(), name, labels);
+    return PromText.parse(http.get(port(node), "/metrics").text()).sum(name, labels);
   }
 
   private static void assertRetryAfter(Http.Response r) {

@@ -13,6 +13,8 @@ import io.kiln.protocol.grpc.InferTensorContents;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.protocol.grpc.ModelStreamInferResponse;
+import io.kiln.testkit.OipRequest;
+import io.kiln.testkit.PromText;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -148,11 +150,11 @@ class StreamingEndToEndTest {
       assertThat(e.getJsonArray("x").getList()).containsExactly((double) i, (double) i);
     }
     String metrics = http.get(port, "/metrics").text();
-    assertThat(Http.metric(metrics, "kiln_gateway_stream_first_chunk_seconds_count", Map.of("model", "chunks")))
+    assertThat(PromText.parse(metrics).sum("kiln_gateway_stream_first_chunk_seconds_count", Map.of("model", "chunks")))
         .isGreaterThanOrEqualTo(1);
-    assertThat(Http.metric(metrics, "kiln_gateway_stream_chunk_interval_seconds_count", Map.of("model", "chunks")))
+    assertThat(PromText.parse(metrics).sum("kiln_gateway_stream_chunk_interval_seconds_count", Map.of("model", "chunks")))
         .isGreaterThanOrEqualTo(5);
-    assertThat(Http.metric(metrics, "kiln_gateway_stream_chunks_total", Map.of("model", "chunks")))
+    assertThat(PromText.parse(metrics).sum("kiln_gateway_stream_chunks_total", Map.of("model", "chunks")))
         .isGreaterThanOrEqualTo(6);
   }
 
@@ -198,7 +200,7 @@ class StreamingEndToEndTest {
     assertThat(bad.status()).isEqualTo(400);
     assertThat(bad.json().getString("error")).contains("y");
     Http.Response infer = http.postJson(port, "/v2/models/chunks/infer",
-        "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[0,0]}]}");
+        OipRequest.fp32("x", new long[] {1, 2}, 0f, 0f).json());
     assertThat(infer.status()).isEqualTo(400);
     assertThat(infer.json().getString("error")).contains("streams").contains("generate_stream");
   }
@@ -355,11 +357,11 @@ class StreamingEndToEndTest {
   }
 
   private double sent(String model) {
-    return Http.metric(http.get(port, "/metrics").text(), "kiln_gateway_stream_chunks_total", Map.of("model", model));
+    return PromText.parse(http.get(port, "/metrics").text()).sum("kiln_gateway_stream_chunks_total", Map.of("model", model));
   }
 
   private double active() {
-    return Http.metric(http.get(port, "/metrics").text(), "kiln_gateway_streams_in_flight", Map.of());
+    return PromText.parse(http.get(port, "/metrics").text()).sum("kiln_gateway_streams_in_flight", Map.of());
   }
 
   /** True once the value has not changed over {@code polls} consecutive polls. */

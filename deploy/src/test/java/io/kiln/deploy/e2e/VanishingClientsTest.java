@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.gateway.support.Figures;
 import io.kiln.pools.PoolStats;
+import io.kiln.testkit.OipRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +42,7 @@ class VanishingClientsTest {
       cluster.awaitReady("slow", 1);
       ServingNode node = cluster.node("node-1");
       int port = node.httpPort();
-      String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[200,0]}]}";
+      String body = OipRequest.fp32("x", new long[] {1, 2}, 200f, 0f).json();
       long heapBefore = Figures.heapAfterGc();
 
       List<Http.Held> held = new ArrayList<>();
@@ -66,7 +67,7 @@ class VanishingClientsTest {
       long leftBehind = stats.queueDepth() + stats.inFlightRequests() + stats.busyWorkers() + Math.round(inFlight(node));
       long heapAfter = Figures.heapAfterGc();
       Http.Response next = new Http().postJson(port, "/v2/models/slow/infer",
-          "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1,0]}]}");
+          OipRequest.fp32("x", new long[] {1, 2}, 1f, 0f).json());
 
       new Figures("vanishing-clients").put("clients", CLIENTS).put("cancelledInPool", stats.cancelled())
           .put("completedInPool", stats.completed()).put("refusedExpiredOrFailedInPool", stats.rejected()

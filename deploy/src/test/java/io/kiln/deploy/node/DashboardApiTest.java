@@ -12,6 +12,7 @@ import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -191,7 +192,7 @@ class DashboardApiTest {
     for (int i = 0; i < sent; i++) {
       HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + b.httpPort()
           + "/v2/models/echo/infer")).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers
-          .ofString("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1,2]}]}")).build(),
+          .ofString(OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json())).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }

@@ -11,6 +11,7 @@ import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.SocketAddress;
@@ -144,7 +145,7 @@ class NodeReadinessTest {
   private HttpResponse<Buffer> infer(String model) {
     return ManagedNode.join(http.post(node.httpPort(), HOST, "/v2/models/" + model + "/infer")
         .putHeader("Content-Type", "application/json")
-        .sendBuffer(Buffer.buffer("{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[1,2]}]}"))
+        .sendBuffer(Buffer.buffer(OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json()))
         .toCompletionStage());
   }
 

@@ -15,6 +15,8 @@ import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.LocalCluster;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
+import io.kiln.testkit.Deployment;
+import io.kiln.testkit.OipRequest;
 import io.micrometer.core.instrument.Counter;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -157,20 +159,11 @@ class NodeWarmupTest {
     assertThat(get("/metrics").bodyAsString()).doesNotContain(model);
 
     // And the node serves its users as ever, metered as ever.
-    ManagedNode.join(node.serve().apply("""
-        deployments:
-          - name: echo
-            version: "1"
-            model:
-              uri: builtin:identity
-              engine: Builtin
-              inputs:  [{name: x, datatype: FP32, shape: [-1, 2]}]
-              outputs: [{name: y, datatype: FP32, shape: [-1, 2]}]
-            pool: {workers_per_node: 1}
-        """, home.resolve("echo.yaml"), false));
+    ManagedNode.join(node.serve().apply(Deployment.file(Deployment.identity("echo").pool("{workers_per_node: 1}")),
+        home.resolve("echo.yaml"), false));
     await().atMost(WAIT).until(() -> get("/v2/models/echo/ready").statusCode() == 200);
     HttpResponse<Buffer> echoed = post("/v2/models/echo/infer",
-        "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[1,2]}]}");
+        OipRequest.fp32("x", new long[] {1, 2}, 1f, 2f).json());
     assertThat(echoed.statusCode()).isEqualTo(200);
     assertThat(get("/metrics").bodyAsString()).contains("kiln_gateway_requests_total{").contains("model=\"echo\"");
   }
