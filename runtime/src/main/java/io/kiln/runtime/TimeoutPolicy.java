@@ -31,6 +31,12 @@ public record TimeoutPolicy(String name, Duration timeout) {
   /** Connecting to the server of a model download ({@code https://}, {@code s3://}) may take this long. */
   public static final TimeoutPolicy MODEL_DOWNLOAD_CONNECT = new TimeoutPolicy("model-download-connect",
       Duration.ofSeconds(30));
+  /**
+   * A model download may go this long without a byte (the answer's headers, then each part of the body) before it is
+   * abandoned; {@code kiln.model.readTimeoutMs} overrides it.
+   */
+  public static final TimeoutPolicy MODEL_DOWNLOAD_READ = new TimeoutPolicy("model-download-read",
+      Duration.ofSeconds(60));
 
   /** @throws IllegalArgumentException naming the first invalid argument */
   public TimeoutPolicy {

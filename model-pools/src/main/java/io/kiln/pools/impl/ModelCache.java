@@ -49,7 +49,7 @@ public final class ModelCache {
    */
   public record Options(Path dir, Path caPem, long maxBytes, S3Source.Credentials s3, Duration readTimeout) {
     public static final long DEFAULT_MAX_BYTES = 32L << 30;
-    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(60);
+    public static final Duration DEFAULT_READ_TIMEOUT = io.kiln.runtime.TimeoutPolicy.MODEL_DOWNLOAD_READ.timeout();
 
     /** Without S3 credentials. */
     public Options(Path dir, Path caPem, long maxBytes) {
