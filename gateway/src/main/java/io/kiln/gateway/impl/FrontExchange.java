@@ -31,36 +31,43 @@ final class FrontExchange<C, A> implements ChunkListener {
   /** Requests above this many bytes are decoded, and answers above it encoded, on a worker thread. */
   static final int OFFLOAD_BYTES = 256 * 1024;
 
-  /** How one protocol writes answers; called only by the exchange, after it recorded the request. */
-  interface Protocol<C, A> {
+  /**
+   * How one protocol writes answers; called only by the exchange, after it recorded the request. Its labels are
+   * fields, read on every request without a call.
+   */
+  abstract static class Protocol<C, A> {
     /** The {@code protocol} label of the request meters, and the word of the log line. */
-    String label();
-
+    final String label;
     /** The logger of the request line (kept per protocol: log configurations and tests name it). */
-    org.slf4j.Logger log();
+    final org.slf4j.Logger log;
+    final String okCode;
+    final String cancelledCode;
 
-    String okCode();
-
-    String cancelledCode();
+    Protocol(String label, org.slf4j.Logger log, String okCode, String cancelledCode) {
+      this.label = label;
+      this.log = log;
+      this.okCode = okCode;
+      this.cancelledCode = cancelledCode;
+    }
 
     /** The {@code code} label of a failure. */
-    String code(C channel, ErrorMapper.Failure f);
+    abstract String code(C channel, ErrorMapper.Failure f);
 
     /** Makes the answer carry the request's traceparent. */
-    void traceparent(C channel, String traceparent);
+    abstract void traceparent(C channel, String traceparent);
 
-    void answer(C channel, A answer);
+    abstract void answer(C channel, A answer);
 
-    void error(C channel, ErrorMapper.Failure f);
+    abstract void error(C channel, ErrorMapper.Failure f);
 
     /** One chunk of a stream opened by {@link #open}; a protocol that opens none never hears one. */
-    default void chunk(FrontExchange<C, A> ex, InferenceResponse chunk) {
-      throw new UnsupportedOperationException(label() + " opens no streams");
+    void chunk(FrontExchange<C, A> ex, InferenceResponse chunk) {
+      throw new UnsupportedOperationException(label + " opens no streams");
     }
 
     /** A stream opened by {@link #open} ended well; answer with {@link #reply}. */
-    default void ended(FrontExchange<C, A> ex, Map<String, Object> parameters) {
-      throw new UnsupportedOperationException(label() + " opens no streams");
+    void ended(FrontExchange<C, A> ex, Map<String, Object> parameters) {
+      throw new UnsupportedOperationException(label + " opens no streams");
     }
   }
 
@@ -155,18 +162,18 @@ final class FrontExchange<C, A> implements ChunkListener {
     if (stream != null) {
       stream.cancel(); // a cancelled stream's listener hears nothing more
     }
-    finish("cancelled", protocol.cancelledCode());
+    finish("cancelled", protocol.cancelledCode);
   }
 
   void reply(A answer) {
-    if (finish("ok", protocol.okCode())) {
+    if (finish("ok", protocol.okCode)) {
       protocol.answer(channel, answer);
     }
   }
 
   void fail(Throwable t) {
     if (clientGone) {
-      finish("cancelled", protocol.cancelledCode());
+      finish("cancelled", protocol.cancelledCode);
       return;
     }
     if (done) {
@@ -205,14 +212,14 @@ final class FrontExchange<C, A> implements ChunkListener {
       return false;
     }
     done = true;
-    gw.metrics().finish(start, model, protocol.label(), outcome, code);
+    gw.metrics().finish(start, model, protocol.label, outcome, code);
     if (trace != null) {
       trace.end(outcome, code, outcome.equals("ok"));
     }
-    org.slf4j.Logger log = protocol.log();
+    org.slf4j.Logger log = protocol.log;
     if (log.isDebugEnabled()) {
       try (var scope = GatewayTrace.log(requestId, trace)) {
-        log.debug("request {} to {} over {}: {} {} after {} ms", requestId, model, protocol.label(), outcome, code,
+        log.debug("request {} to {} over {}: {} {} after {} ms", requestId, model, protocol.label, outcome, code,
             (System.nanoTime() - start) / 1_000_000);
       }
     }

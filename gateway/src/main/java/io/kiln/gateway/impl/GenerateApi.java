@@ -37,6 +37,7 @@ final class GenerateApi {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GenerateApi.class);
   private static final String GENERATE = "http_generate";
   private static final String STREAM = "http_stream";
+  private static final String OK = "200";
 
   private final GatewayContext gw;
   private final StreamDispatcher streams;
@@ -100,47 +101,26 @@ final class GenerateApi {
   }
 
   /** generate (the chunks gathered into one JSON answer) or generate_stream (one event per chunk). */
-  private final class Events implements FrontExchange.Protocol<Answer, Void> {
-    private static final String OK = "200";
-    private static final String CANCELLED = Integer.toString(HttpApi.CLIENT_CLOSED);
+  private final class Events extends FrontExchange.Protocol<Answer, Void> {
     private final boolean sse;
 
     Events(boolean sse) {
+      super(sse ? STREAM : GENERATE, LOG, OK, Integer.toString(HttpApi.CLIENT_CLOSED));
       this.sse = sse;
     }
 
     @Override
-    public String label() {
-      return sse ? STREAM : GENERATE;
-    }
-
-    @Override
-    public org.slf4j.Logger log() {
-      return LOG;
-    }
-
-    @Override
-    public String okCode() {
-      return OK;
-    }
-
-    @Override
-    public String cancelledCode() {
-      return CANCELLED;
-    }
-
-    @Override
-    public String code(Answer a, ErrorMapper.Failure f) {
+    String code(Answer a, ErrorMapper.Failure f) {
       return a.started ? OK : Integer.toString(f.httpStatus());
     }
 
     @Override
-    public void traceparent(Answer a, String traceparent) {
+    void traceparent(Answer a, String traceparent) {
       a.resp.putHeader(GatewayTrace.TRACEPARENT, traceparent);
     }
 
     @Override
-    public void chunk(FrontExchange<Answer, Void> ex, InferenceResponse chunk) {
+    void chunk(FrontExchange<Answer, Void> ex, InferenceResponse chunk) {
       Answer a = ex.channel();
       if (!sse) {
         for (io.kiln.pools.Tensor t : chunk.outputs()) {
@@ -169,12 +149,12 @@ final class GenerateApi {
     }
 
     @Override
-    public void ended(FrontExchange<Answer, Void> ex, Map<String, Object> parameters) {
+    void ended(FrontExchange<Answer, Void> ex, Map<String, Object> parameters) {
       ex.reply(null);
     }
 
     @Override
-    public void answer(Answer a, Void none) {
+    void answer(Answer a, Void none) {
       HttpServerResponse resp = a.resp;
       if (resp.closed()) {
         return;
@@ -190,7 +170,7 @@ final class GenerateApi {
     }
 
     @Override
-    public void error(Answer a, ErrorMapper.Failure f) {
+    void error(Answer a, ErrorMapper.Failure f) {
       HttpServerResponse resp = a.resp;
       if (resp.closed() || resp.ended()) {
         return;

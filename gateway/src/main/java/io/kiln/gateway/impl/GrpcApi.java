@@ -175,47 +175,28 @@ final class GrpcApi {
 
   /** How a ModelInfer call is answered: its message and OK, or a status with its message and trailers. */
   private static final class Answers
-      implements FrontExchange.Protocol<GrpcServerResponse<ModelInferRequest, ModelInferResponse>, ModelInferResponse> {
-    private static final String OK = GrpcStatus.OK.name();
-    private static final String CANCELLED = GrpcStatus.CANCELLED.name();
-
-    @Override
-    public String label() {
-      return "grpc";
+      extends FrontExchange.Protocol<GrpcServerResponse<ModelInferRequest, ModelInferResponse>, ModelInferResponse> {
+    Answers() {
+      super("grpc", LOG, GrpcStatus.OK.name(), GrpcStatus.CANCELLED.name());
     }
 
     @Override
-    public org.slf4j.Logger log() {
-      return LOG;
-    }
-
-    @Override
-    public String okCode() {
-      return OK;
-    }
-
-    @Override
-    public String cancelledCode() {
-      return CANCELLED;
-    }
-
-    @Override
-    public String code(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ErrorMapper.Failure f) {
+    String code(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ErrorMapper.Failure f) {
       return ErrorMapper.grpcStatus(f.kind()).name();
     }
 
     @Override
-    public void traceparent(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, String traceparent) {
+    void traceparent(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, String traceparent) {
       response.headers().set(GatewayTrace.TRACEPARENT, traceparent);
     }
 
     @Override
-    public void answer(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ModelInferResponse r) {
+    void answer(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ModelInferResponse r) {
       response.end(r);
     }
 
     @Override
-    public void error(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ErrorMapper.Failure f) {
+    void error(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ErrorMapper.Failure f) {
       GrpcApi.fail(response, f);
     }
   }

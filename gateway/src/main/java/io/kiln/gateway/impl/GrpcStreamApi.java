@@ -145,59 +145,40 @@ final class GrpcStreamApi {
   }
 
   /** Each request's chunks as {@code infer_response} messages; its failure as one {@code error_message}. */
-  private final class Answers implements FrontExchange.Protocol<One, Void> {
-    private static final String OK = GrpcStatus.OK.name();
-    private static final String CANCELLED = GrpcStatus.CANCELLED.name();
-
-    @Override
-    public String label() {
-      return "grpc_stream";
+  private final class Answers extends FrontExchange.Protocol<One, Void> {
+    Answers() {
+      super("grpc_stream", LOG, GrpcStatus.OK.name(), GrpcStatus.CANCELLED.name());
     }
 
     @Override
-    public org.slf4j.Logger log() {
-      return LOG;
-    }
-
-    @Override
-    public String okCode() {
-      return OK;
-    }
-
-    @Override
-    public String cancelledCode() {
-      return CANCELLED;
-    }
-
-    @Override
-    public String code(One one, ErrorMapper.Failure f) {
+    String code(One one, ErrorMapper.Failure f) {
       return ErrorMapper.grpcStatus(f.kind()).name();
     }
 
     @Override
-    public void traceparent(One one, String traceparent) {
+    void traceparent(One one, String traceparent) {
       // the call's headers are the call's: its requests carry no trace of their own
     }
 
     @Override
-    public void chunk(FrontExchange<One, Void> ex, InferenceResponse chunk) {
+    void chunk(FrontExchange<One, Void> ex, InferenceResponse chunk) {
       One one = ex.channel();
       one.call.write(ModelStreamInferResponse.newBuilder()
           .setInferResponse(GrpcCodec.encode(chunk, one.decoded)).build());
     }
 
     @Override
-    public void ended(FrontExchange<One, Void> ex, Map<String, Object> parameters) {
+    void ended(FrontExchange<One, Void> ex, Map<String, Object> parameters) {
       ex.reply(null);
     }
 
     @Override
-    public void answer(One one, Void none) {
+    void answer(One one, Void none) {
       one.call.over(one);
     }
 
     @Override
-    public void error(One one, ErrorMapper.Failure f) {
+    void error(One one, ErrorMapper.Failure f) {
       one.call.write(ModelStreamInferResponse.newBuilder().setErrorMessage(f.message()
           + (one.id.isEmpty() ? "" : " (request '" + one.id + "')")).build());
       one.call.over(one);

@@ -250,42 +250,23 @@ final class HttpInfer implements Handler<HttpServerRequest> {
   }
 
   /** How an infer request over HTTP is answered: JSON, or binary tensor data after its JSON header. */
-  private final class Answers implements FrontExchange.Protocol<HttpServerResponse, Encoded> {
-    private static final String OK = "200";
-    private static final String CANCELLED = Integer.toString(HttpApi.CLIENT_CLOSED);
-
-    @Override
-    public String label() {
-      return "http";
+  private final class Answers extends FrontExchange.Protocol<HttpServerResponse, Encoded> {
+    Answers() {
+      super("http", LOG, "200", Integer.toString(HttpApi.CLIENT_CLOSED));
     }
 
     @Override
-    public org.slf4j.Logger log() {
-      return LOG;
-    }
-
-    @Override
-    public String okCode() {
-      return OK;
-    }
-
-    @Override
-    public String cancelledCode() {
-      return CANCELLED;
-    }
-
-    @Override
-    public String code(HttpServerResponse resp, ErrorMapper.Failure f) {
+    String code(HttpServerResponse resp, ErrorMapper.Failure f) {
       return Integer.toString(f.httpStatus());
     }
 
     @Override
-    public void traceparent(HttpServerResponse resp, String traceparent) {
+    void traceparent(HttpServerResponse resp, String traceparent) {
       resp.putHeader(GatewayTrace.TRACEPARENT, traceparent);
     }
 
     @Override
-    public void answer(HttpServerResponse resp, Encoded encoded) {
+    void answer(HttpServerResponse resp, Encoded encoded) {
       if (resp.closed()) {
         return;
       }
@@ -300,7 +281,7 @@ final class HttpInfer implements Handler<HttpServerRequest> {
     }
 
     @Override
-    public void error(HttpServerResponse resp, ErrorMapper.Failure f) {
+    void error(HttpServerResponse resp, ErrorMapper.Failure f) {
       HttpInfer.fail(gw, resp, f);
     }
   }
