@@ -28,7 +28,8 @@ import java.util.function.LongSupplier;
  * The gateway's meters: {@code kiln_gateway_requests_total{model,outcome,code,protocol}},
  * {@code kiln_gateway_request_duration_seconds} (histogram, {@link MeterBuckets#LATENCY} buckets),
  * {@code kiln_gateway_requests_in_flight},
- * {@code kiln_gateway_routes_total{reason}}, plus the JVM binders. Thread-safe. {@link #close()} removes the
+ * {@code kiln_gateway_routes_total{reason}}, {@code kiln_gateway_offloaded_total{protocol}} (messages decoded or
+ * encoded on a worker thread, see {@link FrontExchange#OFFLOAD_BYTES}), plus the JVM binders. Thread-safe. {@link #close()} removes the
  * gateway's own meters so a shared registry does not keep a stopped gateway's series.
  *
  * <p>Requests to internal models (a node's warm-up traffic, labelled {@link #UNMETERED}) are recorded by the
@@ -55,6 +56,7 @@ final class GatewayMetrics implements AutoCloseable {
   private final Series internal;
   private final Gauge inFlightGauge;
   private final List<AutoCloseable> binders = new ArrayList<>();
+  private final Map<String, Counter> offloaded = new ConcurrentHashMap<>();
 
   GatewayMetrics(MeterRegistry registry, boolean bindJvm, LongSupplier nanoClock) {
     this.registry = registry;
@@ -106,6 +108,14 @@ final class GatewayMetrics implements AutoCloseable {
     return last == 0 ? 0 : epochMillisAtAnchor + TimeUnit.NANOSECONDS.toMillis(last - nanosAtAnchor);
   }
 
+  /** One request decoded, or answer encoded, on a worker thread (a large message: rare, so a map lookup is fine). */
+  void offloaded(String protocol) {
+    offloaded.computeIfAbsent(protocol, p -> Counter.builder("kiln.gateway.offloaded")
+        .description("Messages decoded or encoded on a worker thread for their size")
+        .tag("protocol", p)
+        .register(registry)).increment();
+  }
+
   int inFlight() {
     return inFlight.get();
   }
@@ -113,6 +123,7 @@ final class GatewayMetrics implements AutoCloseable {
   @Override
   public void close() {
     registry.remove(inFlightGauge);
+    offloaded.values().forEach(registry::remove);
     user.close();
     internal.close();
     unseen.close();

@@ -1,12 +1,13 @@
 package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
-import io.kiln.pools.ChunkListener;
+import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.ResponseStream;
 import io.kiln.pools.ValidatedRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
@@ -33,8 +34,15 @@ final class GenerateApi {
 
   static final String EVENT_STREAM = "text/event-stream; charset=utf-8";
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GenerateApi.class);
+  private static final String GENERATE = "http_generate";
+  private static final String STREAM = "http_stream";
+  private static final String OK = "200";
+
   private final GatewayContext gw;
   private final StreamDispatcher streams;
+  private final Events gathered = new Events(false);
+  private final Events streamed = new Events(true);
 
   GenerateApi(GatewayContext gw, StreamDispatcher streams) {
     this.gw = gw;
@@ -52,71 +60,88 @@ final class GenerateApi {
 
   private void generate(RoutingContext ctx, boolean sse) {
     String name = ctx.pathParam("model");
-    long start = gw.metrics().start();
-    String label = gw.models().label(name);
-    Exchange ex = new Exchange(ctx, start, label, sse);
-    ModelInfo model;
-    ValidatedRequest request;
-    Hints hints;
+    HttpServerRequest req = ctx.request();
+    GatewayTrace trace = GatewayTrace.start(gw.spans(), req.getHeader(GatewayTrace.TRACEPARENT),
+        req.getHeader(GatewayTrace.TRACESTATE), sse ? STREAM : GENERATE);
+    FrontExchange<Answer, Void> ex = new FrontExchange<>(gw, sse ? streamed : gathered, new Answer(ctx.response()),
+        gw.models().label(name), trace);
     try {
-      model = gw.models().findReady(name, ctx.pathParam("version"));
-      request = GenerateCodec.decode(model, ctx.body().buffer());
-      hints = Hints.from(ctx.request().getHeader(Hints.NODE_HEADER), ctx.request().getHeader(Hints.TIMEOUT_HEADER),
+      ModelInfo model = gw.models().findReady(name, ctx.pathParam("version"));
+      ValidatedRequest request = GenerateCodec.decode(model, ctx.body().buffer());
+      Hints hints = Hints.from(req.getHeader(Hints.NODE_HEADER), req.getHeader(Hints.TIMEOUT_HEADER),
           -1, request.request().parameters(), gw.locator());
-      ex.model = model;
-      ex.stream = streams.open(model, request, hints, ex);
+      ex.channel().model = model;
+      ex.open(streams, model, request, hints);
     } catch (RuntimeException e) {
-      ex.error(e);
+      ex.fail(e);
       return;
     }
     ctx.response().closeHandler(v -> ex.clientGone());
   }
 
-  /** One generate call: writes its events or its one answer, and records its metrics once. */
-  private final class Exchange implements ChunkListener {
-    private final RoutingContext ctx;
-    private final long start;
-    private final String label;
-    private final boolean sse;
-    private final List<InferenceResponse> gathered = new ArrayList<>();
-    private long gatheredBytes;
+  /** One generate call's response and what it wrote or gathered so far. */
+  private static final class Answer {
+    final HttpServerResponse resp;
+    final List<InferenceResponse> gathered = new ArrayList<>(); // generate: the chunks so far
+    long gatheredBytes;
     ModelInfo model;
-    ResponseStream stream;
-    private boolean started;
-    private boolean done;
+    boolean started; // generate_stream: the first event is written
 
-    Exchange(RoutingContext ctx, long start, String label, boolean sse) {
-      this.ctx = ctx;
-      this.start = start;
-      this.label = label;
+    Answer(HttpServerResponse resp) {
+      this.resp = resp;
+    }
+
+    void begin() {
+      if (!started) {
+        started = true;
+        resp.setStatusCode(200).setChunked(true).putHeader(HttpHeaders.CONTENT_TYPE, EVENT_STREAM)
+            .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
+      }
+    }
+  }
+
+  /** generate (the chunks gathered into one JSON answer) or generate_stream (one event per chunk). */
+  private final class Events extends FrontExchange.Protocol<Answer, Void> {
+    private final boolean sse;
+
+    Events(boolean sse) {
+      super(sse ? STREAM : GENERATE, LOG, OK, Integer.toString(HttpApi.CLIENT_CLOSED));
       this.sse = sse;
     }
 
     @Override
-    public void chunk(InferenceResponse chunk) {
-      if (done) {
-        return;
-      }
+    String code(Answer a, ErrorMapper.Failure f) {
+      return a.started ? OK : Integer.toString(f.httpStatus());
+    }
+
+    @Override
+    void traceparent(Answer a, String traceparent) {
+      a.resp.putHeader(GatewayTrace.TRACEPARENT, traceparent);
+    }
+
+    @Override
+    void chunk(FrontExchange<Answer, Void> ex, InferenceResponse chunk) {
+      Answer a = ex.channel();
       if (!sse) {
         for (io.kiln.pools.Tensor t : chunk.outputs()) {
-          gatheredBytes += t.data().length;
+          a.gatheredBytes += t.data().length;
         }
-        if (gatheredBytes > gw.options().maxBodyBytes()) { // what generate holds is bounded as a body is
-          stream.cancel();
-          error(new io.kiln.pools.InferenceException(io.kiln.pools.InferenceException.Kind.TOO_LARGE,
-              "the gathered answer exceeds " + gw.options().maxBodyBytes() + " bytes after " + gathered.size()
-                  + " chunks; use generate_stream"));
+        if (a.gatheredBytes > gw.options().maxBodyBytes()) { // what generate holds is bounded as a body is
+          ex.cancelPool();
+          ex.fail(new InferenceException(InferenceException.Kind.TOO_LARGE, "the gathered answer exceeds "
+              + gw.options().maxBodyBytes() + " bytes after " + a.gathered.size() + " chunks; use generate_stream"));
           return;
         }
-        gathered.add(chunk);
+        a.gathered.add(chunk);
         return;
       }
-      HttpServerResponse resp = ctx.response();
+      HttpServerResponse resp = a.resp;
       if (resp.closed()) {
         return;
       }
-      begin(resp);
+      a.begin();
       resp.write(Buffer.buffer("data: ").appendBuffer(GenerateCodec.chunk(chunk).toBuffer()).appendString("\n\n"));
+      ResponseStream stream = ex.stream();
       if (resp.writeQueueFull() && stream != null) {
         stream.pause();
         resp.drainHandler(v -> stream.resume());
@@ -124,34 +149,33 @@ final class GenerateApi {
     }
 
     @Override
-    public void end(Map<String, Object> parameters) {
-      if (!finish("ok", "200")) {
-        return;
-      }
-      HttpServerResponse resp = ctx.response();
+    void ended(FrontExchange<Answer, Void> ex, Map<String, Object> parameters) {
+      ex.reply(null);
+    }
+
+    @Override
+    void answer(Answer a, Void none) {
+      HttpServerResponse resp = a.resp;
       if (resp.closed()) {
         return;
       }
       if (sse) {
-        begin(resp);
+        a.begin();
         resp.end();
       } else {
+        String id = a.gathered.isEmpty() ? "" : a.gathered.get(0).id();
         resp.setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, HttpApi.JSON)
-            .end(GenerateCodec.gathered(gathered, model.name(), model.version(), idOf()).toBuffer());
+            .end(GenerateCodec.gathered(a.gathered, a.model.name(), a.model.version(), id).toBuffer());
       }
     }
 
     @Override
-    public void error(Throwable t) {
-      ErrorMapper.Failure f = gw.errors().map(t);
-      if (!finish(ErrorMapper.outcome(f.kind()), Integer.toString(started ? 200 : f.httpStatus()))) {
-        return;
-      }
-      HttpServerResponse resp = ctx.response();
+    void error(Answer a, ErrorMapper.Failure f) {
+      HttpServerResponse resp = a.resp;
       if (resp.closed() || resp.ended()) {
         return;
       }
-      if (started) {
+      if (a.started) {
         resp.end(Buffer.buffer("event: error\ndata: ").appendBuffer(new JsonObject().put("error", f.message())
             .toBuffer()).appendString("\n\n"));
         return;
@@ -161,34 +185,6 @@ final class GenerateApi {
       }
       resp.setStatusCode(f.httpStatus()).putHeader(HttpHeaders.CONTENT_TYPE, HttpApi.JSON)
           .end(new JsonObject().put("error", f.message()).toBuffer());
-    }
-
-    void clientGone() {
-      if (!done && stream != null) {
-        stream.cancel();
-      }
-      finish("cancelled", Integer.toString(HttpApi.CLIENT_CLOSED));
-    }
-
-    private void begin(HttpServerResponse resp) {
-      if (!started) {
-        started = true;
-        resp.setStatusCode(200).setChunked(true).putHeader(HttpHeaders.CONTENT_TYPE, EVENT_STREAM)
-            .putHeader(HttpHeaders.CACHE_CONTROL, "no-cache");
-      }
-    }
-
-    private String idOf() {
-      return gathered.isEmpty() ? "" : gathered.get(0).id();
-    }
-
-    private boolean finish(String outcome, String code) {
-      if (done) {
-        return false;
-      }
-      done = true;
-      gw.metrics().finish(start, label, sse ? "http_stream" : "http_generate", outcome, code);
-      return true;
     }
   }
 }

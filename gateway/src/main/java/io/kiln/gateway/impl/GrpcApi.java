@@ -9,6 +9,7 @@ import io.kiln.protocol.grpc.ServerLiveResponse;
 import io.kiln.protocol.grpc.ServerMetadataResponse;
 import io.kiln.protocol.grpc.ServerReadyResponse;
 import io.kiln.pools.InferenceException;
+import io.kiln.pools.InferenceResponse;
 import io.vertx.core.Vertx;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.common.MessageSizeOverflowException;
@@ -32,6 +33,7 @@ final class GrpcApi {
 
   private final Vertx vertx;
   private final GatewayContext gw;
+  private final Answers answers = new Answers();
 
   GrpcApi(Vertx vertx, GatewayContext gw) {
     this.vertx = vertx;
@@ -72,10 +74,10 @@ final class GrpcApi {
   }
 
   private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> req) {
-    long start = gw.metrics().start();
     GatewayTrace trace = GatewayTrace.start(gw.spans(), req.headers().get(GatewayTrace.TRACEPARENT),
         req.headers().get(GatewayTrace.TRACESTATE), "grpc");
-    Exchange ex = new Exchange(req.response(), start, trace);
+    FrontExchange<GrpcServerResponse<ModelInferRequest, ModelInferResponse>, ModelInferResponse> ex =
+        new FrontExchange<>(gw, answers, req.response(), GatewayMetrics.UNKNOWN_MODEL, trace);
     tooLarge(req, ex);
     // A client cancel arrives as a gRPC error (RST_STREAM CANCELLED) on the request; a broken connection may
     // surface as an exception on either side. clientGone() is idempotent, so listen to all three.
@@ -83,45 +85,74 @@ final class GrpcApi {
     req.exceptionHandler(err -> ex.clientGone());
     req.response().exceptionHandler(err -> ex.clientGone());
     req.handler(msg -> {
-      ex.model = gw.models().label(msg.getModelName());
-      ex.requestId = msg.getId();
-      if (trace != null) {
-        trace.model(ex.model);
-      }
+      ex.model(gw.models().label(msg.getModelName()));
+      ex.requestId(msg.getId());
       ModelInfo model;
-      DecodedRequest decoded;
-      Hints hints;
       try {
         model = gw.models().findReady(msg.getModelName(), msg.getModelVersion());
-        decoded = GrpcCodec.decode(msg, model);
-        hints = Hints.from(req.headers().get(Hints.NODE_HEADER), req.headers().get(Hints.TIMEOUT_HEADER),
-            req.timeout() > 0 ? req.timeout() : -1, decoded.header().parameters(), gw.locator());
       } catch (RuntimeException e) {
         ex.fail(e);
         return;
       }
-      Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints,
-          trace == null ? null : trace.forPool(ex.requestId));
-      ex.call = call;
-      call.result().onComplete(ar -> { // one listener, no intermediate futures
-        if (ar.failed()) {
-          ex.fail(ar.cause());
-          return;
-        }
-        ModelInferResponse encoded;
+      // A small message (the common case) is decoded here and now, with no intermediate futures.
+      long bytes = msg.getSerializedSize();
+      if (!FrontExchange.offloads(bytes)) {
+        DecodedRequest decoded;
         try {
-          encoded = GrpcCodec.encode(ar.result(), decoded);
+          decoded = GrpcCodec.decode(msg, model);
         } catch (RuntimeException e) {
           ex.fail(e);
           return;
         }
-        ex.reply(encoded);
-      });
+        serve(req, ex, model, decoded);
+        return;
+      }
+      FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.decode(msg, model))
+          .onComplete(ar -> {
+            if (ar.failed()) {
+              ex.fail(ar.cause());
+            } else {
+              serve(req, ex, model, ar.result());
+            }
+          });
+    });
+  }
+
+  private void serve(GrpcServerRequest<ModelInferRequest, ModelInferResponse> req,
+                     FrontExchange<?, ModelInferResponse> ex, ModelInfo model, DecodedRequest decoded) {
+    Hints hints;
+    try {
+      hints = Hints.from(req.headers().get(Hints.NODE_HEADER), req.headers().get(Hints.TIMEOUT_HEADER),
+          req.timeout() > 0 ? req.timeout() : -1, decoded.header().parameters(), gw.locator());
+    } catch (RuntimeException e) {
+      ex.fail(e);
+      return;
+    }
+    ex.dispatch(model, decoded.request(), hints).onComplete(ar -> { // one listener, no intermediate futures
+      if (ar.failed()) {
+        ex.fail(ar.cause());
+        return;
+      }
+      InferenceResponse response = ar.result();
+      long bytes = FrontExchange.outputBytes(response);
+      if (FrontExchange.offloads(bytes)) {
+        FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.encode(response, decoded))
+            .onSuccess(ex::reply).onFailure(ex::fail);
+        return;
+      }
+      ModelInferResponse encoded;
+      try {
+        encoded = GrpcCodec.encode(response, decoded);
+      } catch (RuntimeException e) {
+        ex.fail(e);
+        return;
+      }
+      ex.reply(encoded);
     });
   }
 
   /** An over-limit message gets RESOURCE_EXHAUSTED naming the limit; any other undecodable one INVALID_ARGUMENT. */
-  private void tooLarge(GrpcServerRequest<?, ?> req, Exchange ex) {
+  private void tooLarge(GrpcServerRequest<?, ?> req, FrontExchange<?, ?> ex) {
     req.invalidMessageHandler(invalid -> {
       InferenceException e = invalid instanceof MessageSizeOverflowException o
           ? new InferenceException(InferenceException.Kind.TOO_LARGE, "message of " + o.messageSize()
@@ -142,72 +173,31 @@ final class GrpcApi {
     response.status(ErrorMapper.grpcStatus(f.kind())).statusMessage(f.message()).end();
   }
 
-  /** One ModelInfer call: answered once, recorded once. */
-  private final class Exchange {
-    private final GrpcServerResponse<ModelInferRequest, ModelInferResponse> response;
-    private final long start;
-    private boolean done;
-    String model = GatewayMetrics.UNKNOWN_MODEL;
-    Dispatcher.Call call;
-    private boolean clientGone;
-    private final GatewayTrace trace; // null: none
-    String requestId;
-
-    Exchange(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, long start, GatewayTrace trace) {
-      this.response = response;
-      this.start = start;
-      this.trace = trace;
-      if (trace != null) {
-        response.headers().set(GatewayTrace.TRACEPARENT, trace.traceparent());
-      }
+  /** How a ModelInfer call is answered: its message and OK, or a status with its message and trailers. */
+  private static final class Answers
+      extends FrontExchange.Protocol<GrpcServerResponse<ModelInferRequest, ModelInferResponse>, ModelInferResponse> {
+    Answers() {
+      super("grpc", LOG, GrpcStatus.OK.name(), GrpcStatus.CANCELLED.name());
     }
 
-    /** The client cancelled or the stream broke: withdraw the request, answer nothing. */
-    void clientGone() {
-      clientGone = true;
-      if (call != null) {
-        call.cancel();
-      } else {
-        finish("cancelled", GrpcStatus.CANCELLED);
-      }
+    @Override
+    String code(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ErrorMapper.Failure f) {
+      return ErrorMapper.grpcStatus(f.kind()).name();
     }
 
-    void reply(ModelInferResponse r) {
-      if (finish("ok", GrpcStatus.OK)) {
-        response.end(r);
-      }
+    @Override
+    void traceparent(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, String traceparent) {
+      response.headers().set(GatewayTrace.TRACEPARENT, traceparent);
     }
 
-    void fail(Throwable t) {
-      if (clientGone) {
-        finish("cancelled", GrpcStatus.CANCELLED);
-        return;
-      }
-      ErrorMapper.Failure f;
-      try (var log = GatewayTrace.log(requestId, trace)) { // an internal error is logged: name the request
-        f = gw.errors().map(t);
-      }
-      if (finish(ErrorMapper.outcome(f.kind()), ErrorMapper.grpcStatus(f.kind()))) {
-        GrpcApi.fail(response, f);
-      }
+    @Override
+    void answer(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ModelInferResponse r) {
+      response.end(r);
     }
 
-    private boolean finish(String outcome, GrpcStatus status) {
-      if (done) {
-        return false;
-      }
-      done = true;
-      gw.metrics().finish(start, model, "grpc", outcome, status.name());
-      if (trace != null) {
-        trace.end(outcome, status.name(), status == GrpcStatus.OK);
-      }
-      if (LOG.isDebugEnabled()) {
-        try (var log = GatewayTrace.log(requestId, trace)) {
-          LOG.debug("request {} to {} over grpc: {} {} after {} ms", requestId, model, outcome, status,
-              (System.nanoTime() - start) / 1_000_000);
-        }
-      }
-      return true;
+    @Override
+    void error(GrpcServerResponse<ModelInferRequest, ModelInferResponse> response, ErrorMapper.Failure f) {
+      GrpcApi.fail(response, f);
     }
   }
 }

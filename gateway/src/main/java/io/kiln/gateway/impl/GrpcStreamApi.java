@@ -4,9 +4,7 @@ import io.kiln.gateway.ModelInfo;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcService;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelStreamInferResponse;
-import io.kiln.pools.ChunkListener;
 import io.kiln.pools.InferenceResponse;
-import io.kiln.pools.ResponseStream;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.server.GrpcServer;
 import io.vertx.grpc.server.GrpcServerRequest;
@@ -26,8 +24,11 @@ import java.util.Set;
  */
 final class GrpcStreamApi {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GrpcStreamApi.class);
+
   private final GatewayContext gw;
   private final StreamDispatcher streams;
+  private final Answers answers = new Answers();
 
   GrpcStreamApi(GatewayContext gw, StreamDispatcher streams) {
     this.gw = gw;
@@ -50,7 +51,7 @@ final class GrpcStreamApi {
   /** One ModelStreamInfer call and its open streams. */
   private final class Call {
     private final GrpcServerResponse<ModelInferRequest, ModelStreamInferResponse> response;
-    private final Set<ResponseStream> open = new HashSet<>();
+    private final Set<FrontExchange<One, Void>> open = new HashSet<>();
     private boolean halfClosed;
     private boolean gone;
     private boolean paused;
@@ -64,23 +65,24 @@ final class GrpcStreamApi {
       if (gone) {
         return;
       }
-      long start = gw.metrics().start();
-      String label = gw.models().label(msg.getModelName());
-      One one = new One(start, label, msg.getId());
+      One one = new One(this, msg.getId());
+      FrontExchange<One, Void> ex = new FrontExchange<>(gw, answers, one, gw.models().label(msg.getModelName()), null);
+      one.ex = ex;
+      ex.requestId(msg.getId());
       try {
         ModelInfo model = gw.models().findReady(msg.getModelName(), msg.getModelVersion());
         DecodedRequest decoded = GrpcCodec.decode(msg, model);
         one.decoded = decoded;
         Hints hints = Hints.from(null, null, -1, decoded.header().parameters(), gw.locator());
-        one.stream = streams.open(model, decoded.request(), hints, one);
-        if (!one.over) {
-          open.add(one.stream);
+        ex.open(streams, model, decoded.request(), hints);
+        if (!ex.done()) {
+          open.add(ex);
           if (paused) {
-            one.stream.pause();
+            ex.stream().pause();
           }
         }
       } catch (RuntimeException e) {
-        one.error(e);
+        ex.fail(e);
       }
     }
 
@@ -89,11 +91,12 @@ final class GrpcStreamApi {
       maybeEnd();
     }
 
+    /** The call was cancelled or broke: every open request is withdrawn and recorded as cancelled. */
     void gone() {
       if (!gone) {
         gone = true;
-        for (ResponseStream s : Set.copyOf(open)) {
-          s.cancel();
+        for (FrontExchange<One, Void> ex : Set.copyOf(open)) {
+          ex.clientGone();
         }
         open.clear();
       }
@@ -106,12 +109,18 @@ final class GrpcStreamApi {
       response.write(m);
       if (!paused && response.writeQueueFull()) {
         paused = true;
-        open.forEach(ResponseStream::pause);
+        open.forEach(ex -> ex.stream().pause());
         response.drainHandler(v -> {
           paused = false;
-          Set.copyOf(open).forEach(ResponseStream::resume);
+          Set.copyOf(open).forEach(ex -> ex.stream().resume());
         });
       }
+    }
+
+    /** One request of the call is over (answered, failed or withdrawn). */
+    private void over(One one) {
+      open.remove(one.ex);
+      maybeEnd();
     }
 
     private void maybeEnd() {
@@ -120,51 +129,59 @@ final class GrpcStreamApi {
         response.status(GrpcStatus.OK).end();
       }
     }
+  }
 
-    /** One request of the call. */
-    private final class One implements ChunkListener {
-      private final long start;
-      private final String label;
-      private final String id;
-      DecodedRequest decoded;
-      ResponseStream stream;
-      boolean over;
+  /** One request of a call: where its chunks go, and what decodes them. */
+  private static final class One {
+    final Call call;
+    final String id;
+    FrontExchange<One, Void> ex;
+    DecodedRequest decoded;
 
-      One(long start, String label, String id) {
-        this.start = start;
-        this.label = label;
-        this.id = id;
-      }
+    One(Call call, String id) {
+      this.call = call;
+      this.id = id;
+    }
+  }
 
-      @Override
-      public void chunk(InferenceResponse chunk) {
-        write(ModelStreamInferResponse.newBuilder().setInferResponse(GrpcCodec.encode(chunk, decoded)).build());
-      }
+  /** Each request's chunks as {@code infer_response} messages; its failure as one {@code error_message}. */
+  private final class Answers extends FrontExchange.Protocol<One, Void> {
+    Answers() {
+      super("grpc_stream", LOG, GrpcStatus.OK.name(), GrpcStatus.CANCELLED.name());
+    }
 
-      @Override
-      public void end(Map<String, Object> parameters) {
-        done("ok", GrpcStatus.OK);
-      }
+    @Override
+    String code(One one, ErrorMapper.Failure f) {
+      return ErrorMapper.grpcStatus(f.kind()).name();
+    }
 
-      @Override
-      public void error(Throwable t) {
-        ErrorMapper.Failure f = gw.errors().map(t);
-        write(ModelStreamInferResponse.newBuilder().setErrorMessage(f.message()
-            + (id.isEmpty() ? "" : " (request '" + id + "')")).build());
-        done(ErrorMapper.outcome(f.kind()), ErrorMapper.grpcStatus(f.kind()));
-      }
+    @Override
+    void traceparent(One one, String traceparent) {
+      // the call's headers are the call's: its requests carry no trace of their own
+    }
 
-      private void done(String outcome, GrpcStatus status) {
-        if (over) {
-          return;
-        }
-        over = true;
-        gw.metrics().finish(start, label, "grpc_stream", outcome, status.name());
-        if (stream != null) {
-          open.remove(stream);
-        }
-        maybeEnd();
-      }
+    @Override
+    void chunk(FrontExchange<One, Void> ex, InferenceResponse chunk) {
+      One one = ex.channel();
+      one.call.write(ModelStreamInferResponse.newBuilder()
+          .setInferResponse(GrpcCodec.encode(chunk, one.decoded)).build());
+    }
+
+    @Override
+    void ended(FrontExchange<One, Void> ex, Map<String, Object> parameters) {
+      ex.reply(null);
+    }
+
+    @Override
+    void answer(One one, Void none) {
+      one.call.over(one);
+    }
+
+    @Override
+    void error(One one, ErrorMapper.Failure f) {
+      one.call.write(ModelStreamInferResponse.newBuilder().setErrorMessage(f.message()
+          + (one.id.isEmpty() ? "" : " (request '" + one.id + "')")).build());
+      one.call.over(one);
     }
   }
 }

@@ -23,8 +23,6 @@ final class HttpApi {
   static final String JSON = "application/json";
   static final String OCTETS = "application/octet-stream";
   static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
-  /** Bodies above this are decoded, and responses above it encoded, on a worker thread. */
-  static final int OFFLOAD_BYTES = 256 * 1024;
   static final int CLIENT_CLOSED = 499;
 
   private final Vertx vertx;

@@ -2,9 +2,6 @@ package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.impl.JsonResponseEncoder.Encoded;
-import io.kiln.pools.InferenceException;
-import io.kiln.pools.InferenceResponse;
-import io.kiln.pools.Tensor;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -39,6 +36,7 @@ final class HttpInfer implements Handler<HttpServerRequest> {
   private final GatewayContext gw;
   private final ReadDeadlines deadlines;
   private final Handler<HttpServerRequest> others;
+  private final Answers answers = new Answers();
 
   /** @param others serves every request that is not a plain infer path (the router) */
   HttpInfer(Vertx vertx, GatewayContext gw, ReadDeadlines deadlines, Handler<HttpServerRequest> others) {
@@ -204,10 +202,10 @@ final class HttpInfer implements Handler<HttpServerRequest> {
 
   /** Serves one infer request whose body is in; {@code version} null for the serving one. */
   void infer(HttpServerRequest req, String name, String version, Buffer body) {
-    long start = gw.metrics().start();
     GatewayTrace trace = GatewayTrace.start(gw.spans(), req.getHeader(GatewayTrace.TRACEPARENT),
         req.getHeader(GatewayTrace.TRACESTATE), "http");
-    Exchange ex = new Exchange(req.response(), start, gw.models().label(name), trace);
+    FrontExchange<HttpServerResponse, Encoded> ex = new FrontExchange<>(gw, answers, req.response(),
+        gw.models().label(name), trace);
     req.response().closeHandler(v -> ex.clientGone());
     ModelInfo model;
     try {
@@ -222,36 +220,15 @@ final class HttpInfer implements Handler<HttpServerRequest> {
           Predicate<String> binary = decoded.header().binaryOutputs();
           Hints hints = Hints.from(req.getHeader(Hints.NODE_HEADER), req.getHeader(Hints.TIMEOUT_HEADER),
               -1, decoded.header().parameters(), gw.locator());
-          if (ex.clientGone) {
-            return Future.failedFuture(InferenceException.unavailable("client went away"));
-          }
-          ex.requestId = decoded.request().request().id();
-          Dispatcher.Call call = gw.dispatcher().dispatch(model, decoded.request(), hints,
-              trace == null ? null : trace.forPool(ex.requestId));
-          ex.call = call;
-          return call.result().compose(response -> offload(outputBytes(response), () -> gw.encoder().infer(response, binary)));
+          return ex.dispatch(model, decoded.request(), hints).compose(response ->
+              offload(FrontExchange.outputBytes(response), () -> gw.encoder().infer(response, binary)));
         })
         .onSuccess(ex::reply)
         .onFailure(ex::fail);
   }
 
   private <T> Future<T> offload(long bytes, Callable<T> work) {
-    if (bytes > HttpApi.OFFLOAD_BYTES) {
-      return vertx.executeBlocking(work, false);
-    }
-    try {
-      return Future.succeededFuture(work.call());
-    } catch (Exception e) {
-      return Future.failedFuture(e);
-    }
-  }
-
-  private static long outputBytes(InferenceResponse r) {
-    long n = 0;
-    for (Tensor t : r.outputs()) {
-      n += t.data().length;
-    }
-    return n;
+    return FrontExchange.offload(vertx, gw.metrics(), "http", bytes, work);
   }
 
   static void fail(GatewayContext gw, HttpServerResponse resp, ErrorMapper.Failure f) {
@@ -272,42 +249,24 @@ final class HttpInfer implements Handler<HttpServerRequest> {
     resp.setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, HttpApi.JSON).end(json);
   }
 
-  /** One infer request: answers it once and records its metrics once. */
-  private final class Exchange {
-    private final HttpServerResponse resp;
-    private final long start;
-    private final String model;
-    private final GatewayTrace trace; // null: none
-    private boolean done;
-    private boolean clientGone;
-    Dispatcher.Call call;
-    String requestId; // the OIP id, once decoded
-
-    Exchange(HttpServerResponse resp, long start, String model, GatewayTrace trace) {
-      this.resp = resp;
-      this.start = start;
-      this.model = model;
-      this.trace = trace;
-      if (trace != null) {
-        trace.model(model);
-        resp.putHeader(GatewayTrace.TRACEPARENT, trace.traceparent());
-      }
+  /** How an infer request over HTTP is answered: JSON, or binary tensor data after its JSON header. */
+  private final class Answers extends FrontExchange.Protocol<HttpServerResponse, Encoded> {
+    Answers() {
+      super("http", LOG, "200", Integer.toString(HttpApi.CLIENT_CLOSED));
     }
 
-    /** The connection closed before the answer: withdraw the request, answer nothing. */
-    void clientGone() {
-      clientGone = true;
-      if (call != null) {
-        call.cancel();
-      } else {
-        finish("cancelled", Integer.toString(HttpApi.CLIENT_CLOSED));
-      }
+    @Override
+    String code(HttpServerResponse resp, ErrorMapper.Failure f) {
+      return Integer.toString(f.httpStatus());
     }
 
-    void reply(Encoded encoded) {
-      if (!finish("ok", "200")) {
-        return;
-      }
+    @Override
+    void traceparent(HttpServerResponse resp, String traceparent) {
+      resp.putHeader(GatewayTrace.TRACEPARENT, traceparent);
+    }
+
+    @Override
+    void answer(HttpServerResponse resp, Encoded encoded) {
       if (resp.closed()) {
         return;
       }
@@ -321,36 +280,9 @@ final class HttpInfer implements Handler<HttpServerRequest> {
       resp.end(encoded.body());
     }
 
-    void fail(Throwable t) {
-      if (clientGone) {
-        finish("cancelled", Integer.toString(HttpApi.CLIENT_CLOSED));
-        return;
-      }
-      ErrorMapper.Failure f;
-      try (var log = GatewayTrace.log(requestId, trace)) { // an internal error is logged: name the request
-        f = gw.errors().map(t);
-      }
-      if (finish(ErrorMapper.outcome(f.kind()), Integer.toString(f.httpStatus()))) {
-        HttpInfer.fail(gw, resp, f);
-      }
-    }
-
-    private boolean finish(String outcome, String code) {
-      if (done) {
-        return false;
-      }
-      done = true;
-      gw.metrics().finish(start, model, "http", outcome, code);
-      if (trace != null) {
-        trace.end(outcome, code, outcome.equals("ok"));
-      }
-      if (LOG.isDebugEnabled()) {
-        try (var log = GatewayTrace.log(requestId, trace)) {
-          LOG.debug("request {} to {} over http: {} {} after {} ms", requestId, model, outcome, code,
-              (System.nanoTime() - start) / 1_000_000);
-        }
-      }
-      return true;
+    @Override
+    void error(HttpServerResponse resp, ErrorMapper.Failure f) {
+      HttpInfer.fail(gw, resp, f);
     }
   }
 }
