@@ -11,6 +11,7 @@ import io.kiln.runtime.Futures;
 import io.kiln.runtime.RetryPolicy;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.MessageConsumer;
@@ -290,10 +291,32 @@ final class ActorCell extends VerticleBase {
   private void executed(Invocation inv, int gen, Outcome outcome) {
     if (outcome.error() == null && outcome.value() instanceof CompletionStage<?> stage) {
       // An asynchronous method holds its concurrency slot until its future completes.
-      stage.whenComplete((v, e) -> context.runOnContext(x -> finished(inv, gen, new Outcome(v, e))));
+      stage.whenComplete((v, e) -> {
+        if (finishesInline()) {
+          finished(inv, gen, new Outcome(v, e));
+        } else {
+          context.runOnContext(x -> finished(inv, gen, new Outcome(v, e)));
+        }
+      });
     } else {
       finished(inv, gen, outcome);
     }
+  }
+
+  /**
+   * Whether an asynchronous method's future, completing on this thread now, may be finished here instead of in a
+   * task queued on {@link #context()} (one hop less per call): only on the cell's own context, and only outside
+   * any actor method. {@link #finished} answers and pumps the next call, which runs an actor method: done from
+   * inside an actor method (this actor's own, completing a future an earlier call of it returned) it would nest
+   * one method in another, so that case is queued as before. A future already complete when the method returns
+   * finishes at once, as a synchronous method's answer does.
+   * Other code on the cell's context that completes such a future (a pool's dispatcher settling a batch, a
+   * Vert.x client's handler) sees the next call run inside its {@code complete}, as it already sees the
+   * method's own continuations: the pool dispatcher defers its completions until its state is consistent
+   * ({@code Settlements}) and returns at once from a re-entrant run, so a submit from there is safe.
+   */
+  private boolean finishesInline() {
+    return Vertx.currentContext() == context && CurrentActor.get() == null;
   }
 
   /** Silences the actor for a simulated process crash: nothing it does from now on is answered. */

@@ -27,6 +27,16 @@ public final class ActorCallBenchmark {
     public int inc(int x) {
       return x + 1;
     }
+
+    /**
+     * Asynchronous: the answer comes from a task on the actor's own context, after the method returned, as a
+     * pool dispatcher's settlement does; the cell finishes the call there (no second hop).
+     */
+    public CompletableFuture<Integer> incLater(int x) {
+      CompletableFuture<Integer> f = new CompletableFuture<>();
+      Vertx.currentContext().runOnContext(v -> f.complete(x + 1));
+      return f;
+    }
   }
 
   public static void main(String[] args) throws Exception {
@@ -56,6 +66,8 @@ public final class ActorCallBenchmark {
             .map(m -> m.body()).toCompletionStage().toCompletableFuture()));
         report(print, "actor EVENT_LOOP, 1 in flight", latency(seconds, x -> loop.call(Echo::inc, x).toCompletableFuture()));
         report(print, "actor WORKER, 1 in flight", latency(seconds, x -> worker.call(Echo::inc, x).toCompletableFuture()));
+        report(print, "actor EVENT_LOOP async, 1 in flight", latency(seconds,
+            x -> loop.callAsync(Echo::incLater, x).toCompletableFuture()));
         for (int inflight : new int[] {16, 64}) {
           reportTp(print, "bare event bus, " + inflight + " in flight", throughput(seconds, inflight,
               x -> vertx.eventBus().<Integer>request("bench.bare", x).map(m -> m.body()).toCompletionStage().toCompletableFuture()));
@@ -63,6 +75,8 @@ public final class ActorCallBenchmark {
               x -> loop.call(Echo::inc, x).toCompletableFuture()));
           reportTp(print, "actor WORKER, " + inflight + " in flight", throughput(seconds, inflight,
               x -> worker.call(Echo::inc, x).toCompletableFuture()));
+          reportTp(print, "actor EVENT_LOOP async, " + inflight + " in flight", throughput(seconds, inflight,
+              x -> loop.callAsync(Echo::incLater, x).toCompletableFuture()));
         }
       }
     } finally {
