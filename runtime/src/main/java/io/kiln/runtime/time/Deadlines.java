@@ -90,7 +90,7 @@ public final class Deadlines {
     this.contextTimers = vertx == null ? null : new Timers() {
       @Override
       public long schedule(long delayNanos, Runnable task) {
-        return vertx.setTimer(Math.max(1, (delayNanos + 999_999) / 1_000_000), id -> task.run());
+        return vertx.setTimer(millisUp(delayNanos), id -> task.run());
       }
 
       @Override
@@ -143,7 +143,7 @@ public final class Deadlines {
     if (context == null || !context.isEventLoopContext() || !Context.isOnEventLoopThread()) {
       long left = deadlineNanos - clock.getAsLong();
       e.timerOwner = vertx;
-      e.timer = vertx.setTimer(Math.max(1, (Math.max(0, left) + 999_999) / 1_000_000), id -> {
+      e.timer = vertx.setTimer(millisUp(left), id -> {
         e.timer = -1;
         e.expired();
       });
@@ -178,6 +178,11 @@ public final class Deadlines {
   public boolean armed() {
     DeadlineList l = current();
     return l != null && l.armed();
+  }
+
+  /** A delay in whole milliseconds, at least 1 and rounded up: a Vert.x timer is never early. */
+  static long millisUp(long nanos) {
+    return nanos <= 0 ? 1 : Math.max(1, nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1));
   }
 
   private DeadlineList current() {
