@@ -39,8 +39,12 @@ public final class PoolClient {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PoolClient.class);
 
-  /** The call timeout exceeds the request's by this much, so the pool's own deadline answer arrives first. */
-  private static final Duration GRACE = Duration.ofSeconds(5);
+  /**
+   * How much longer than the request's own timeout the actor call to the pool manager waits (its call deadline, on
+   * the runtime's {@link io.kiln.runtime.time.Deadlines}), so that the pool's own DEADLINE_EXCEEDED answer arrives
+   * first; the call deadline only catches a manager that never answers. The one place this margin is kept.
+   */
+  public static final Duration CALL_GRACE = Duration.ofSeconds(5);
   /** Chunks a worker may send ahead of what the receiver consumed, unless the caller says otherwise. */
   public static final int DEFAULT_STREAM_WINDOW = 16;
   /** Tensor bytes one chunk may hold, unless the caller says otherwise. */
@@ -267,7 +271,7 @@ public final class PoolClient {
         }
         long timeoutMs = Math.max(1, left / 1_000_000);
         sentTo = h;
-        h.withTimeout(Duration.ofMillis(timeoutMs).plus(GRACE))
+        h.withTimeout(callTimeout(timeoutMs))
             .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream, trace))
             .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
         if (result.isCancelled()) {
@@ -309,6 +313,11 @@ public final class PoolClient {
         h.call(PoolManager::cancel, ticket);
       }
     }
+  }
+
+  /** The actor call's timeout for a request given {@code timeoutMs}: that plus {@link #CALL_GRACE}. */
+  static Duration callTimeout(long timeoutMs) {
+    return Duration.ofMillis(timeoutMs).plus(CALL_GRACE);
   }
 
   private static boolean isGone(Throwable t) {

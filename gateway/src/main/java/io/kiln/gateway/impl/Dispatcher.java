@@ -7,6 +7,7 @@ import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.ValidatedRequest;
+import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -28,7 +29,7 @@ final class Dispatcher {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dispatcher.class);
 
   /** One request in flight. {@link #cancel()} withdraws it from its pool (idempotent). */
-  static final class Call extends CallDeadlines.Entry {
+  static final class Call extends Deadlines.Entry {
     private final Promise<InferenceResponse> promise;
     private volatile CompletableFuture<InferenceResponse> sent;
     private long timeoutMillis;
@@ -38,7 +39,7 @@ final class Dispatcher {
     }
 
     @Override
-    void expired() {
+    protected void expired() {
       if (promise.tryFail(InferenceException.deadlineExceeded("deadline of " + timeoutMillis + " ms passed"))) {
         withdraw();
       }
@@ -69,7 +70,8 @@ final class Dispatcher {
   private final long defaultTimeoutMillis;
   private final LongSupplier nanoClock;
   private final Predicate<String> unmetered;
-  private final CallDeadlines deadlines;
+  /** The calls' deadlines: one list and at most one timer per event loop, not a timer per call. */
+  private final Deadlines deadlines;
 
   /** @param unmetered models whose routing decisions are counted out of sight (the directory's internal ones) */
   Dispatcher(Vertx vertx, PoolDirectory pools, Router router, GatewayMetrics metrics, long defaultTimeoutMillis,
@@ -81,7 +83,7 @@ final class Dispatcher {
     this.defaultTimeoutMillis = defaultTimeoutMillis;
     this.nanoClock = nanoClock;
     this.unmetered = unmetered;
-    this.deadlines = new CallDeadlines(vertx, nanoClock);
+    this.deadlines = Deadlines.create(vertx, nanoClock);
   }
 
   /**
@@ -106,7 +108,7 @@ final class Dispatcher {
       return call;
     }
     call.timeoutMillis = timeoutMillis;
-    deadlines.add(context, call, deadline, timeoutMillis);
+    deadlines.add(call, deadline);
     call.promise.future().onComplete(ar -> {
       if (Vertx.currentContext() == context) {
         call.remove();

@@ -121,7 +121,7 @@ final class Settlements {
     queue.remove(p);
     p.state = PendingRequest.State.DONE;
     p.settled = true;
-    p.cancel();
+    p.remove();
   }
 
   static String traceId(PendingRequest p) {

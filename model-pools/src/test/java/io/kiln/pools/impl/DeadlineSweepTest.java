@@ -63,11 +63,11 @@ class DeadlineSweepTest {
   void settledRequestsNeverExpireAndTheLastOneCancelsTheTimer() {
     PendingRequest a = watch("a", 10);
     PendingRequest b = watch("b", 20);
-    assertThat(a.cancel()).isTrue();
-    assertThat(a.cancel()).as("idempotent").isFalse();
+    assertThat(a.remove()).isTrue();
+    assertThat(a.remove()).as("idempotent").isFalse();
     clock.advanceMillis(10);
     assertThat(expired).isEmpty();
-    b.cancel();
+    b.remove();
     assertThat(clock.pendingTimers()).as("nothing watched, no timer").isZero();
     clock.advanceMillis(100);
     assertThat(expired).isEmpty();
@@ -78,7 +78,7 @@ class DeadlineSweepTest {
   void whatItRetainsIsTheLiveRequests() {
     watch("kept", 60_000);
     for (int i = 0; i < 10_000; i++) {
-      watch("r" + i, 30_000).cancel(); // settled in time: unlinked at once
+      watch("r" + i, 30_000).remove(); // settled in time: unlinked at once
     }
     assertThat(sweep.listed()).isEqualTo(1);
     clock.advanceMillis(60_000);
