@@ -44,11 +44,11 @@ final class LocalReply extends Deadlines.Entry {
       return; // timed out: a late answer goes nowhere, as it would on the event bus
     }
     if (Vertx.currentContext() == context) {
-      cancel();
+      remove();
       CallPath.complete(future, reply, resultType);
     } else {
       context.runOnContext(v -> {
-        cancel(); // on the caller's context, where the deadline is listed
+        remove(); // on the caller's context, where the deadline is listed
         CallPath.complete(future, reply, resultType);
       });
     }

@@ -40,7 +40,7 @@ public final class Deadlines {
 
     /**
      * The deadline passed: fail what waits. Runs on the owner's thread (see {@link Deadlines}), at most once
-     * per {@link #add}; never after a successful {@link #cancel()}. The entry is already off the list, so this
+     * per {@link #add}; never after a successful {@link #remove()}. The entry is already off the list, so this
      * may add it again.
      */
     protected abstract void expired();
@@ -52,7 +52,7 @@ public final class Deadlines {
      *
      * @return whether the entry was watched and now is not
      */
-    public final boolean cancel() {
+    public final boolean remove() {
       if (timer >= 0) {
         long t = timer;
         timer = -1;
@@ -65,7 +65,7 @@ public final class Deadlines {
       return false;
     }
 
-    /** Whether the deadline is watched (added, neither expired nor cancelled). Read it on the owner's thread. */
+    /** Whether the deadline is watched (added, neither expired nor removed). Read it on the owner's thread. */
     public final boolean watched() {
       return list != null || timer >= 0;
     }
@@ -127,7 +127,7 @@ public final class Deadlines {
 
   /**
    * Watches {@code e} until {@code deadlineNanos} (on {@link #clock()}), when it {@linkplain Entry#expired
-   * expires} unless {@linkplain Entry#cancel cancelled} first. A deadline already passed expires on the next
+   * expires} unless {@linkplain Entry#remove removed} first. A deadline already passed expires on the next
    * firing, never synchronously. {@code e} must not be watched already.
    */
   public void add(Entry e, long deadlineNanos) {

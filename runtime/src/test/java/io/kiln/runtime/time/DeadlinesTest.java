@@ -105,8 +105,8 @@ class DeadlinesTest {
       deadlines.add(new Named("a"), now + 20 * MS);
       deadlines.add(b, now + 30 * MS);
       deadlines.add(new Named("c"), now + 40 * MS);
-      assertThat(b.cancel()).isTrue();
-      assertThat(b.cancel()).as("idempotent").isFalse();
+      assertThat(b.remove()).isTrue();
+      assertThat(b.remove()).as("idempotent").isFalse();
       return null;
     });
     await().atMost(Duration.ofSeconds(5)).until(() -> expired.size() == 2);
@@ -120,7 +120,7 @@ class DeadlinesTest {
       return deadlines.armed();
     });
     assertThat(armedWhileListed).isTrue();
-    assertThat(on(context, () -> d.cancel() && e.cancel())).isTrue();
+    assertThat(on(context, () -> d.remove() && e.remove())).isTrue();
     assertThat(on(context, deadlines::armed)).as("idle: the timer was cancelled").isFalse();
     assertThat(on(context, deadlines::listed)).isZero();
   }
@@ -183,7 +183,7 @@ class DeadlinesTest {
     deadlines.add(soon, now() + 200 * MS);
     assertThat(cancelled.watched()).isTrue();
     assertThat(deadlines.listed()).as("not on any list").isZero();
-    assertThat(cancelled.cancel()).isTrue();
+    assertThat(cancelled.remove()).isTrue();
     await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("soon"));
     assertThat(expired).containsExactly("soon");
 
@@ -213,7 +213,7 @@ class DeadlinesTest {
       return null;
     });
     settled[0] = true;
-    assertThat(e.cancel()).as("not the list's thread").isFalse();
+    assertThat(e.remove()).as("not the list's thread").isFalse();
     await().atMost(Duration.ofSeconds(5)).until(() -> sawSettled.size() == 1);
     assertThat(sawSettled).containsExactly(true);
   }
@@ -250,7 +250,7 @@ class DeadlinesTest {
       } catch (IllegalStateException ex) {
         return ex.getMessage();
       } finally {
-        a.cancel();
+        a.remove();
       }
     });
     assertThat(err).contains("already watched");
@@ -268,7 +268,7 @@ class DeadlinesTest {
         deadlines.add(e, now + 60_000 * MS + i * 1_000L); // in order, as with one timeout
       }
       for (int i = 0; i < n; i += 2) {
-        entries.get(i).cancel(); // answered in time: O(1) each
+        entries.get(i).remove(); // answered in time: O(1) each
       }
       return null;
     });
