@@ -89,27 +89,19 @@ public final class PoolClient {
    */
   public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
                                                    InferenceRequest request, Duration timeout) {
-    return send(context(request, timeout, null), deployment, version, nodeId, request, false);
+    return send(context(request, timeout), deployment, version, nodeId, request, false);
   }
 
   /** A validated request within {@code timeout}; see {@link #infer(String, String, String, InferenceRequest, Duration)}. */
   public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
                                                    ValidatedRequest request, Duration timeout) {
-    return send(context(request.request(), timeout, null), deployment, version, nodeId, request.request(), true);
+    return send(context(request.request(), timeout), deployment, version, nodeId, request.request(), true);
   }
 
-  /** {@link #infer(String, String, String, ValidatedRequest, Duration)} carrying {@code trace} (or null). */
-  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
-                                                   ValidatedRequest request, Duration timeout,
-                                                   io.kiln.pools.trace.RequestTrace trace) {
-    return send(context(request.request(), timeout, trace), deployment, version, nodeId, request.request(), true);
-  }
-
-  private static RequestContext context(InferenceRequest request, Duration timeout,
-                                        io.kiln.pools.trace.RequestTrace trace) {
+  private static RequestContext context(InferenceRequest request, Duration timeout) {
     long now = System.nanoTime();
     long nanos = timeout.isNegative() || timeout.isZero() ? 0 : saturatedNanos(timeout);
-    return RequestContext.of(request.id(), now + Math.min(nanos, Long.MAX_VALUE / 2), trace);
+    return RequestContext.of(request.id(), now + Math.min(nanos, Long.MAX_VALUE / 2));
   }
 
   private static long saturatedNanos(Duration d) {
@@ -180,7 +172,7 @@ public final class PoolClient {
    */
   public ResponseStream stream(String deployment, String version, String nodeId, ValidatedRequest request,
                                Duration timeout, int window, int maxChunkBytes, ChunkListener listener) {
-    return stream(context(request.request(), timeout, null), deployment, version, nodeId, request, window,
+    return stream(context(request.request(), timeout), deployment, version, nodeId, request, window,
         maxChunkBytes, listener);
   }
 
