@@ -41,8 +41,12 @@ public final class PoolClient {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PoolClient.class);
 
-  /** The call timeout exceeds the request's by this much, so the pool's own deadline answer arrives first. */
-  private static final Duration GRACE = TimeoutPolicy.POOL_CALL_GRACE.timeout();
+  /**
+   * How much longer than the request's own timeout the actor call to the pool manager waits (its call deadline, on
+   * the runtime's {@link io.kiln.runtime.time.Deadlines}), so that the pool's own DEADLINE_EXCEEDED answer arrives
+   * first; the call deadline only catches a manager that never answers ({@link TimeoutPolicy#POOL_CALL_GRACE}).
+   */
+  public static final Duration CALL_GRACE = TimeoutPolicy.POOL_CALL_GRACE.timeout();
   /** How often a request whose pool manager died under it is re-sent. */
   private static final RetryPolicy RESEND = RetryPolicy.POOL_RESEND;
   /** Chunks a worker may send ahead of what the receiver consumed, unless the caller says otherwise. */
@@ -65,51 +69,62 @@ public final class PoolClient {
   }
 
   /**
-   * Sends {@code request} to the pool on {@code nodeId}.
+   * Sends {@code request}, which the caller already checked against the deployment's signature (the pool does not
+   * check it again), to the pool on {@code nodeId}: the one entry point of a request, whose {@code context} says its
+   * id, deadline (the pool fails it DEADLINE_EXCEEDED after that), trace and priority.
    *
-   * @param timeout how long the pool may take, from now; the pool fails it DEADLINE_EXCEEDED after that
    * @return the response; cancel it to withdraw the request
+   */
+  public CompletableFuture<InferenceResponse> infer(RequestContext context, String deployment, String version,
+                                                   String nodeId, ValidatedRequest request) {
+    return send(context, deployment, version, nodeId, request.request(), true);
+  }
+
+  /** {@link #infer(RequestContext, String, String, String, ValidatedRequest)} for a request the pool checks itself. */
+  public CompletableFuture<InferenceResponse> infer(RequestContext context, String deployment, String version,
+                                                   String nodeId, InferenceRequest request) {
+    return send(context, deployment, version, nodeId, request, false);
+  }
+
+  /**
+   * Sends {@code request} to the pool on {@code nodeId}, unvalidated, within {@code timeout} from now. A shorthand
+   * for {@link #infer(RequestContext, String, String, String, InferenceRequest)}, kept for callers with no context
+   * of their own yet (to be removed).
    */
   public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
                                                    InferenceRequest request, Duration timeout) {
-    return send(deployment, version, nodeId, request, false, timeout);
+    return send(context(request, timeout), deployment, version, nodeId, request, false);
   }
 
-  /**
-   * Sends a request the caller already checked against the deployment's signature: the pool does not check
-   * it again. Otherwise as {@link #infer(String, String, String, InferenceRequest, Duration)}.
-   */
+  /** A validated request within {@code timeout}; see {@link #infer(String, String, String, InferenceRequest, Duration)}. */
   public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
                                                    ValidatedRequest request, Duration timeout) {
-    return send(deployment, version, nodeId, request.request(), true, timeout, null);
+    return send(context(request.request(), timeout), deployment, version, nodeId, request.request(), true);
   }
 
-  /**
-   * {@link #infer(String, String, String, ValidatedRequest, Duration)} carrying {@code trace} (the request id and
-   * W3C trace context) to the pool and its worker, for their log lines and spans; null carries nothing.
-   */
-  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
-                                                   ValidatedRequest request, Duration timeout,
-                                                   io.kiln.pools.trace.RequestTrace trace) {
-    return send(deployment, version, nodeId, request.request(), true, timeout, trace);
+  private static RequestContext context(InferenceRequest request, Duration timeout) {
+    long now = System.nanoTime();
+    long nanos = timeout.isNegative() || timeout.isZero() ? 0 : saturatedNanos(timeout);
+    return RequestContext.of(request.id(), now + Math.min(nanos, Long.MAX_VALUE / 2));
   }
 
-  private CompletableFuture<InferenceResponse> send(String deployment, String version, String nodeId,
-                                                    InferenceRequest request, boolean validated, Duration timeout) {
-    return send(deployment, version, nodeId, request, validated, timeout, null);
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
   }
 
-  private CompletableFuture<InferenceResponse> send(String deployment, String version, String nodeId,
-                                                    InferenceRequest request, boolean validated, Duration timeout,
-                                                    io.kiln.pools.trace.RequestTrace trace) {
+  private CompletableFuture<InferenceResponse> send(RequestContext context, String deployment, String version,
+                                                    String nodeId, InferenceRequest request, boolean validated) {
     CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
-    if (timeout.isNegative() || timeout.isZero()) {
+    if (context.expired(System.nanoTime())) {
       result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
       return result;
     }
     String name = PoolNames.poolManager(deployment, version, nodeId);
-    Call call = new Call(name, request, validated, System.nanoTime() + timeout.toNanos(),
-        clientId + "/" + sequence.incrementAndGet(), result, null, trace);
+    Call call = new Call(name, request, validated, context, clientId + "/" + sequence.incrementAndGet(), result, null);
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
         call.cancelRemote();
@@ -126,25 +141,24 @@ public final class PoolClient {
    * or error, on the calling Vert.x context (a new one when called off Vert.x). A stream is not re-sent when its
    * pool manager died under it (chunks may have gone out).
    *
-   * @param timeout how long the whole stream may take, from now
+   * @param context the stream's id, deadline (for the whole stream), trace and priority
    * @param window credit window in chunks, at least 1 ({@link #DEFAULT_STREAM_WINDOW})
    * @param maxChunkBytes the most tensor bytes per chunk ({@link #DEFAULT_MAX_CHUNK_BYTES}); a larger chunk fails
    *     the stream TOO_LARGE
    */
-  public ResponseStream stream(String deployment, String version, String nodeId, ValidatedRequest request,
-                               Duration timeout, int window, int maxChunkBytes, ChunkListener listener) {
-    io.vertx.core.Context context = io.vertx.core.Vertx.currentContext() != null ? io.vertx.core.Vertx.currentContext()
+  public ResponseStream stream(RequestContext context, String deployment, String version, String nodeId,
+                               ValidatedRequest request, int window, int maxChunkBytes, ChunkListener listener) {
+    io.vertx.core.Context vc = io.vertx.core.Vertx.currentContext() != null ? io.vertx.core.Vertx.currentContext()
         : runtime.vertx().getOrCreateContext();
     String id = clientId + "/s" + sequence.incrementAndGet();
-    InboundStream in = new InboundStream(streams, id, nodeId, window, context, listener, request.request().id(),
+    InboundStream in = new InboundStream(streams, id, nodeId, window, vc, listener, request.request().id(),
         deployment, version);
     CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
-    if (timeout.isNegative() || timeout.isZero()) {
+    if (context.expired(System.nanoTime())) {
       result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
     } else {
-      Call call = new Call(PoolNames.poolManager(deployment, version, nodeId), request.request(), true,
-          System.nanoTime() + timeout.toNanos(), id, result,
-          new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes), null);
+      Call call = new Call(PoolNames.poolManager(deployment, version, nodeId), request.request(), true, context, id,
+          result, new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes));
       result.whenComplete((r, e) -> {
         if (result.isCancelled()) {
           call.cancelRemote();
@@ -154,6 +168,16 @@ public final class PoolClient {
     }
     in.watch(result);
     return in;
+  }
+
+  /**
+   * {@link #stream(RequestContext, String, String, String, ValidatedRequest, int, int, ChunkListener)} within
+   * {@code timeout} from now, untraced (to be removed).
+   */
+  public ResponseStream stream(String deployment, String version, String nodeId, ValidatedRequest request,
+                               Duration timeout, int window, int maxChunkBytes, ChunkListener listener) {
+    return stream(context(request.request(), timeout), deployment, version, nodeId, request, window,
+        maxChunkBytes, listener);
   }
 
   /** Streams received on this node now (opened by any client of it). */
@@ -234,23 +258,21 @@ public final class PoolClient {
     final String name;
     final InferenceRequest request;
     final boolean validated;
-    final long deadlineNanos;
+    final RequestContext context;
     final String ticket;
     final CompletableFuture<InferenceResponse> result;
     final StreamTarget stream;
-    final io.kiln.pools.trace.RequestTrace trace;
     volatile ActorHandle<PoolManager> sentTo;
     /** Times re-sent after its manager died (touched only by the one answer in flight). */
     int resends;
 
-    Call(String name, InferenceRequest request, boolean validated, long deadlineNanos, String ticket,
-         CompletableFuture<InferenceResponse> result, StreamTarget stream, io.kiln.pools.trace.RequestTrace trace) {
+    Call(String name, InferenceRequest request, boolean validated, RequestContext context, String ticket,
+         CompletableFuture<InferenceResponse> result, StreamTarget stream) {
       this.stream = stream;
-      this.trace = trace;
+      this.context = context;
       this.name = name;
       this.request = request;
       this.validated = validated;
-      this.deadlineNanos = deadlineNanos;
       this.ticket = ticket;
       this.result = result;
     }
@@ -266,15 +288,15 @@ public final class PoolClient {
           result.completeExceptionally(translate(name, Futures.unwrapCompletion(err)));
           return;
         }
-        long left = deadlineNanos - System.nanoTime();
-        if (left <= 0) {
+        long timeoutMs = context.timeoutMs(System.nanoTime());
+        if (timeoutMs == 0) {
           result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
           return;
         }
-        long timeoutMs = Math.max(1, left / 1_000_000);
         sentTo = h;
-        h.withTimeout(Duration.ofMillis(timeoutMs).plus(GRACE))
-            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream, trace))
+        h.withTimeout(callTimeout(timeoutMs))
+            .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream,
+                context.trace(), context.priority()))
             .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
         if (result.isCancelled()) {
           cancelRemote(); // cancelled while we were sending: the listener may have seen no target yet
@@ -294,7 +316,7 @@ public final class PoolClient {
         if (mayRetry && t instanceof ActorDiedException && !result.isDone() && RESEND.allows(resends + 1)) {
           resends++;
           if (LOG.isInfoEnabled()) {
-            try (var log = io.kiln.pools.trace.RequestLog.open(requestId(), trace == null ? null : trace.traceId())) {
+            try (var log = io.kiln.pools.trace.RequestLog.open(requestId(), context.traceId())) {
               LOG.info("pool {} died under request {}; re-sending it (resend {} under {})", name, requestId(), resends,
                   RESEND);
             }
@@ -307,8 +329,7 @@ public final class PoolClient {
     }
 
     String requestId() {
-      return !request.id().isEmpty() ? request.id() : trace != null && !trace.requestId().isEmpty() ? trace.requestId()
-          : ticket;
+      return !request.id().isEmpty() ? request.id() : !context.requestId().isEmpty() ? context.requestId() : ticket;
     }
 
     void cancelRemote() {
@@ -317,6 +338,11 @@ public final class PoolClient {
         h.call(PoolManager::cancel, ticket);
       }
     }
+  }
+
+  /** The actor call's timeout for a request given {@code timeoutMs}: that plus {@link #CALL_GRACE}. */
+  static Duration callTimeout(long timeoutMs) {
+    return Duration.ofMillis(timeoutMs).plus(CALL_GRACE);
   }
 
   private static boolean isGone(Throwable t) {

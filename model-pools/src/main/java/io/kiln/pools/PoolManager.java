@@ -172,7 +172,7 @@ public final class PoolManager implements AutoCloseable {
 
   /** {@link #submit} without a ticket: not cancellable. {@code timeoutMs <= 0} means the pool's default. */
   public CompletionStage<InferenceResponse> infer(InferenceRequest request, long timeoutMs) {
-    return submit(new PoolRequest(request, timeoutMs, null));
+    return submit(new PoolRequest(request, timeoutMs, null, false, null, null, null));
   }
 
   /**

@@ -4,7 +4,8 @@ import java.util.Objects;
 
 /**
  * One inference request on its way to a {@link PoolManager}, with what the manager needs besides the
- * tensors: how long it may take and a ticket that {@link PoolManager#cancel} can name it by.
+ * tensors: the wire form of its {@link RequestContext} (the time left, its trace, its priority) and a ticket that
+ * {@link PoolManager#cancel} can name it by. One constructor, the canonical one.
  *
  * @param request the request
  * @param timeoutMs time left until its deadline, counted from its arrival at the manager; 0 or less means
@@ -16,17 +17,15 @@ import java.util.Objects;
  * @param stream where the chunks of a streaming model's answer go; null for a request answered once
  * @param trace its request id and W3C trace context for the pool's and worker's logs and spans; null when it has
  *     none to carry (no traceparent came with it and its gateway records no spans)
+ * @param priority its {@link RequestContext#priority()}; null reads as NORMAL
  */
 public record PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated,
-                          StreamTarget stream, io.kiln.pools.trace.RequestTrace trace) {
+                          StreamTarget stream, io.kiln.pools.trace.RequestTrace trace,
+                          RequestContext.Priority priority) {
 
   public PoolRequest {
     Objects.requireNonNull(request, "request");
-  }
-
-  /** Without a trace. */
-  public PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated, StreamTarget stream) {
-    this(request, timeoutMs, ticket, validated, stream, null);
+    priority = priority == null ? RequestContext.Priority.NORMAL : priority;
   }
 
   /** The id its log lines name: the client's OIP id, else the trace's, else the ticket (unique per caller). */
@@ -38,15 +37,5 @@ public record PoolRequest(InferenceRequest request, long timeoutMs, String ticke
       return trace.requestId();
     }
     return ticket;
-  }
-
-  /** A request answered once. */
-  public PoolRequest(InferenceRequest request, long timeoutMs, String ticket, boolean validated) {
-    this(request, timeoutMs, ticket, validated, null);
-  }
-
-  /** An unvalidated request: the manager checks it. */
-  public PoolRequest(InferenceRequest request, long timeoutMs, String ticket) {
-    this(request, timeoutMs, ticket, false, null);
   }
 }

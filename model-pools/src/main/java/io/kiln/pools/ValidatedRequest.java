@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * An {@link InferenceRequest} that passed a {@link RequestValidator}: only the validator makes one. Send it
- * with {@link PoolClient#infer(String, String, String, ValidatedRequest, java.time.Duration)} and the pool
+ * with {@link PoolClient#infer(RequestContext, String, String, String, ValidatedRequest)} and the pool
  * and its workers do not check it again. It never crosses nodes as itself: a pool on another node gets the
  * request marked as validated by the sending node ({@link PoolRequest#validated()}; cluster members are
  * trusted, as everywhere in Kiln). Immutable.

@@ -4,12 +4,12 @@ import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
 import io.kiln.pools.ChunkListener;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.ResponseStream;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.pools.ValidatedRequest;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -42,22 +42,13 @@ public final class PoolsDirectory implements PoolDirectory {
 
   @Override
   public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                                   ValidatedRequest request, long deadlineNanos) {
-    return client.infer(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()));
-  }
-
-  @Override
-  public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                                   ValidatedRequest request, long deadlineNanos,
-                                                   io.kiln.pools.trace.RequestTrace trace) {
-    return client.infer(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()),
-        trace);
+                                                   ValidatedRequest request, RequestContext context) {
+    return client.infer(context, model, version, target.nodeId(), request);
   }
 
   @Override
   public ResponseStream stream(PoolEndpoint target, String model, String version, ValidatedRequest request,
-                               long deadlineNanos, int window, int maxChunkBytes, ChunkListener listener) {
-    return client.stream(model, version, target.nodeId(), request, Duration.ofNanos(deadlineNanos - System.nanoTime()),
-        window, maxChunkBytes, listener);
+                               RequestContext context, int window, int maxChunkBytes, ChunkListener listener) {
+    return client.stream(context, model, version, target.nodeId(), request, window, maxChunkBytes, listener);
   }
 }

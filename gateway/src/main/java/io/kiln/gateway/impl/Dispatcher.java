@@ -6,7 +6,9 @@ import io.kiln.gateway.spi.PoolEndpoint;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.ValidatedRequest;
+import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -28,7 +30,7 @@ final class Dispatcher {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dispatcher.class);
 
   /** One request in flight. {@link #cancel()} withdraws it from its pool (idempotent). */
-  static final class Call extends CallDeadlines.Entry {
+  static final class Call extends Deadlines.Entry {
     private final Promise<InferenceResponse> promise;
     private volatile CompletableFuture<InferenceResponse> sent;
     private long timeoutMillis;
@@ -38,7 +40,7 @@ final class Dispatcher {
     }
 
     @Override
-    void expired() {
+    protected void expired() {
       if (promise.tryFail(InferenceException.deadlineExceeded("deadline of " + timeoutMillis + " ms passed"))) {
         withdraw();
       }
@@ -69,7 +71,8 @@ final class Dispatcher {
   private final long defaultTimeoutMillis;
   private final LongSupplier nanoClock;
   private final Predicate<String> unmetered;
-  private final CallDeadlines deadlines;
+  /** The calls' deadlines: one list and at most one timer per event loop, not a timer per call. */
+  private final Deadlines deadlines;
 
   /** @param unmetered models whose routing decisions are counted out of sight (the directory's internal ones) */
   Dispatcher(Vertx vertx, PoolDirectory pools, Router router, GatewayMetrics metrics, long defaultTimeoutMillis,
@@ -81,18 +84,14 @@ final class Dispatcher {
     this.defaultTimeoutMillis = defaultTimeoutMillis;
     this.nanoClock = nanoClock;
     this.unmetered = unmetered;
-    this.deadlines = new CallDeadlines(vertx, nanoClock);
+    this.deadlines = Deadlines.create(vertx, nanoClock);
   }
 
   /**
-   * Routes and sends a validated request. Routing failures (no ready pool, all full) fail the returned call's
-   * result rather than throw.
+   * Routes and sends a validated request, carrying {@code trace} (null: untraced) to the pool in the request's
+   * {@link RequestContext}, made here. Routing failures (no ready pool, all full) fail the returned call's result
+   * rather than throw.
    */
-  Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints) {
-    return dispatch(model, request, hints, null);
-  }
-
-  /** {@link #dispatch(ModelInfo, ValidatedRequest, Hints)} carrying {@code trace} (or null) to the pool. */
   Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints, io.kiln.pools.trace.RequestTrace trace) {
     Context context = vertx.getOrCreateContext();
     Call call = new Call(Promise.promise());
@@ -102,11 +101,13 @@ final class Dispatcher {
     if (model.multiplexed() != null) { // a repository model: its deployment's pools serve it, told which model
       request = request.withParameter(io.kiln.pools.ModelRepository.MODEL_ID, model.name());
     }
-    if (!send(call, context, model, request, hints, deadline, java.util.Set.of(), trace)) {
+    // One object per request, as the Duration the pool directory used to make of the deadline was.
+    RequestContext rc = RequestContext.of(request.request().id(), deadline, trace);
+    if (!send(call, context, model, request, hints, rc, java.util.Set.of())) {
       return call;
     }
     call.timeoutMillis = timeoutMillis;
-    deadlines.add(context, call, deadline, timeoutMillis);
+    deadlines.add(call, deadline);
     call.promise.future().onComplete(ar -> {
       if (Vertx.currentContext() == context) {
         call.remove();
@@ -123,7 +124,7 @@ final class Dispatcher {
    * skipped once and the request routed again, unless it was pinned to that node.
    */
   private boolean send(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
-                       long deadline, java.util.Set<String> refused, io.kiln.pools.trace.RequestTrace trace) {
+                       RequestContext rc, java.util.Set<String> refused) {
     PoolEndpoint target;
     try {
       String deployment = model.deployment();
@@ -133,8 +134,7 @@ final class Dispatcher {
       Router.Route route = router.route(deployment, candidates, hints.pinnedNode(), multiplexedModel(model, request));
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
-      call.sent = trace == null ? pools.send(target, deployment, model.version(), request, deadline)
-          : pools.send(target, deployment, model.version(), request, deadline, trace);
+      call.sent = pools.send(target, deployment, model.version(), request, rc);
     } catch (RuntimeException e) {
       call.promise.tryFail(e);
       return false;
@@ -144,30 +144,30 @@ final class Dispatcher {
     // the answer is handled at once, without another trip through the event loop's task queue.
     call.sent.whenComplete((response, error) -> {
       if (Vertx.currentContext() == context) {
-        answered(call, context, model, request, hints, deadline, refused, node, response, error, trace);
+        answered(call, context, model, request, hints, rc, refused, node, response, error);
       } else {
-        context.runOnContext(v -> answered(call, context, model, request, hints, deadline, refused, node, response,
-            error, trace));
+        context.runOnContext(v -> answered(call, context, model, request, hints, rc, refused, node, response,
+            error));
       }
     });
     return true;
   }
 
   private void answered(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
-                        long deadline, java.util.Set<String> refused, String node, InferenceResponse response,
-                        Throwable error, io.kiln.pools.trace.RequestTrace trace) {
+                        RequestContext rc, java.util.Set<String> refused, String node, InferenceResponse response,
+                        Throwable error) {
     if (error != null) {
       Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
           ? error.getCause() : error;
       if (cause instanceof CapacityExceededException && hints.pinnedNode() == null && refused.isEmpty()
-          && !call.promise.future().isComplete() && nanoClock.getAsLong() < deadline) {
+          && !call.promise.future().isComplete() && nanoClock.getAsLong() < rc.deadlineNanos()) {
         java.util.Set<String> skip = java.util.Set.of(node);
         if (LOG.isDebugEnabled()) {
-          try (var log = io.kiln.pools.trace.RequestLog.open(trace)) {
+          try (var log = io.kiln.pools.trace.RequestLog.open(rc.trace())) {
             LOG.debug("request {}: pool on node {} was full; routing it once more", request.request().id(), node);
           }
         }
-        if (!send(call, context, model, request, hints, deadline, skip, trace)) {
+        if (!send(call, context, model, request, hints, rc, skip)) {
           call.promise.tryFail(cause); // nowhere else to go: the pool's own answer stands
         }
         return;

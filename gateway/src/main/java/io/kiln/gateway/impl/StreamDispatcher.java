@@ -73,7 +73,8 @@ final class StreamDispatcher {
       List<PoolEndpoint> candidates = pools.pools(model.name(), model.version());
       Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
       metrics.routed(route.reason(), false);
-      return releasing(pools.stream(route.target(), model.name(), model.version(), request, deadline,
+      return releasing(pools.stream(route.target(), model.name(), model.version(), request,
+          io.kiln.pools.RequestContext.of(request.request().id(), deadline),
           limits.window(), limits.maxChunkBytes(), metered), metered::settle);
     } catch (RuntimeException e) {
       metered.settle();
@@ -82,7 +83,7 @@ final class StreamDispatcher {
   }
 
   private ResponseStream oneChunk(ModelInfo model, ValidatedRequest request, Hints hints, ChunkListener listener) {
-    Dispatcher.Call call = dispatcher.dispatch(model, request, hints);
+    Dispatcher.Call call = dispatcher.dispatch(model, request, hints, null);
     call.result().onComplete(ar -> {
       if (ar.failed()) {
         listener.error(ar.cause());

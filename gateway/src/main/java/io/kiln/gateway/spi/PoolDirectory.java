@@ -39,22 +39,12 @@ public interface PoolDirectory {
    * check it again.
    *
    * @param target one of the endpoints {@link #pools} returned
-   * @param deadlineNanos the deadline on the {@link System#nanoTime()} clock of this JVM
+   * @param context its id, deadline (on the {@link System#nanoTime()} clock of this JVM), trace context (carried to
+   *     the pool and its worker for their log lines and spans) and priority
    * @return the response; cancel it to withdraw the request (see the class contract)
    */
   CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                            ValidatedRequest request, long deadlineNanos);
-
-  /**
-   * {@link #send(PoolEndpoint, String, String, ValidatedRequest, long)} carrying the request's id and trace context
-   * ({@code trace}, or null) to the pool, for its and its worker's log lines and spans. Directories that cannot
-   * carry it send the request without (the default).
-   */
-  default CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                                    ValidatedRequest request, long deadlineNanos,
-                                                    io.kiln.pools.trace.RequestTrace trace) {
-    return send(target, model, version, request, deadlineNanos);
-  }
+                                            ValidatedRequest request, io.kiln.pools.RequestContext context);
 
   /**
    * Sends one request to one pool of a streaming model and receives its answer chunk by chunk (see
@@ -62,11 +52,13 @@ public interface PoolDirectory {
    * error, on the calling Vert.x context; the returned stream pauses, resumes and cancels it. Returns at once.
    * Directories without streaming refuse it (the default).
    *
+   * @param context the stream's id, deadline (for the whole stream), trace context and priority
    * @param window chunks the worker may send ahead of what the listener consumed
    * @param maxChunkBytes the most tensor bytes one chunk may hold
    */
   default io.kiln.pools.ResponseStream stream(PoolEndpoint target, String model, String version,
-                                              ValidatedRequest request, long deadlineNanos, int window,
+                                              ValidatedRequest request, io.kiln.pools.RequestContext context,
+                                              int window,
                                               int maxChunkBytes, io.kiln.pools.ChunkListener listener) {
     throw new io.kiln.pools.InferenceException(io.kiln.pools.InferenceException.Kind.UNAVAILABLE,
         "this gateway's pools cannot stream");

@@ -3,6 +3,7 @@ package io.kiln.gateway.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.time.Duration;
@@ -13,11 +14,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Deadlines kept in one list and one timer per event-loop context: each expires once, at its time, unless removed. */
+/**
+ * The gateway's calls' deadlines on the runtime's {@link Deadlines}, one list and one timer per event-loop context:
+ * each expires once, at its time, unless removed.
+ */
 class CallDeadlinesTest {
 
   private final Vertx vertx = Vertx.vertx();
-  private final CallDeadlines deadlines = new CallDeadlines(vertx, System::nanoTime);
+  private final Deadlines deadlines = Deadlines.create(vertx, System::nanoTime);
   private final List<String> expired = new CopyOnWriteArrayList<>();
 
   @AfterEach
@@ -25,7 +29,7 @@ class CallDeadlinesTest {
     vertx.close().await(30, TimeUnit.SECONDS);
   }
 
-  private final class Named extends CallDeadlines.Entry {
+  private final class Named extends Deadlines.Entry {
     final String name;
     final long addedAt = System.nanoTime();
     volatile long expiredAfterNanos = -1;
@@ -35,7 +39,7 @@ class CallDeadlinesTest {
     }
 
     @Override
-    void expired() {
+    protected void expired() {
       expiredAfterNanos = System.nanoTime() - addedAt;
       expired.add(name);
     }
@@ -43,7 +47,7 @@ class CallDeadlinesTest {
 
   private Named add(Context ctx, String name, long millis) {
     Named e = new Named(name);
-    deadlines.add(ctx, e, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis), millis);
+    deadlines.add(e, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis));
     return e;
   }
 
@@ -97,13 +101,13 @@ class CallDeadlinesTest {
   @Test
   void anExpiryThatAddsACallStillGetsItsTimer() {
     Context ctx = vertx.getOrCreateContext();
-    ctx.runOnContext(v -> deadlines.add(ctx, new CallDeadlines.Entry() {
+    ctx.runOnContext(v -> deadlines.add(new Deadlines.Entry() {
       @Override
-      void expired() {
+      protected void expired() {
         expired.add("first");
         add(ctx, "retry", 50);
       }
-    }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50), 50));
+    }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50)));
     await().atMost(Duration.ofSeconds(30)).until(() -> expired.size() == 2);
     assertThat(expired).containsExactly("first", "retry");
   }

@@ -135,7 +135,8 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
 
   @Override
   public CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
-                                                   ValidatedRequest validated, long deadlineNanos) {
+                                                   ValidatedRequest validated, io.kiln.pools.RequestContext context) {
+    long deadlineNanos = context.deadlineNanos();
     Node n = nodes.get(target.nodeId());
     InferenceRequest request = validated.request();
     CompletableFuture<InferenceResponse> f = new CompletableFuture<>();

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  * One accepted request on its way through the dispatcher. Owned by the dispatcher's thread, except
  * {@link #settled}, which the client's thread reads to tell whether a completion it sees was its own.
  */
-final class PendingRequest {
+final class PendingRequest extends io.kiln.runtime.time.Deadlines.Entry {
 
   enum State { QUEUED, IN_FLIGHT, DONE }
 
@@ -35,8 +35,8 @@ final class PendingRequest {
   State state = State.QUEUED;
   /** When it was last queued, for the queue-time metric. */
   long queuedSinceNanos;
-  /** Whether the dispatcher's {@link DeadlineSweep} watches its deadline (until it settles). */
-  boolean watched;
+  /** Told when its deadline passes, while the dispatcher's deadlines watch it (until it settles). */
+  java.util.function.Consumer<PendingRequest> onExpired;
   int requeues;
   /** Set before the dispatcher completes {@link #future}; a completion without it came from the client. */
   volatile boolean settled;
@@ -45,6 +45,11 @@ final class PendingRequest {
   PendingRequest prev;
   PendingRequest next;
   boolean linked;
+
+  @Override
+  protected void expired() {
+    onExpired.accept(this);
+  }
 
   PendingRequest(InferenceRequest request, BatchKey key, long deadlineNanos, long nowNanos) {
     this(request, key, deadlineNanos, nowNanos, null);

@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * worker failures, the recent batch time and completion rate); {@link BatchHandOff} builds what a worker is
  * sent and sorts out a failed batch;
  * {@link Settlements} ends requests (answered, failed, refused, withdrawn) and defers their completions;
- * its {@link DeadlineSweep} expires them, queued or executing, on one timer for all.
+ * the runtime's {@link io.kiln.runtime.time.Deadlines} expire them, queued or executing, on one timer for all.
  *
  * <p><b>Errors</b> the returned futures fail with, all {@link InferenceException}s:
  * {@link CapacityExceededException} (queue full; {@code retryAfter} is the queue depth divided by the

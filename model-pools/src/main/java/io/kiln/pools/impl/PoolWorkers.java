@@ -84,7 +84,8 @@ public final class PoolWorkers {
   }
 
   /**
-   * @param callTimeout how long one batch may run before its worker counts as failed
+   * @param callTimeout how long one batch may run before its worker counts as failed (a local actor call's deadline,
+   *     kept, like every one, on the runtime's {@link io.kiln.runtime.time.Deadlines})
    * @param onChange told when a worker enters or leaves the rotation
    */
   public PoolWorkers(KilnRuntime runtime, PoolSpec spec, Context context, PoolDispatcher dispatcher,

@@ -41,7 +41,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threading: {@link #exchange} is called by one thread at a time (the runner's); {@link #close} may
  * be called from another. A deadline is enforced by a watchdog thread that kills the process, which ends
- * the blocked read or write.
+ * the blocked read or write. It is not on the runtime's {@link io.kiln.runtime.time.Deadlines}: the exchange
+ * blocks its runner thread (a pipe read), which is on no event loop, so there it would get a Vert.x timer of
+ * its own anyway, one per exchange as here, and a Vert.x dependency this class does not otherwise need; the
+ * kill must come from another thread while the runner is blocked, which is what the watchdog is.
  *
  * <p>Errors: whatever breaks the exchange (the process exited or was killed, its reply did not parse, it
  * answered a fatal error, it missed the deadline) kills the process and throws

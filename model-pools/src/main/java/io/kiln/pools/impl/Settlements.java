@@ -3,17 +3,19 @@ package io.kiln.pools.impl;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.trace.RequestLog;
+import io.kiln.runtime.time.Deadlines;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How requests leave a {@link PoolDispatcher}: answered, failed, refused, past their deadline (one
- * {@link DeadlineSweep} for all), or withdrawn by their client. Each way unlinks the request from the queue, closes
+ * How requests leave a {@link PoolDispatcher}: answered, failed, refused, past their deadline (the runtime's
+ * {@link Deadlines}, confined to the dispatcher's thread: one list and one timer for all), or withdrawn by their client. Each way unlinks the request from the queue, closes
  * its queue span, stops watching its deadline and counts its outcome exactly once.
  *
  * <p>Completing a future is deferred: {@link #settle} records the outcome and queues the completion, which the
@@ -27,19 +29,21 @@ final class Settlements {
 
   private final RequestQueue queue;
   private final PoolMetrics metrics;
-  private final DeadlineSweep deadlines;
+  private final Deadlines deadlines;
+  private final Consumer<PendingRequest> expire = this::expire; // one for all requests: no allocation per request
   private final ArrayDeque<Runnable> completions = new ArrayDeque<>();
 
   /** @param afterSweep run after each deadline sweep that expired requests (the dispatcher brings itself to rest) */
   Settlements(RequestQueue queue, PoolMetrics metrics, Timers timers, LongSupplier clock, Runnable afterSweep) {
     this.queue = queue;
     this.metrics = metrics;
-    this.deadlines = new DeadlineSweep(timers, clock, this::expire, afterSweep);
+    this.deadlines = Deadlines.confined(timers, clock, afterSweep);
   }
 
-  /** Watches an admitted request's deadline until it settles. */
+  /** Watches an admitted request's deadline (after {@code nowNanos}) until it settles. */
   void admitted(PendingRequest p, long nowNanos) {
-    deadlines.watch(p, nowNanos);
+    p.onExpired = expire;
+    deadlines.add(p, p.deadlineNanos);
   }
 
   /** A request refused at submit: counted, never queued. */
@@ -117,7 +121,7 @@ final class Settlements {
     queue.remove(p);
     p.state = PendingRequest.State.DONE;
     p.settled = true;
-    deadlines.unwatch(p);
+    p.remove();
   }
 
   static String traceId(PendingRequest p) {

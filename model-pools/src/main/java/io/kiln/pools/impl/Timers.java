@@ -1,7 +1,8 @@
 package io.kiln.pools.impl;
 
 /**
- * One-shot timers for the {@link PoolDispatcher}; on a Vert.x event loop, {@code setTimer} on the owning
+ * One-shot timers for the {@link PoolDispatcher} (its batch delay, its health probes, and the runtime's
+ * {@link io.kiln.runtime.time.Deadlines} it keeps its requests' deadlines on, confined to its thread); on a Vert.x event loop, {@code setTimer} on the owning
  * context (milliseconds, at least 1: round the delay up, so that the task is not early). Tests use a
  * manual clock whose timers fire when the test advances time.
  *
@@ -15,11 +16,5 @@ package io.kiln.pools.impl;
  *   <li>Neither method blocks.</li>
  * </ol>
  */
-public interface Timers {
-
-  /** Schedules {@code task} once after {@code delayNanos} (&ge; 0); returns an id for {@link #cancel}. */
-  long schedule(long delayNanos, Runnable task);
-
-  /** Cancels a scheduled task if it has not run yet. */
-  void cancel(long id);
+public interface Timers extends io.kiln.runtime.time.Timers {
 }

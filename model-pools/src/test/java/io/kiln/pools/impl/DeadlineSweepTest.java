@@ -5,24 +5,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.testing.ManualClock;
 import io.kiln.pools.testing.Requests;
+import io.kiln.runtime.time.Deadlines;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
+/** A dispatcher's requests' deadlines on the runtime's confined {@link Deadlines}, on a manual clock. */
 class DeadlineSweepTest {
 
   private final ManualClock clock = new ManualClock();
   private final List<String> expired = new ArrayList<>();
   private int sweeps;
-  private final DeadlineSweep sweep = new DeadlineSweep(clock, clock, p -> {
-    expired.add(p.request.id());
-    p.state = PendingRequest.State.DONE;
-  }, () -> sweeps++);
+  private final Deadlines sweep = Deadlines.confined(clock, clock, () -> sweeps++);
 
   private PendingRequest watch(String id, long timeoutMillis) {
     InferenceRequest r = Requests.request(id, 1);
     PendingRequest p = new PendingRequest(r, BatchKey.of(r), clock.getAsLong() + timeoutMillis * 1_000_000, clock.getAsLong());
-    sweep.watch(p, clock.getAsLong());
+    p.onExpired = e -> {
+      expired.add(e.request.id());
+      e.state = PendingRequest.State.DONE;
+    };
+    sweep.add(p, p.deadlineNanos);
     return p;
   }
 
@@ -42,7 +45,7 @@ class DeadlineSweepTest {
     assertThat(expired).containsExactly("a", "b", "c");
     assertThat(sweeps).isEqualTo(2);
     assertThat(clock.pendingTimers()).isZero();
-    assertThat(sweep.live()).isZero();
+    assertThat(sweep.listed()).isZero();
   }
 
   @Test
@@ -60,11 +63,11 @@ class DeadlineSweepTest {
   void settledRequestsNeverExpireAndTheLastOneCancelsTheTimer() {
     PendingRequest a = watch("a", 10);
     PendingRequest b = watch("b", 20);
-    sweep.unwatch(a);
-    sweep.unwatch(a); // idempotent
+    assertThat(a.remove()).isTrue();
+    assertThat(a.remove()).as("idempotent").isFalse();
     clock.advanceMillis(10);
     assertThat(expired).isEmpty();
-    sweep.unwatch(b);
+    b.remove();
     assertThat(clock.pendingTimers()).as("nothing watched, no timer").isZero();
     clock.advanceMillis(100);
     assertThat(expired).isEmpty();
@@ -72,13 +75,12 @@ class DeadlineSweepTest {
   }
 
   @Test
-  void whatItRetainsStaysBoundedByTheLiveRequests() {
+  void whatItRetainsIsTheLiveRequests() {
     watch("kept", 60_000);
     for (int i = 0; i < 10_000; i++) {
-      sweep.unwatch(watch("r" + i, 30_000));
+      watch("r" + i, 30_000).remove(); // settled in time: unlinked at once
     }
-    assertThat(sweep.live()).isEqualTo(1);
-    assertThat(sweep.retained()).isLessThanOrEqualTo(2 * 1 + 64 + 1);
+    assertThat(sweep.listed()).isEqualTo(1);
     clock.advanceMillis(60_000);
     assertThat(expired).containsExactly("kept");
   }
@@ -87,7 +89,7 @@ class DeadlineSweepTest {
   void clearForgetsEverythingAndStopsTheTimer() {
     PendingRequest a = watch("a", 10);
     sweep.clear();
-    assertThat(a.watched).isFalse();
+    assertThat(a.watched()).isFalse();
     assertThat(clock.pendingTimers()).isZero();
     clock.advanceMillis(20);
     assertThat(expired).isEmpty();

@@ -125,9 +125,11 @@ class PoolTypesOnTheWireTest {
   @Test
   void aCallToAManagerCrossesAsItsMethodAndArguments() {
     ActorAsyncMethod1<PoolManager, PoolRequest, InferenceResponse> submit = PoolManager::submit;
-    PoolRequest request = new PoolRequest(new InferenceRequest("r", List.of(FLOATS), List.of(), Map.of()), 1500, "b/c/1");
+    PoolRequest request = new PoolRequest(new InferenceRequest("r", List.of(FLOATS), List.of(), Map.of()), 1500, "b/c/1",
+        false, null, null, io.kiln.pools.RequestContext.Priority.LOW);
     CallMessage got = wire(new CallMessage.Codec(), new CallMessage(Lambdas.resolve(submit), submit, new Object[] {request}));
     assertThat(got.args).containsExactly(request);
+    assertThat(((PoolRequest) got.args[0]).priority()).isEqualTo(io.kiln.pools.RequestContext.Priority.LOW);
   }
 
   @Test
@@ -135,7 +137,7 @@ class PoolTypesOnTheWireTest {
     ActorAsyncMethod1<PoolManager, PoolRequest, InferenceResponse> submit = PoolManager::submit;
     PoolRequest request = new PoolRequest(new InferenceRequest("", List.of(FLOATS), List.of(), Map.of()), 1500, "b/c/2",
         true, null, new io.kiln.pools.trace.RequestTrace("b/c/2",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "k=v"));
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "k=v"), null);
     CallMessage got = wire(new CallMessage.Codec(), new CallMessage(Lambdas.resolve(submit), submit, new Object[] {request}));
     assertThat(got.args).containsExactly(request);
     assertThat(((PoolRequest) got.args[0]).requestId()).isEqualTo("b/c/2");

@@ -8,12 +8,12 @@ import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.PoolClient;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -137,7 +137,7 @@ public final class OcrStep implements Step {
           List.of(), Map.of());
       InferenceResponse r;
       try {
-        r = pools.infer(deployment, version, ctx.nodeId(), request, Duration.ofMillis(timeoutMs))
+        r = pools.infer(RequestContext.within(request.id(), timeoutMs), deployment, version, ctx.nodeId(), request)
             .get(timeoutMs + 10_000, TimeUnit.MILLISECONDS);
       } catch (ExecutionException e) {
         Throwable c = e.getCause();

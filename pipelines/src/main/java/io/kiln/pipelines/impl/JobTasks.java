@@ -6,13 +6,13 @@ import io.kiln.pipelines.NodeCache;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import io.kiln.runtime.TaskContext;
 import io.vertx.core.json.JsonArray;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -185,8 +185,8 @@ public final class JobTasks {
     }
     InferenceRequest request = new InferenceRequest(batch.jobId() + "/" + NodeCache.keyOf(batch.uris().get(k))
         .substring(0, 16), inputs, List.of(), Map.of());
-    calls.set(k, services.pools().infer(batch.deployment(), batch.version(), services.nodeId(), request,
-        Duration.ofMillis(batch.timeoutMs())));
+    calls.set(k, services.pools().infer(RequestContext.within(request.id(), batch.timeoutMs()), batch.deployment(),
+        batch.version(), services.nodeId(), request));
     reached.add(batch.indices().get(k));
   }
 

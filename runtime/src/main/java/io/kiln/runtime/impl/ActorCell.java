@@ -67,7 +67,6 @@ final class ActorCell extends VerticleBase {
   private ActorThreads executor;
   private final ArrayDeque<Invocation> mailbox = new ArrayDeque<>();
   private final Set<Invocation> running = new LinkedHashSet<>();
-  private final CallDeadlines deadlines;
 
   ActorCell(NodeAgent agent, String actorId, ActorOptions options, Allocation allocation, MethodRef ctor,
             Object ctorFn, Object[] ctorArgs, String ownerNodeId, String ownerActorId, int restarts) {
@@ -81,8 +80,6 @@ final class ActorCell extends VerticleBase {
     this.ctorArgs = ctorArgs;
     this.ownerNodeId = ownerNodeId;
     this.ownerActorId = ownerActorId;
-    this.deadlines = new CallDeadlines(mailbox, running, agent.nanoClock(),
-        (delayMillis, task) -> agent.wakeAfter(delayMillis, context, task));
   }
 
   static String address(String actorId) {
@@ -200,7 +197,6 @@ final class ActorCell extends VerticleBase {
       return;
     }
     mailbox.add(inv);
-    deadlines.added(inv);
     pump();
   }
 

@@ -8,6 +8,7 @@ import io.kiln.runtime.CallTimeoutException;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnException;
 import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -40,6 +41,8 @@ final class CallPath {
   private final ActorRegistry registry;
   private final LocalActors localActors;
   private final LongSupplier nanoClock;
+  /** Local calls' deadlines, on the caller's event loop (one timer per context, not per call). */
+  private final Deadlines deadlines;
 
   /**
    * @param members the live cluster members, answered from local state
@@ -49,6 +52,7 @@ final class CallPath {
   CallPath(String nodeId, Vertx vertx, Supplier<List<String>> members, CallTracker calls, ActorRegistry registry,
            LocalActors localActors, LongSupplier nanoClock) {
     this.nanoClock = nanoClock;
+    this.deadlines = Deadlines.create(vertx, nanoClock);
     this.nodeId = nodeId;
     this.vertx = vertx;
     this.members = members;
@@ -84,8 +88,12 @@ final class CallPath {
       Context caller = Vertx.currentContext();
       long now = nanoClock.getAsLong();
       long deadline = now + Math.min(h.timeoutNanos, Long.MAX_VALUE - Math.max(0, now));
-      Invocation inv = new Invocation(msg, new LocalReply((CompletableFuture<Object>) result,
-          caller != null ? caller : cellContext, method.resultType(), h), deadline);
+      LocalReply reply = new LocalReply((CompletableFuture<Object>) result,
+          caller != null ? caller : cellContext, method.resultType(), h);
+      if (h.timeoutNanos != Long.MAX_VALUE) {
+        deadlines.add(reply, deadline);
+      }
+      Invocation inv = new Invocation(msg, reply);
       cellContext.runOnContext(v -> cell.accept(inv));
     } else if (target.equals(nodeId) || members.get().contains(target)) {
       send(h, target, method, msg, result);

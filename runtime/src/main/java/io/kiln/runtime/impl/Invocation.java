@@ -6,15 +6,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A call in an actor's mailbox or in progress, with how often it was re-sent after the actor died. The
  * mailbox holds one kind of entry whichever way the call came: from another node (or through the event bus)
- * it answers its {@link Message}; from this node's fast path it answers a {@link LocalReply}, which also
- * carries the call's deadline (event-bus requests keep their own timer).
+ * it answers its {@link Message}; from this node's fast path it answers a {@link LocalReply}, which is also
+ * the call's deadline, watched where its caller waits (event-bus requests keep their own timer).
  */
 final class Invocation {
   final CallMessage call;
   private final Message<CallMessage> message;
   private final LocalReply local;
-  /** When a local call's caller stops waiting ({@code nanoClock} time); {@link Long#MAX_VALUE} if not tracked. */
-  long deadline;
   int retries;
   /** Set by the thread that runs it: a call that never started is re-queued without using a retry. */
   volatile boolean started;
@@ -31,15 +29,13 @@ final class Invocation {
     this.call = message.body();
     this.message = message;
     this.local = null;
-    this.deadline = Long.MAX_VALUE;
   }
 
-  /** A call from this node, handed over by reference; its caller stops waiting at {@code deadline}. */
-  Invocation(CallMessage call, LocalReply local, long deadline) {
+  /** A call from this node, handed over by reference. */
+  Invocation(CallMessage call, LocalReply local) {
     this.call = call;
     this.message = null;
     this.local = local;
-    this.deadline = deadline;
   }
 
   int token() {
@@ -48,11 +44,6 @@ final class Invocation {
 
   boolean answered() {
     return token.get() == DONE;
-  }
-
-  /** Whether its caller is on this node (and so its deadline is the cell's to enforce). */
-  boolean isLocal() {
-    return local != null;
   }
 
   /** Answers if {@code expected} is still the live token. */
@@ -71,15 +62,6 @@ final class Invocation {
   /** Answers unless already answered (event-loop paths, which hold the live token). */
   void reply(ReplyMessage reply) {
     replyAs(token.get(), reply);
-  }
-
-  /**
-   * A local call's caller stops waiting, as an event-bus request's timer would make it: the call itself
-   * stays where it is (queued or running) and its eventual answer goes nowhere.
-   */
-  void expire() {
-    deadline = Long.MAX_VALUE;
-    local.expire();
   }
 
   /** Takes the call back from whoever runs it, for re-queuing; false if it was answered meanwhile. */

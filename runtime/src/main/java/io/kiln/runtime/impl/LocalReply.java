@@ -1,6 +1,7 @@
 package io.kiln.runtime.impl;
 
 import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.lang.reflect.Type;
@@ -11,8 +12,14 @@ import java.util.concurrent.CompletableFuture;
  * (or, for a caller on no context, on the actor's event loop), as an event-bus reply would be. So a caller
  * that is itself an actor or a verticle keeps its callbacks on its own thread, and no callback ever runs on
  * an actor's worker threads.
+ *
+ * <p>It is also the call's deadline, watched where the caller waits, as an event-bus request's timer is: on the
+ * caller's event loop it joins that context's list in the runtime's {@link Deadlines} (one timer for every call
+ * the context has in flight) and the answer, completing there, unlinks it; a caller off an event loop gets a
+ * timer of its own. Queued or running, a call past its deadline fails its caller; the call itself stays where it
+ * is and its eventual answer goes nowhere.
  */
-final class LocalReply {
+final class LocalReply extends Deadlines.Entry {
 
   private final CompletableFuture<Object> future;
   private final Context context;
@@ -37,14 +44,22 @@ final class LocalReply {
       return; // timed out: a late answer goes nowhere, as it would on the event bus
     }
     if (Vertx.currentContext() == context) {
+      remove();
       CallPath.complete(future, reply, resultType);
     } else {
-      context.runOnContext(v -> CallPath.complete(future, reply, resultType));
+      context.runOnContext(v -> {
+        remove(); // on the caller's context, where the deadline is listed
+        CallPath.complete(future, reply, resultType);
+      });
     }
   }
 
   /** Fails the caller's future as the event-bus path's per-call timer would. */
-  void expire() {
+  @Override
+  protected void expired() {
+    if (future.isDone()) {
+      return;
+    }
     CallTimeoutException timeout = CallPath.timedOut(handle);
     if (Vertx.currentContext() == context) {
       future.completeExceptionally(timeout);

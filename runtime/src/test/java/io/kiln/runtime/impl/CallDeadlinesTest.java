@@ -2,105 +2,106 @@ package io.kiln.runtime.impl;
 
 import static io.kiln.runtime.testing.Await.failure;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kiln.runtime.CallTimeoutException;
+import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Local calls' deadlines: one wake-up per cell, not a timer per call, on a clock the test drives. */
+/**
+ * Local calls' deadlines: each call's {@link LocalReply} on its caller's event-loop list in the runtime's one
+ * timer facility, not a timer per call; a clock the test skews makes them due without waiting.
+ */
 class CallDeadlinesTest {
 
   private static final long MS = 1_000_000;
 
   private final Vertx vertx = Vertx.vertx();
   private final Context context = vertx.getOrCreateContext();
-  private final AtomicLong clock = new AtomicLong(1_000 * MS);
-  private final ArrayDeque<Invocation> waiting = new ArrayDeque<>();
-  private final Set<Invocation> running = new LinkedHashSet<>();
-  /** Wake-ups asked for, run by the test instead of a timer. */
-  private final List<Runnable> wakeups = new ArrayList<>();
-  private final List<Long> delays = new ArrayList<>();
-  private final CallDeadlines deadlines = new CallDeadlines(waiting, running, clock::get, (delay, task) -> {
-    delays.add(delay);
-    wakeups.add(task);
-  });
+  private final AtomicLong skew = new AtomicLong();
+  private final Deadlines deadlines = Deadlines.create(vertx, () -> System.nanoTime() + skew.get());
+  private final List<Invocation> waiting = new ArrayList<>();
   private final ActorHandleImpl<Object> handle = new ActorHandleImpl<>(null, "a1", "default", null, "n1",
       Object.class, Duration.ofMillis(100));
 
   @AfterEach
   void close() {
-    vertx.close();
+    vertx.close().await();
   }
 
-  private CompletableFuture<Object> call(long deadline, boolean run) {
+  private <T> T on(Supplier<T> body) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    context.runOnContext(v -> f.complete(body.get()));
+    return f.orTimeout(10, TimeUnit.SECONDS).join();
+  }
+
+  /** A call made on the context, as CallPath makes it; the invocation joins {@link #waiting}. */
+  private CompletableFuture<Object> call(long deadlineFromNow) {
     CompletableFuture<Object> f = new CompletableFuture<>();
-    Invocation inv = new Invocation(null, new LocalReply(f, context, Integer.class, handle), deadline);
-    (run ? running : waiting).add(inv);
-    deadlines.added(inv);
+    LocalReply reply = new LocalReply(f, context, Integer.class, handle);
+    deadlines.add(reply, deadlines.clock().getAsLong() + deadlineFromNow);
+    waiting.add(new Invocation(null, reply));
     return f;
   }
 
   @Test
-  void aThousandQueuedCallsShareOneWakeupAndAllTimeOutWithTheEventBusMessage() {
-    List<CompletableFuture<Object>> calls = new ArrayList<>();
-    for (int i = 0; i < 1000; i++) {
-      calls.add(call(clock.get() + 100 * MS, false));
-      clock.addAndGet(1_000); // deadlines in increasing order, as from one handle
-    }
-    assertThat(wakeups).hasSize(1);
-    assertThat(delays.get(0)).isEqualTo(100);
-
-    clock.addAndGet(200 * MS);
-    wakeups.get(0).run();
-
+  void aThousandCallsShareOneListAndAllTimeOutWithTheEventBusMessage() {
+    List<CompletableFuture<Object>> calls = on(() -> {
+      List<CompletableFuture<Object>> c = new ArrayList<>();
+      for (int i = 0; i < 1000; i++) {
+        c.add(call(60_000 * MS)); // in increasing order, as from one handle
+      }
+      return c;
+    });
+    assertThat(on(deadlines::listed)).isEqualTo(1000);
+    skew.addAndGet(120_000 * MS);
+    on(() -> call(-180_000 * MS)); // an earlier head brings the one timer forward
+    await().atMost(Duration.ofSeconds(5)).until(() -> calls.stream().allMatch(CompletableFuture::isDone));
     for (CompletableFuture<Object> c : calls) {
       assertThat(failure(c)).isInstanceOf(CallTimeoutException.class)
           .hasMessage("no reply from actor ActorHandle[a1 on n1] within PT0.1S");
     }
-    assertThat(waiting).hasSize(1000); // they still run, as with the event bus; their answers go nowhere
-    assertThat(wakeups).hasSize(1); // nothing left to watch: no further wake-up
+    assertThat(waiting).hasSize(1001); // they still run, as with the event bus; their answers go nowhere
+    waiting.get(0).reply(ReplyMessage.ok(7, Integer.class));
+    assertThat(failure(calls.get(0))).isInstanceOf(CallTimeoutException.class);
+    assertThat(on(deadlines::armed)).as("nothing left to watch: no timer").isFalse();
   }
 
   @Test
-  void aWakeupFailsOnlyWhatIsDueAndSleepsUntilTheNextDeadline() {
-    CompletableFuture<Object> late = call(clock.get() + 500 * MS, false);
-    CompletableFuture<Object> runningEarly = call(clock.get() + 50 * MS, true);
-    assertThat(wakeups).hasSize(2); // an earlier deadline moves the wake-up forward
-
-    clock.addAndGet(60 * MS);
-    wakeups.get(1).run();
-    assertThat(failure(runningEarly)).isInstanceOf(CallTimeoutException.class); // a running call is not spared
+  void onlyWhatIsDueFails() {
+    CompletableFuture<Object> late = on(() -> call(60_000 * MS));
+    CompletableFuture<Object> early = on(() -> call(20 * MS)); // an earlier deadline moves the timer forward
+    await().atMost(Duration.ofSeconds(5)).until(early::isDone);
+    assertThat(failure(early)).isInstanceOf(CallTimeoutException.class);
     assertThat(late).isNotDone();
-    assertThat(wakeups).hasSize(3);
-    assertThat(delays.get(2)).isEqualTo(440);
-
-    clock.addAndGet(100 * MS);
-    wakeups.get(0).run(); // the superseded wake-up for the late call: ignored
-    assertThat(wakeups).hasSize(3);
-    assertThat(late).isNotDone();
-
-    clock.addAndGet(400 * MS);
-    wakeups.get(2).run();
-    assertThat(failure(late)).isInstanceOf(CallTimeoutException.class);
+    assertThat(on(deadlines::listed)).isOne();
   }
 
   @Test
-  void answeredCallsAreNotWatched() {
-    CompletableFuture<Object> answered = call(clock.get() + 10 * MS, true);
-    running.iterator().next().reply(ReplyMessage.ok(7, Integer.class));
+  void anAnsweredCallUnlinksItsDeadline() {
+    CompletableFuture<Object> answered = on(() -> call(60_000 * MS));
+    // Answered from another thread (an actor's worker), completed on the caller's context, unlinked there.
+    waiting.get(0).reply(ReplyMessage.ok(7, Integer.class));
     assertThat(io.kiln.runtime.testing.Await.result(answered)).isEqualTo(7);
+    await().atMost(Duration.ofSeconds(5)).until(() -> on(deadlines::listed) == 0);
+    assertThat(on(deadlines::armed)).isFalse();
+  }
 
-    clock.addAndGet(20 * MS);
-    assertThat(deadlines.expire()).isZero();
+  @Test
+  void aCallerOffAnEventLoopHasATimerOfItsOwn() {
+    CompletableFuture<Object> c = call(20 * MS); // the test thread: no context
+    assertThat(on(deadlines::listed)).isZero();
+    await().atMost(Duration.ofSeconds(5)).until(c::isDone);
+    assertThat(failure(c)).isInstanceOf(CallTimeoutException.class);
   }
 }

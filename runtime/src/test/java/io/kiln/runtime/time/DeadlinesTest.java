@@ -1,0 +1,331 @@
+package io.kiln.runtime.time;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The one timer facility on a real Vert.x: per-context lists, one timer each, and the off-loop path. */
+class DeadlinesTest {
+
+  private static final long MS = 1_000_000;
+
+  private final Vertx vertx = Vertx.vertx();
+  private final Context context = vertx.getOrCreateContext();
+  /** Added to the real clock: a test jumps time forward without waiting for it. */
+  private final AtomicLong skew = new AtomicLong();
+  private final Deadlines deadlines = Deadlines.create(vertx, () -> System.nanoTime() + skew.get());
+  private final List<String> expired = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void close() {
+    vertx.close().await();
+  }
+
+  private final class Named extends Deadlines.Entry {
+    final String name;
+
+    Named(String name) {
+      this.name = name;
+    }
+
+    @Override
+    protected void expired() {
+      assertThat(watched()).isFalse();
+      expired.add(name);
+    }
+  }
+
+  private <T> T on(Context ctx, Supplier<T> body) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    ctx.runOnContext(v -> {
+      try {
+        f.complete(body.get());
+      } catch (Throwable t) {
+        f.completeExceptionally(t);
+      }
+    });
+    return f.orTimeout(10, TimeUnit.SECONDS).join();
+  }
+
+  private long now() {
+    return deadlines.clock().getAsLong();
+  }
+
+  @Test
+  void entriesExpireInDeadlineOrderAndLeaveNoTimer() {
+    on(context, () -> {
+      long now = now();
+      deadlines.add(new Named("c"), now + 60 * MS);
+      deadlines.add(new Named("a"), now + 20 * MS); // shorter: inserted from the tail back to the head
+      deadlines.add(new Named("b1"), now + 40 * MS);
+      deadlines.add(new Named("b2"), now + 40 * MS); // a tie keeps arrival order
+      return deadlines.listed();
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.size() == 4);
+    assertThat(expired).containsExactly("a", "b1", "b2", "c");
+    assertThat(on(context, deadlines::listed)).isZero();
+    assertThat(on(context, deadlines::armed)).as("nothing listed, no timer").isFalse();
+  }
+
+  @Test
+  void anEntryNeverExpiresBeforeItsDeadline() {
+    long[] deadlineAndSeen = new long[2];
+    Deadlines.Entry e = new Deadlines.Entry() {
+      @Override
+      protected void expired() {
+        deadlineAndSeen[1] = System.nanoTime();
+      }
+    };
+    on(context, () -> {
+      deadlineAndSeen[0] = now() + 30 * MS;
+      deadlines.add(e, deadlineAndSeen[0]);
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> on(context, () -> deadlineAndSeen[1] != 0));
+    assertThat(deadlineAndSeen[1]).isGreaterThanOrEqualTo(deadlineAndSeen[0]);
+  }
+
+  @Test
+  void aCancelledEntryNeverExpiresAndTheLastOneOutDisarms() {
+    Named b = new Named("b");
+    on(context, () -> {
+      long now = now();
+      deadlines.add(new Named("a"), now + 20 * MS);
+      deadlines.add(b, now + 30 * MS);
+      deadlines.add(new Named("c"), now + 40 * MS);
+      assertThat(b.remove()).isTrue();
+      assertThat(b.remove()).as("idempotent").isFalse();
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.size() == 2);
+    assertThat(expired).containsExactly("a", "c");
+
+    Named d = new Named("d");
+    Named e = new Named("e");
+    boolean armedWhileListed = on(context, () -> {
+      deadlines.add(d, now() + 10_000 * MS);
+      deadlines.add(e, now() + 20_000 * MS);
+      return deadlines.armed();
+    });
+    assertThat(armedWhileListed).isTrue();
+    assertThat(on(context, () -> d.remove() && e.remove())).isTrue();
+    assertThat(on(context, deadlines::armed)).as("idle: the timer was cancelled").isFalse();
+    assertThat(on(context, deadlines::listed)).isZero();
+  }
+
+  @Test
+  void anEarlierDeadlineBecomingTheHeadReArmsTheTimer() {
+    on(context, () -> {
+      deadlines.add(new Named("late"), now() + 600_000 * MS); // ten minutes: the armed timer waits for this
+      deadlines.add(new Named("soon"), now() + 20 * MS);
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("soon"));
+    assertThat(expired).containsExactly("soon");
+    assertThat(on(context, deadlines::listed)).isOne();
+    assertThat(on(context, deadlines::armed)).as("re-armed for the head left").isTrue();
+  }
+
+  @Test
+  void aTimerThatFiresBeforeAJumpOfTheClockWaitsAgainAndExpiresOnceDue() {
+    on(context, () -> {
+      deadlines.add(new Named("x"), now() + 30 * MS);
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.size() == 1);
+    on(context, () -> {
+      deadlines.add(new Named("y"), now() + 3_600_000 * MS); // an hour
+      return null;
+    });
+    skew.addAndGet(3_600_000 * MS); // the clock jumps: due at the next firing, which the re-armed timer brings
+    on(context, () -> {
+      deadlines.add(new Named("z"), now() - 7_200_000 * MS); // an earlier head re-arms the timer now
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.size() == 3);
+    assertThat(expired).containsExactly("x", "z", "y");
+  }
+
+  @Test
+  void eachContextHasItsOwnList() {
+    Context other = vertx.getOrCreateContext();
+    on(context, () -> {
+      deadlines.add(new Named("here"), now() + 600_000 * MS);
+      return null;
+    });
+    on(other, () -> {
+      deadlines.add(new Named("there"), now() + 20 * MS);
+      return null;
+    });
+    assertThat(on(context, deadlines::listed)).isOne();
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("there"));
+    assertThat(on(other, deadlines::listed)).isZero();
+    assertThat(on(context, deadlines::listed)).isOne();
+  }
+
+  @Test
+  void offAnEventLoopAnEntryHasATimerOfItsOwn() {
+    Named soon = new Named("soon");
+    Named cancelled = new Named("cancelled");
+    deadlines.add(cancelled, now() + 20 * MS); // the test thread: no context
+    deadlines.add(soon, now() + 200 * MS);
+    assertThat(cancelled.watched()).isTrue();
+    assertThat(deadlines.listed()).as("not on any list").isZero();
+    assertThat(cancelled.remove()).isTrue();
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("soon"));
+    assertThat(expired).containsExactly("soon");
+
+    // A worker thread of a context, too.
+    String[] seen = new String[1];
+    vertx.executeBlocking(() -> {
+      deadlines.add(new Named("worker"), now() + 10 * MS);
+      seen[0] = String.valueOf(deadlines.listed());
+      return null;
+    }).await();
+    assertThat(seen[0]).isEqualTo("0");
+    await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("worker"));
+  }
+
+  @Test
+  void aCancelFromAnotherThreadLeavesTheEntryToExpireWhereItWasAdded() {
+    boolean[] settled = new boolean[1];
+    List<Boolean> sawSettled = new CopyOnWriteArrayList<>();
+    Deadlines.Entry e = new Deadlines.Entry() {
+      @Override
+      protected void expired() {
+        sawSettled.add(settled[0]);
+      }
+    };
+    on(context, () -> {
+      deadlines.add(e, now() + 30 * MS);
+      return null;
+    });
+    settled[0] = true;
+    assertThat(e.remove()).as("not the list's thread").isFalse();
+    await().atMost(Duration.ofSeconds(5)).until(() -> sawSettled.size() == 1);
+    assertThat(sawSettled).containsExactly(true);
+  }
+
+  @Test
+  void anExpiryMayAddAgain() {
+    List<Long> times = new CopyOnWriteArrayList<>();
+    Deadlines.Entry e = new Deadlines.Entry() {
+      @Override
+      protected void expired() {
+        times.add(deadline());
+        if (times.size() < 3) {
+          deadlines.add(this, now() + 5 * MS);
+        }
+      }
+    };
+    on(context, () -> {
+      deadlines.add(e, now() + 5 * MS);
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> times.size() == 3);
+    assertThat(on(context, deadlines::armed)).isFalse();
+    assertThat(times).isSorted();
+  }
+
+  @Test
+  void addingAWatchedEntryAgainIsRefused() {
+    Named a = new Named("a");
+    String err = on(context, () -> {
+      deadlines.add(a, now() + 600_000 * MS);
+      try {
+        deadlines.add(a, now() + 1);
+        return "none";
+      } catch (IllegalStateException ex) {
+        return ex.getMessage();
+      } finally {
+        a.remove();
+      }
+    });
+    assertThat(err).contains("already watched");
+  }
+
+  @Test
+  void tenThousandEntriesShareOneTimerAndExpireInOrder() {
+    int n = 10_000;
+    List<Named> entries = new ArrayList<>();
+    on(context, () -> {
+      long now = now();
+      for (int i = 0; i < n; i++) {
+        Named e = new Named(Integer.toString(i));
+        entries.add(e);
+        deadlines.add(e, now + 60_000 * MS + i * 1_000L); // in order, as with one timeout
+      }
+      for (int i = 0; i < n; i += 2) {
+        entries.get(i).remove(); // answered in time: O(1) each
+      }
+      return null;
+    });
+    assertThat(on(context, deadlines::listed)).isEqualTo(n / 2);
+    skew.addAndGet(120_000 * MS);
+    on(context, () -> {
+      deadlines.add(new Named("trigger"), now() - 600_000 * MS); // an earlier head brings the timer forward
+      return null;
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> expired.size() == n / 2 + 1);
+    List<String> odd = new ArrayList<>();
+    for (int i = 1; i < n; i += 2) {
+      odd.add(Integer.toString(i));
+    }
+    assertThat(expired.get(0)).isEqualTo("trigger");
+    assertThat(expired.subList(1, n / 2 + 1)).containsExactlyElementsOf(odd);
+    assertThat(on(context, deadlines::armed)).isFalse();
+  }
+
+  /** A confined facility on timers the test fires: one schedule for many in-order deadlines. */
+  @Test
+  void aConfinedListArmsOnceForInOrderDeadlinesAndRunsAfterExpiries() {
+    AtomicLong clock = new AtomicLong(1_000 * MS);
+    List<Runnable> tasks = new ArrayList<>();
+    List<Long> delays = new ArrayList<>();
+    List<Long> cancelled = new ArrayList<>();
+    Timers timers = new Timers() {
+      @Override
+      public long schedule(long delayNanos, Runnable task) {
+        delays.add(delayNanos);
+        tasks.add(task);
+        return tasks.size() - 1;
+      }
+
+      @Override
+      public void cancel(long id) {
+        cancelled.add(id);
+      }
+    };
+    int[] sweeps = new int[1];
+    Deadlines confined = Deadlines.confined(timers, clock::get, () -> sweeps[0]++);
+    for (int i = 0; i < 1000; i++) {
+      confined.add(new Named("r" + i), clock.get() + 100 * MS + i);
+    }
+    assertThat(tasks).as("one timer for all").hasSize(1);
+    assertThat(delays).containsExactly(100 * MS);
+    tasks.get(0).run(); // early: nothing due, waits again
+    assertThat(expired).isEmpty();
+    assertThat(tasks).hasSize(2);
+    clock.addAndGet(100 * MS + 499);
+    tasks.get(1).run();
+    assertThat(expired).hasSize(500).startsWith("r0", "r1");
+    assertThat(sweeps[0]).isOne();
+    assertThat(confined.listed()).isEqualTo(500);
+    confined.clear();
+    assertThat(confined.listed()).isZero();
+    assertThat(cancelled).as("clear() stops the timer").hasSize(1);
+    assertThat(confined.armed()).isFalse();
+  }
+}
