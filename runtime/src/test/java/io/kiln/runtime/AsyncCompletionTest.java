@@ -52,6 +52,28 @@ class AsyncCompletionTest {
       return f;
     }
 
+    /**
+     * Completes from blocking code the actor's loop started ({@code executeBlocking}: a worker thread on which
+     * Vert.x makes the loop's context current); records the thread the next call's method then runs on.
+     */
+    public CompletableFuture<Integer> fromBlockingCode() {
+      enter();
+      CompletableFuture<Integer> f = new CompletableFuture<>();
+      Vertx.currentContext().owner().executeBlocking(() -> {
+        f.complete(2);
+        return null;
+      });
+      inMethod = false;
+      return f;
+    }
+
+    /** The name of the thread this method runs on. */
+    public String thread() {
+      enter();
+      inMethod = false;
+      return Thread.currentThread().getName();
+    }
+
     /** Completes the pending future from inside this method. */
     public int release(int v) {
       enter();
@@ -86,6 +108,17 @@ class AsyncCompletionTest {
     assertThat(result(release)).isEqualTo(5);
     assertThat(result(waiting)).isEqualTo(5);
     assertThat(result(nested)).as("a call ran nested in release()").isFalse();
+  }
+
+  @Test
+  void aFutureCompletedInBlockingCodeTheLoopStartedFinishesOnTheLoopNotTheWorkerThread() {
+    ActorHandle<Gate> g = result(runtime.actor(Gate::new).mode(ExecutionMode.EVENT_LOOP).maxConcurrency(1).remote());
+    for (int i = 0; i < 20; i++) {
+      CompletionStage<Integer> blocking = g.callAsync(Gate::fromBlockingCode);
+      CompletionStage<String> next = g.call(Gate::thread); // queued behind it: pumped when it finishes
+      assertThat(result(blocking)).isEqualTo(2);
+      assertThat(result(next)).as("the next call's thread").startsWith("vert.x-eventloop-thread");
+    }
   }
 
   @Test

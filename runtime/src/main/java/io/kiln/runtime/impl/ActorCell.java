@@ -310,9 +310,13 @@ final class ActorCell extends VerticleBase {
    * Vert.x client's handler) sees the next call run inside its {@code complete}, as it already sees the
    * method's own continuations: the pool dispatcher defers its completions until its state is consistent
    * ({@code Settlements}) and returns at once from a re-entrant run, so a submit from there is safe.
+   * The context being current is not enough: Vert.x makes it current on a worker thread while
+   * {@code executeBlocking} code started from it runs, so the thread must be the loop's too, or the mailbox would be
+   * touched off the event loop.
    */
   private boolean finishesInline() {
-    return Vertx.currentContext() == context && CurrentActor.get() == null;
+    return Vertx.currentContext() == context && io.vertx.core.Context.isOnEventLoopThread()
+        && CurrentActor.get() == null;
   }
 
   /** Silences the actor for a simulated process crash: nothing it does from now on is answered. */
