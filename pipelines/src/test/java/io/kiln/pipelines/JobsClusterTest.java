@@ -93,6 +93,8 @@ class JobsClusterTest {
         assertThat(r.path("cached").asBoolean()).isTrue();
       }
       assertThat(s.resultsByNode().keySet()).as("work spread over the nodes").hasSizeGreaterThanOrEqualTo(2);
+      assertThat(s.resultsByNode().values().stream().mapToLong(Long::longValue).sum())
+          .as("every result counted by its node, the last batch's too: " + s.resultsByNode()).isEqualTo(30);
       assertThat(c.modelCalls(HEAD, "w1", "w2")).isEqualTo(30);
     }
   }

@@ -231,8 +231,8 @@ final class JobCoordinator {
           }
           return;
         }
+        done.forEach(o -> tally.byNode(o.fetchNode())); // before done(): it may end the job and persist its status
         done(done.size());
-        done.forEach(o -> tally.byNode(o.fetchNode()));
       }
       fill();
     });
