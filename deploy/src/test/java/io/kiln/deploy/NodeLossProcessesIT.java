@@ -78,14 +78,7 @@ class NodeLossProcessesIT {
     }
 
     private JsonNode awaitEntry(String id) {
-      Process p = processes.get(id);
-      await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-        if (!p.isAlive()) {
-          throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + cli.output(id));
-        }
-        return cli.entry(id).filter(e -> e.path("pid").asLong() == p.pid()).isPresent();
-      });
-      JsonNode e = cli.entry(id).orElseThrow();
+      JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
       ports.put(id, e.path("httpPort").asInt());
       return e;
     }
