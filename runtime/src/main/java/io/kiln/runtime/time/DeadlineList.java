@@ -1,7 +1,5 @@
 package io.kiln.runtime.time;
 
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import java.util.function.LongSupplier;
 
 /**
@@ -11,15 +9,19 @@ import java.util.function.LongSupplier;
  * timer is re-armed earlier only when an earlier deadline becomes the head; when it fires, every entry due by then
  * expires and it waits again for the new head, so under steady load it fires about once per timeout period.
  *
- * <p>Not thread-safe: touched only on its owner's thread ({@code context}'s, when it has one).
+ * <p>Not thread-safe: touched only on its owner's thread (its event loop's, when it has one).
  */
 final class DeadlineList {
 
   private final Timers timers;
   private final LongSupplier clock;
   private final Runnable afterExpiries;
-  /** The event-loop context it belongs to; null for a list confined by its owner. */
-  final Context context;
+  /**
+   * The event-loop thread it belongs to; null for a list confined by its owner. A thread, not a context: the list
+   * lives in the root context's data, which its duplicated contexts (one per HTTP request, in Vert.x) share, so an
+   * entry added on one request's context is removed on another's, on the same thread.
+   */
+  private final Thread thread;
   private Deadlines.Entry head;
   private Deadlines.Entry tail;
   private int size;
@@ -28,16 +30,17 @@ final class DeadlineList {
   /** Tells a stale firing (one a cancel raced with) from the current one. */
   private long generation;
 
-  DeadlineList(Timers timers, LongSupplier clock, Runnable afterExpiries, Context context) {
+  /** @param thread the event-loop thread it is confined to, or null when its owner confines it */
+  DeadlineList(Timers timers, LongSupplier clock, Runnable afterExpiries, Thread thread) {
     this.timers = timers;
     this.clock = clock;
     this.afterExpiries = afterExpiries;
-    this.context = context;
+    this.thread = thread;
   }
 
   /** Whether the calling thread may touch this list. */
   boolean owned() {
-    return context == null || (Context.isOnEventLoopThread() && Vertx.currentContext() == context);
+    return thread == null || Thread.currentThread() == thread;
   }
 
   int size() {

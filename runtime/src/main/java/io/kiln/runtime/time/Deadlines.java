@@ -151,7 +151,7 @@ public final class Deadlines {
     }
     DeadlineList l = context.get(key);
     if (l == null) {
-      l = new DeadlineList(contextTimers, clock, null, context);
+      l = new DeadlineList(contextTimers, clock, null, Thread.currentThread());
       context.put(key, l);
     }
     l.insert(e);

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -286,6 +287,27 @@ class DeadlinesTest {
     assertThat(expired.get(0)).isEqualTo("trigger");
     assertThat(expired.subList(1, n / 2 + 1)).containsExactlyElementsOf(odd);
     assertThat(on(context, deadlines::armed)).isFalse();
+  }
+
+  /**
+   * Vert.x runs each HTTP request on a duplicated context of the connection's loop: a deadline added on one
+   * request's context and removed on another's (a reply settling on the loop) must leave the list, or every
+   * entry stays listed, holding its call, until its deadline.
+   */
+  @Test
+  void anEntryAddedOnOneDuplicatedContextIsRemovedOnAnotherOfTheSameLoop() {
+    ContextInternal root = (ContextInternal) context;
+    Context first = root.duplicate();
+    Context second = root.duplicate();
+    Named a = new Named("a");
+    on(first, () -> {
+      deadlines.add(a, now() + 600_000 * MS);
+      return null;
+    });
+    assertThat(on(second, deadlines::listed)).as("one list per loop, seen from every duplicate").isOne();
+    assertThat(on(second, a::remove)).isTrue();
+    assertThat(on(first, deadlines::listed)).isZero();
+    assertThat(a.watched()).isFalse();
   }
 
   /** A confined facility on timers the test fires: one schedule for many in-order deadlines. */
