@@ -164,17 +164,19 @@ public final class ServingNode implements AutoCloseable {
     Pipelines pipelines = new Pipelines(runtime, PipelineOptions.defaults(kilnHome, runtime.nodeId()),
         DeploymentResolver.of(serve), pools);
     NodeModelDirectory models = new NodeModelDirectory(new ServeModelDirectory(serve, board));
-    KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), models,
-        new PoolsDirectory(runtime.nodeId(), board, pools), pipelines.cacheIndex()::nodeFor);
+    // The gateway's one port to the pools: inference, the repository APIs and the dashboard all go through it.
+    PoolsDirectory poolPort = new PoolsDirectory(runtime.nodeId(), board, pools);
+    KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), models, poolPort,
+        pipelines.cacheIndex()::nodeFor);
     // Taken before the gateway binds, so no probe ever sees the node ready before it is warm.
     ReadinessHold hold = warmup.enabled() ? gateway.holdReadiness("warming up the serving path") : null;
     gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
     Jobs jobs = new Jobs(runtime, pipelines, DeploymentResolver.of(serve), board);
     gateway.addRoutes(new JobApi(runtime, jobs, managementToken)::mount);
-    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, pools, managementToken)::mount);
-    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, board, pools,
+    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, poolPort, managementToken)::mount);
+    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, poolPort,
         managementToken)::register);
-    DashboardApi dashboard = new DashboardApi(runtime, serve, board, pipelines, jobs, registry, managementToken);
+    DashboardApi dashboard = new DashboardApi(runtime, serve, poolPort, pipelines, jobs, registry, managementToken);
     gateway.addRoutes(dashboard::mount); // before the management API, which takes the rest of /api/v1/
     NodeLogs logs = new NodeLogs(runtime, io.kiln.deploy.logging.KilnLogging::lines);
     gateway.addRoutes(new LogsApi(runtime.vertx(), logs, managementToken)::mount);

@@ -63,9 +63,10 @@ final class ManagedNode implements AutoCloseable {
     client = new PoolClient(runtime);
     serve = new ServeController(runtime, client, board, ServeController.Options.DEFAULT
         .withPeriod(Duration.ofMillis(100)).withDrainGrace(Duration.ofMillis(100)));
+    PoolsDirectory port = new PoolsDirectory(runtime.nodeId(), board, client);
     gateway = new KilnGateway(GatewayOptions.builder().host("127.0.0.1").httpPort(0).grpcPort(0)
-        .bindJvmMetrics(false).registry(registry).build(), new ServeModelDirectory(serve, board),
-        new PoolsDirectory(runtime.nodeId(), board, client), DataLocator.NONE);
+        .bindJvmMetrics(false).registry(registry).build(), new ServeModelDirectory(serve, board), port,
+        DataLocator.NONE);
     try {
       home = Files.createTempDirectory("kiln-managed-node");
     } catch (IOException e) {
@@ -75,8 +76,8 @@ final class ManagedNode implements AutoCloseable {
         client);
     gateway.addRoutes(new PipelineApi(runtime, pipelines, token)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines), token)::mount);
-    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, board, client, token)::mount);
-    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, board, client, token)::register);
+    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, port, token)::mount);
+    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, port, token)::register);
     join(board.ready());
     join(serve.start());
     join(pipelines.start());

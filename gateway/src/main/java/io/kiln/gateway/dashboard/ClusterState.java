@@ -4,13 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.gateway.spi.PoolAdmin;
+import io.kiln.gateway.spi.PoolStatus;
 import io.kiln.pipelines.Pipelines;
 import io.kiln.pipelines.RunStatus;
 import io.kiln.pipelines.StepStatus;
 import io.kiln.pipelines.jobs.JobStatus;
 import io.kiln.pipelines.jobs.Jobs;
-import io.kiln.pools.PoolLoad;
-import io.kiln.pools.PoolLoadBoard;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ActorInfo;
@@ -33,9 +33,11 @@ import java.util.function.Function;
 
 /**
  * The dashboard's picture of the cluster, read from what the management APIs read: the node table (dead nodes stay
- * in it, not alive), the controller's desired state and status, the pool load board (idle and busy workers, queue
- * depth, draining), the named-actor registry (every worker with its state and restarts), and the pipeline-run and
- * job stores. Nothing here asks other nodes; the reads are the node's mirrors and the stores.
+ * in it, not alive), the controller's desired state and status, the pools' own reports (idle and busy workers, queue
+ * depth, draining; through the gateway's {@link PoolAdmin} port, as inference reaches pools through its
+ * {@link io.kiln.gateway.spi.PoolDirectory}), the named-actor registry (every worker with its state and restarts),
+ * and the pipeline-run and job stores. Nothing here asks other nodes; the reads are the node's mirrors and the
+ * stores.
  */
 final class ClusterState {
 
@@ -47,18 +49,18 @@ final class ClusterState {
 
   private final KilnRuntime runtime;
   private final ServeController serve;
-  private final PoolLoadBoard board;
+  private final PoolAdmin pools;
   private final Pipelines pipelines;
   private final Jobs jobs;
   private final Clock clock;
   /** When this node first saw each node not alive (the page says "down for …"). */
   private final Map<String, Long> downSince = new ConcurrentHashMap<>();
 
-  ClusterState(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, Pipelines pipelines, Jobs jobs,
+  ClusterState(KilnRuntime runtime, ServeController serve, PoolAdmin pools, Pipelines pipelines, Jobs jobs,
                Clock clock) {
     this.runtime = runtime;
     this.serve = serve;
-    this.board = board;
+    this.pools = pools;
     this.pipelines = pipelines;
     this.jobs = jobs;
     this.clock = clock;
@@ -127,8 +129,8 @@ final class ClusterState {
       ArrayNode pools = d.putArray("pools");
       long queued = 0;
       for (DeploymentStatus.PoolState p : s == null ? List.<DeploymentStatus.PoolState>of() : s.pools()) {
-        PoolLoad live = board.pools(name, p.version()).stream().filter(l -> l.nodeId().equals(p.node())).findFirst()
-            .orElse(null);
+        PoolStatus live = this.pools.status(name, p.version()).stream().filter(l -> l.nodeId().equals(p.node()))
+            .findFirst().orElse(null);
         int queue = live != null ? live.queueDepth() : p.queueDepth();
         queued += queue;
         ObjectNode po = pools.addObject().put("node", p.node()).put("version", p.version()).put("ready", p.ready())

@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.gateway.management.BearerToken;
+import io.kiln.gateway.spi.PoolAdmin;
 import io.kiln.pipelines.Pipelines;
 import io.kiln.pipelines.jobs.Jobs;
-import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeView;
 import io.kiln.runtime.WireCodec;
@@ -85,26 +85,27 @@ public final class DashboardApi implements AutoCloseable {
   private long currentAtMs;
 
   /**
+   * @param pools the pools as the node's gateway port reports them (the same adapter its inference uses)
    * @param pipelines the node's pipelines (their runs), or null for none
    * @param jobs the node's jobs, or null for none
    * @param registry the node's registry, holding the gateway's request timers
    * @param token the management token, or null/empty for none
    */
-  public DashboardApi(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, Pipelines pipelines, Jobs jobs,
+  public DashboardApi(KilnRuntime runtime, ServeController serve, PoolAdmin pools, Pipelines pipelines, Jobs jobs,
                       MeterRegistry registry, String token) {
-    this(runtime, serve, board, pipelines, jobs, registry, token, Clock.systemUTC());
+    this(runtime, serve, pools, pipelines, jobs, registry, token, Clock.systemUTC());
   }
 
   /** As above, on {@code clock} (sample seconds, "down since"). */
-  public DashboardApi(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, Pipelines pipelines, Jobs jobs,
+  public DashboardApi(KilnRuntime runtime, ServeController serve, PoolAdmin pools, Pipelines pipelines, Jobs jobs,
                       MeterRegistry registry, String token, Clock clock) {
     this.runtime = Objects.requireNonNull(runtime, "runtime");
     this.authorize = new BearerToken(token);
     this.clock = Objects.requireNonNull(clock, "clock");
     this.sampler = new RequestSampler(Objects.requireNonNull(registry, "registry"), clock, WINDOW_SECONDS + 5);
     this.series = new ClusterSeries(runtime.vertx(), runtime.nodeId(), sampler, this::localGpus, WINDOW_SECONDS + 5);
-    this.state = new ClusterState(runtime, Objects.requireNonNull(serve, "serve"), Objects.requireNonNull(board, "board"),
-        pipelines, jobs, clock);
+    this.state = new ClusterState(runtime, Objects.requireNonNull(serve, "serve"),
+        Objects.requireNonNull(pools, "pools"), pipelines, jobs, clock);
     this.html = resource("index.html");
     this.js = resource("dashboard.js");
     this.css = resource("dashboard.css");

@@ -1,9 +1,8 @@
 package io.kiln.gateway.management;
 
+import io.kiln.gateway.spi.PoolAdmin;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
-import io.kiln.pools.PoolClient;
-import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.WireCodec;
@@ -47,9 +46,9 @@ public final class RepositoryApi {
   private final BearerToken authorize;
 
   /** @param token required bearer token, or null/empty for none */
-  public RepositoryApi(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, PoolClient pools, String token) {
+  public RepositoryApi(KilnRuntime runtime, ServeController serve, PoolAdmin pools, String token) {
     this.runtime = runtime;
-    this.models = new RepositoryModels(runtime, serve, board, pools);
+    this.models = new RepositoryModels(runtime, serve, pools);
     this.authorize = new BearerToken(token);
   }
 

@@ -1,9 +1,8 @@
 package io.kiln.gateway.management;
 
+import io.kiln.gateway.spi.PoolAdmin;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
-import io.kiln.pools.PoolClient;
-import io.kiln.pools.PoolLoadBoard;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcService;
 import io.kiln.protocol.grpc.RepositoryIndexRequest;
 import io.kiln.protocol.grpc.RepositoryIndexResponse;
@@ -56,9 +55,8 @@ public final class RepositoryGrpc {
   private final BearerToken authorize;
 
   /** @param token required bearer token, or null/empty for none */
-  public RepositoryGrpc(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, PoolClient pools,
-                        String token) {
-    this.models = new RepositoryModels(runtime, serve, board, pools);
+  public RepositoryGrpc(KilnRuntime runtime, ServeController serve, PoolAdmin pools, String token) {
+    this.models = new RepositoryModels(runtime, serve, pools);
     this.authorize = new BearerToken(token);
   }
 

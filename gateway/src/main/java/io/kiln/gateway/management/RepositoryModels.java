@@ -1,10 +1,9 @@
 package io.kiln.gateway.management;
 
+import io.kiln.gateway.spi.PoolAdmin;
+import io.kiln.gateway.spi.PoolStatus;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
-import io.kiln.pools.PoolClient;
-import io.kiln.pools.PoolLoad;
-import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentStatus;
@@ -29,6 +28,9 @@ import java.util.concurrent.CompletionStage;
  * pool or its pool runs as many loads as allowed; the pool's own {@link InferenceException} (INTERNAL) when the model
  * failed to load.
  *
+ * <p>Pools are read and called through the gateway's {@link PoolAdmin} port, as the request path reaches them
+ * through its {@link io.kiln.gateway.spi.PoolDirectory}.
+ *
  * <p><b>Threading:</b> any thread; nothing blocks (pool calls are actor calls).
  */
 public final class RepositoryModels {
@@ -41,18 +43,16 @@ public final class RepositoryModels {
 
   private final KilnRuntime runtime;
   private final ServeController serve;
-  private final PoolLoadBoard board;
-  private final PoolClient pools;
+  private final PoolAdmin pools;
 
-  public RepositoryModels(KilnRuntime runtime, ServeController serve, PoolLoadBoard board, PoolClient pools) {
+  public RepositoryModels(KilnRuntime runtime, ServeController serve, PoolAdmin pools) {
     this.runtime = runtime;
     this.serve = serve;
-    this.board = board;
     this.pools = pools;
   }
 
   /** A multiplexed deployment's serving version and its pools' reports. */
-  private record Served(DeploymentSpec spec, String version, List<PoolLoad> pools) {
+  private record Served(DeploymentSpec spec, String version, List<PoolStatus> pools) {
   }
 
   private List<Served> multiplexed() {
@@ -62,7 +62,7 @@ public final class RepositoryModels {
       if (spec.multiplexed()) {
         DeploymentStatus st = statuses.get(name);
         String version = st != null && st.servingVersion() != null ? st.servingVersion() : spec.version();
-        out.add(new Served(spec, version, board.pools(name, version)));
+        out.add(new Served(spec, version, pools.status(name, version)));
       }
     });
     return out;
@@ -82,7 +82,7 @@ public final class RepositoryModels {
       }
       if (spec.multiplexed()) {
         String version = st != null && st.servingVersion() != null ? st.servingVersion() : spec.version();
-        parts.add(states(new Served(spec, version, board.pools(name, version))));
+        parts.add(states(new Served(spec, version, pools.status(name, version))));
       } else {
         parts.add(CompletableFuture.completedFuture(versions(spec, st)));
       }
@@ -105,7 +105,7 @@ public final class RepositoryModels {
     versions.sort(Comparator.naturalOrder());
     List<Entry> out = new ArrayList<>();
     for (String v : versions) {
-      boolean ready = board.pools(spec.name(), v).stream().anyMatch(PoolLoad::ready);
+      boolean ready = pools.status(spec.name(), v).stream().anyMatch(PoolStatus::ready);
       String state;
       String reason = "";
       if (ready) {
@@ -128,7 +128,7 @@ public final class RepositoryModels {
   // Each model's state across the deployment's pools: READY wins over LOADING over UNAVAILABLE.
   private CompletableFuture<List<Entry>> states(Served s) {
     List<CompletableFuture<Map<String, String>>> calls = new ArrayList<>();
-    for (PoolLoad p : s.pools()) {
+    for (PoolStatus p : s.pools()) {
       if (p.ready()) {
         calls.add(pools.models(s.spec().name(), s.version(), p.nodeId()).toCompletableFuture()
             .exceptionally(e -> Map.of()));
@@ -184,14 +184,14 @@ public final class RepositoryModels {
           "model '" + model + "' is in no model repository"));
     }
     Served s = owner;
-    List<PoolLoad> ready = s.pools().stream().filter(PoolLoad::ready).toList();
+    List<PoolStatus> ready = s.pools().stream().filter(PoolStatus::ready).toList();
     if (ready.isEmpty()) {
       return CompletableFuture.failedFuture(new CapacityExceededException(
           "no ready pool of deployment '" + s.spec().name() + "'", RETRY_AFTER));
     }
     if (load) {
-      PoolLoad target = ready.stream().filter(p -> p.nodeId().equals(runtime.nodeId())).findFirst()
-          .orElseGet(() -> ready.stream().min(Comparator.comparingLong(PoolLoad::load)).orElseThrow());
+      PoolStatus target = ready.stream().filter(p -> p.nodeId().equals(runtime.nodeId())).findFirst()
+          .orElseGet(() -> ready.stream().min(Comparator.comparingLong(PoolStatus::load)).orElseThrow());
       return pools.loadModel(s.spec().name(), s.version(), target.nodeId(), model).thenApply(v -> null);
     }
     List<CompletableFuture<Integer>> calls = new ArrayList<>();
