@@ -7,6 +7,7 @@ import io.kiln.runtime.ActorState;
 import io.kiln.runtime.Allocation;
 import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.RetryPolicy;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;

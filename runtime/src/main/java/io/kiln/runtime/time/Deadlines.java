@@ -32,8 +32,8 @@ import java.util.function.LongSupplier;
  * thread of no context) it joins the facility's one off-loop list, which takes a lock rather than a hop to a loop:
  * its timer runs on one event-loop context the facility made for it, and {@code expired} runs on that context's
  * thread, outside the lock. With {@link #confined}, every call, and {@code expired}, run on the owner's thread,
- * which the {@link Timers} given run their tasks on. Nothing here blocks (the off-loop lock is held for a few
- * pointer writes).
+ * which the {@link Timers} given run their tasks on. Nothing here blocks: the off-loop lock is held for a few
+ * pointer writes, and a timer's scheduling when the earliest deadline changes.
  *
  * <p>Deadlines are absolute times on the facility's nano clock ({@code System::nanoTime} for {@link #of}; tests
  * inject their own through {@link #create} or {@link #confined}). Crossing a process boundary a deadline travels as
