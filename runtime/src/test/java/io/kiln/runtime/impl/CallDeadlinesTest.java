@@ -99,7 +99,7 @@ class CallDeadlinesTest {
 
   @Test
   void callersOffAnEventLoopShareTheOffLoopListAndTheAnswerUnlinksThere() {
-    CompletableFuture<Object> c = call(20 * MS); // the test thread: no context
+    CompletableFuture<Object> c = call(500 * MS); // the test thread: no context
     CompletableFuture<Object> answered = call(60_000 * MS);
     assertThat(on(deadlines::listed)).as("not the context's list").isZero();
     assertThat(deadlines.listed()).as("the off-loop one").isEqualTo(2);
