@@ -99,13 +99,13 @@ class CallDeadlinesTest {
 
   @Test
   void callersOffAnEventLoopShareTheOffLoopListAndTheAnswerUnlinksThere() {
-    CompletableFuture<Object> c = call(500 * MS); // the test thread: no context
+    CompletableFuture<Object> c = call(2_000 * MS); // the test thread: no context
     CompletableFuture<Object> answered = call(60_000 * MS);
     assertThat(on(deadlines::listed)).as("not the context's list").isZero();
     assertThat(deadlines.listed()).as("the off-loop one").isEqualTo(2);
     waiting.get(1).reply(ReplyMessage.ok(7, Integer.class)); // completed on the caller's context, unlinked there
     assertThat(io.kiln.runtime.testing.Await.result(answered)).isEqualTo(7);
-    await().atMost(Duration.ofSeconds(5)).until(c::isDone);
+    await().atMost(Duration.ofSeconds(10)).until(c::isDone);
     assertThat(failure(c)).isInstanceOf(CallTimeoutException.class);
     assertThat(deadlines.listed()).isZero();
   }
