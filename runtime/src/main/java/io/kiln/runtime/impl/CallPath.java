@@ -40,19 +40,19 @@ final class CallPath {
   private final CallTracker calls;
   private final ActorRegistry registry;
   private final LocalActors localActors;
+  /** The clock of local calls' deadlines, the facility's ({@code System::nanoTime}). */
   private final LongSupplier nanoClock;
-  /** Local calls' deadlines, on the caller's event loop (one timer per context, not per call). */
+  /** Local calls' deadlines: the node's Vert.x facility, on the caller's event loop (one timer per loop, not per call). */
   private final Deadlines deadlines;
 
   /**
    * @param members the live cluster members, answered from local state
    * @param localActors the actors on this node: calls to them skip the event bus, info about them needs no message
-   * @param nanoClock the clock of local calls' deadlines ({@code System::nanoTime}; tests may drive their own)
    */
   CallPath(String nodeId, Vertx vertx, Supplier<List<String>> members, CallTracker calls, ActorRegistry registry,
-           LocalActors localActors, LongSupplier nanoClock) {
-    this.nanoClock = nanoClock;
-    this.deadlines = Deadlines.create(vertx, nanoClock);
+           LocalActors localActors) {
+    this.deadlines = Deadlines.of(vertx);
+    this.nanoClock = deadlines.clock();
     this.nodeId = nodeId;
     this.vertx = vertx;
     this.members = members;

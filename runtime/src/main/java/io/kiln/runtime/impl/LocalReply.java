@@ -14,9 +14,10 @@ import java.util.concurrent.CompletableFuture;
  * an actor's worker threads.
  *
  * <p>It is also the call's deadline, watched where the caller waits, as an event-bus request's timer is: on the
- * caller's event loop it joins that context's list in the runtime's {@link Deadlines} (one timer for every call
- * the context has in flight) and the answer, completing there, unlinks it; a caller off an event loop gets a
- * timer of its own. Queued or running, a call past its deadline fails its caller; the call itself stays where it
+ * caller's event loop it joins that context's list in the node's {@link Deadlines} (one timer for every deadline
+ * the context has in flight, the gateway's too) and the answer, completing there, unlinks it; a caller off an event
+ * loop joins the facility's off-loop list (a lock, one timer for them all), which the answer unlinks wherever it
+ * completes. Queued or running, a call past its deadline fails its caller; the call itself stays where it
  * is and its eventual answer goes nowhere.
  */
 final class LocalReply extends Deadlines.Entry {

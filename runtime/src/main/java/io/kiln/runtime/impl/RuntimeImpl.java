@@ -82,7 +82,7 @@ public final class RuntimeImpl implements KilnRuntime {
     // Placement into a bundle is decided by the group's row; everything else by the node index.
     this.placer = new Placer(vertx.getOrCreateContext(), this::place);
     this.actorsHere = new LocalActors();
-    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere, System::nanoTime);
+    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere);
     // The one edge back: hosted actors and tasks are handed the runtime hosting them (ActorContext.runtime(),
     // TaskContext.runtime()), as the public interface only, stored and never called during construction.
     this.agent = new NodeAgent(this, vertx, node, ledger, actorsHere, registry, nodeTable, placer::resourcesChanged,

@@ -2,64 +2,80 @@ package io.kiln.runtime.time;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.shareddata.LocalMap;
+import io.vertx.core.shareddata.Shareable;
 import java.util.function.LongSupplier;
 
 /**
  * The runtime's one timer facility for deadlines: many deadlines on few timers. Every deadline a request meets on
  * its way (the gateway's call, an actor's local call, a pool's queued or executing request) is an {@link Entry}
  * here rather than a Vert.x timer armed and cancelled per request, which cost a timer allocation, a task on the
- * event loop's scheduled queue and its cancellation, per request and per layer.
+ * event loop's scheduled queue and its cancellation, per request and per layer. A Vert.x instance has one such
+ * facility, {@link #of}, which every layer shares: all the deadlines of one event-loop context are on one list with
+ * one timer, whichever layer added them.
  *
- * <p>Per Vert.x event-loop context ({@link #create}) or per confined owner ({@link #confined}) the entries form one
- * list ordered by deadline, watched by at most one armed timer, for the earliest: an entry with the usual timeout
- * is appended (deadlines of one timeout come in order), a shorter one is inserted from the tail back, an entry
- * settled in time unlinks itself in O(1), and the timer is re-armed only when an earlier deadline becomes the
- * head. When it fires, every entry due by then {@linkplain Entry#expired expires}, in deadline order, and it waits
- * for the new head; the last entry out cancels it, so nothing idle holds a timer. An entry expires when its
- * deadline is reached, within the timer's millisecond rounding (never early), as a timer of its own would.
+ * <p>Per event-loop context, for the threads off any event loop together, or per confined owner ({@link
+ * #confined}), the entries form one list ordered by deadline, watched by at most one armed timer, for the earliest:
+ * an entry with one of the usual few timeouts is appended (deadlines of one timeout come in order), a shorter one is
+ * inserted from the tail back, an entry settled in time unlinks itself in O(1), and the timer is re-armed only when
+ * an earlier deadline becomes the earliest. When it fires, every entry due by then {@linkplain Entry#expired
+ * expires}, in deadline order, and it waits for the earliest left. An entry leaving never cancels the timer, not
+ * even the last (with one request in flight at a time that would cost a timer per request): on an empty list it
+ * fires once more, finds nothing due and stops, so nothing idle holds a timer for longer than its last deadline. An
+ * entry expires when its deadline is reached, within the timer's millisecond rounding (never early), as a timer of
+ * its own would.
  *
- * <p>Threading: {@link #add} runs on the thread that owns the entry. With {@link #create}, on an event-loop
- * context the entry joins that context's list and {@link Entry#expired} runs there; off an event loop (a worker
- * context, a thread of no context) the entry gets a Vert.x timer of its own, and {@code expired} runs on whatever
- * context Vert.x gives that timer. With {@link #confined}, every call, and {@code expired}, run on the owner's
- * thread, which the {@link Timers} given run their tasks on. Nothing here blocks.
+ * <p>Threading: {@link #add} runs on the thread that owns the entry. On an event-loop context (its own thread) the
+ * entry joins that context's list and {@link Entry#expired} runs there. Off an event loop (a worker context, a
+ * thread of no context) it joins the facility's one off-loop list, which takes a lock rather than a hop to a loop:
+ * its timer runs on one event-loop context the facility made for it, and {@code expired} runs on that context's
+ * thread, outside the lock. With {@link #confined}, every call, and {@code expired}, run on the owner's thread,
+ * which the {@link Timers} given run their tasks on. Nothing here blocks: the off-loop lock is held for a few
+ * pointer writes, and a timer's scheduling when the earliest deadline changes.
  *
- * <p>Deadlines are absolute times on the injected nano clock ({@code System::nanoTime} in production; tests
- * inject their own). Crossing a process boundary a deadline travels as the time left, never as a clock reading.
+ * <p>Deadlines are absolute times on the facility's nano clock ({@code System::nanoTime} for {@link #of}; tests
+ * inject their own through {@link #create} or {@link #confined}). Crossing a process boundary a deadline travels as
+ * the time left, never as a clock reading.
  */
-public final class Deadlines {
+public final class Deadlines implements Shareable {
 
   /** One deadline; subclass it where the thing that can time out lives (a call, a request: no wrapper). */
   public abstract static class Entry {
     DeadlineList list; // while listed
     Entry prev;
     Entry next;
+    int lane;
     long deadline;
-    private Vertx timerOwner; // with a timer of its own, off an event loop
-    private long timer = -1;
 
     /**
-     * The deadline passed: fail what waits. Runs on the owner's thread (see {@link Deadlines}), at most once
+     * The deadline passed: fail what waits. Runs on its list's thread (see {@link Deadlines}: the context's that
+     * added it, or, added off an event loop, the facility's own loop; never under a lock), at most once
      * per {@link #add}; never after a successful {@link #remove()}. The entry is already off the list, so this
      * may add it again.
      */
     protected abstract void expired();
 
     /**
-     * Stops watching this deadline (the thing settled in time). On the thread that added it this always works;
-     * called on another thread for an entry on an event-loop context's list it does nothing and returns false:
-     * the entry then stays listed until its deadline, when {@link #expired} runs and must find it settled.
+     * Stops watching this deadline (the thing settled in time). On the thread that added it this always works, and
+     * so does it for an entry added off an event loop, on any thread that the add happened before. Called on
+     * another thread for an entry on an event-loop context's list it does nothing and returns false: the entry
+     * then stays listed until its deadline, when {@link #expired} runs and must find it settled. False too for an
+     * entry off an event loop whose deadline has just been reached: {@code expired} is on its way.
      *
      * @return whether the entry was watched and now is not
      */
     public final boolean remove() {
-      if (timer >= 0) {
-        long t = timer;
-        timer = -1;
-        return timerOwner.cancelTimer(t);
+      DeadlineList l = list;
+      if (l == null) {
+        return false;
       }
-      if (list != null && list.owned()) {
-        list.unlink(this);
+      if (l.locked) {
+        return l.removeLocked(this);
+      }
+      if (l.owned()) {
+        l.unlink(this);
         return true;
       }
       return false;
@@ -67,7 +83,7 @@ public final class Deadlines {
 
     /** Whether the deadline is watched (added, neither expired nor removed). Read it on the owner's thread. */
     public final boolean watched() {
-      return list != null || timer >= 0;
+      return list != null;
     }
 
     /** The deadline it was last added with, on the facility's clock. */
@@ -76,18 +92,25 @@ public final class Deadlines {
     }
   }
 
-  private final Vertx vertx;
+  private static final String SHARED = Deadlines.class.getName();
+
   private final LongSupplier clock;
   private final Timers contextTimers;
   /** The one list of a confined facility; null for a per-context one. */
   private final DeadlineList confined;
+  /** Every thread off an event loop adds here, under the list's lock; null for a confined facility. */
+  private final DeadlineList offLoop;
   private final Object key = new Object(); // this facility's list in each context's data
 
   private Deadlines(Vertx vertx, LongSupplier clock, DeadlineList confined) {
-    this.vertx = vertx;
     this.clock = clock;
     this.confined = confined;
-    this.contextTimers = vertx == null ? null : new Timers() {
+    if (vertx == null) {
+      this.contextTimers = null;
+      this.offLoop = null;
+      return;
+    }
+    this.contextTimers = new Timers() {
       @Override
       public long schedule(long delayNanos, Runnable task) {
         return vertx.setTimer(millisUp(delayNanos), id -> task.run());
@@ -98,10 +121,35 @@ public final class Deadlines {
         vertx.cancelTimer(id);
       }
     };
+    // One event loop wakes the off-loop list: a timer set from a thread of no context would get a new one each time.
+    ContextInternal wakes = ((VertxInternal) vertx).createEventLoopContext();
+    Timers offLoopTimers = new Timers() {
+      @Override
+      public long schedule(long delayNanos, Runnable task) {
+        return wakes.setTimer(millisUp(delayNanos), id -> task.run());
+      }
+
+      @Override
+      public void cancel(long id) {
+        vertx.cancelTimer(id);
+      }
+    };
+    this.offLoop = new DeadlineList(offLoopTimers, clock, null, null, true);
   }
 
   /**
-   * Deadlines on {@code vertx}: one list and at most one timer per event-loop context that adds to it.
+   * The facility of {@code vertx}, on {@code System::nanoTime}: made by the first caller, shared by every later one
+   * (the runtime's calls, the gateway's), so that one context's deadlines are on one list with one timer. Kept in
+   * the instance's local shared data, so it lives and goes with it; call it once per component, not per request.
+   */
+  public static Deadlines of(Vertx vertx) {
+    LocalMap<String, Deadlines> shared = vertx.sharedData().getLocalMap(SHARED);
+    return shared.computeIfAbsent(SHARED, k -> new Deadlines(vertx, System::nanoTime, null));
+  }
+
+  /**
+   * A facility of its own on {@code vertx}, for a test that drives the clock: one list and at most one timer per
+   * event-loop context that adds to it, and one for the threads off any loop. Production code shares {@link #of}.
    *
    * @param nanoClock monotonic nanoseconds, the clock deadlines are written in (Vert.x timers wake it up)
    */
@@ -117,7 +165,7 @@ public final class Deadlines {
    *     may be null
    */
   public static Deadlines confined(Timers timers, LongSupplier nanoClock, Runnable afterExpiries) {
-    return new Deadlines(null, nanoClock, new DeadlineList(timers, nanoClock, afterExpiries, null));
+    return new Deadlines(null, nanoClock, new DeadlineList(timers, nanoClock, afterExpiries, null, false));
   }
 
   /** The clock deadlines are written in. */
@@ -141,17 +189,12 @@ public final class Deadlines {
     }
     Context context = Vertx.currentContext();
     if (context == null || !context.isEventLoopContext() || !Context.isOnEventLoopThread()) {
-      long left = deadlineNanos - clock.getAsLong();
-      e.timerOwner = vertx;
-      e.timer = vertx.setTimer(millisUp(left), id -> {
-        e.timer = -1;
-        e.expired();
-      });
+      offLoop.insertLocked(e);
       return;
     }
     DeadlineList l = context.get(key);
     if (l == null) {
-      l = new DeadlineList(contextTimers, clock, null, Thread.currentThread());
+      l = new DeadlineList(contextTimers, clock, null, Thread.currentThread(), false);
       context.put(key, l);
     }
     l.insert(e);
@@ -168,16 +211,19 @@ public final class Deadlines {
     confined.clear();
   }
 
-  /** How many entries the calling thread's list holds (its context's, or the confined one); for tests and gauges. */
+  /**
+   * How many entries the calling thread's list holds (its context's, the off-loop one, or the confined one); for
+   * tests and gauges.
+   */
   public int listed() {
     DeadlineList l = current();
-    return l == null ? 0 : l.size();
+    return l == null ? 0 : l.locked ? l.sizeLocked() : l.size();
   }
 
   /** Whether the calling thread's list has its timer armed; for tests. */
   public boolean armed() {
     DeadlineList l = current();
-    return l != null && l.armed();
+    return l != null && (l.locked ? l.armedLocked() : l.armed());
   }
 
   /** A delay in whole milliseconds, at least 1 and rounded up: a Vert.x timer is never early. */
@@ -190,6 +236,9 @@ public final class Deadlines {
       return confined;
     }
     Context context = Vertx.currentContext();
-    return context == null ? null : context.get(key);
+    if (context == null || !context.isEventLoopContext() || !Context.isOnEventLoopThread()) {
+      return offLoop;
+    }
+    return context.get(key);
   }
 }

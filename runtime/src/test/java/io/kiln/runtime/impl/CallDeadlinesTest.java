@@ -94,14 +94,19 @@ class CallDeadlinesTest {
     waiting.get(0).reply(ReplyMessage.ok(7, Integer.class));
     assertThat(io.kiln.runtime.testing.Await.result(answered)).isEqualTo(7);
     await().atMost(Duration.ofSeconds(5)).until(() -> on(deadlines::listed) == 0);
-    assertThat(on(deadlines::armed)).isFalse();
+    assertThat(on(deadlines::armed)).as("left armed for the next call; it stops once it found nothing due").isTrue();
   }
 
   @Test
-  void aCallerOffAnEventLoopHasATimerOfItsOwn() {
-    CompletableFuture<Object> c = call(20 * MS); // the test thread: no context
-    assertThat(on(deadlines::listed)).isZero();
-    await().atMost(Duration.ofSeconds(5)).until(c::isDone);
+  void callersOffAnEventLoopShareTheOffLoopListAndTheAnswerUnlinksThere() {
+    CompletableFuture<Object> c = call(2_000 * MS); // the test thread: no context
+    CompletableFuture<Object> answered = call(60_000 * MS);
+    assertThat(on(deadlines::listed)).as("not the context's list").isZero();
+    assertThat(deadlines.listed()).as("the off-loop one").isEqualTo(2);
+    waiting.get(1).reply(ReplyMessage.ok(7, Integer.class)); // completed on the caller's context, unlinked there
+    assertThat(io.kiln.runtime.testing.Await.result(answered)).isEqualTo(7);
+    await().atMost(Duration.ofSeconds(10)).until(c::isDone);
     assertThat(failure(c)).isInstanceOf(CallTimeoutException.class);
+    assertThat(deadlines.listed()).isZero();
   }
 }

@@ -17,7 +17,7 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The one timer facility on a real Vert.x: per-context lists, one timer each, and the off-loop path. */
+/** The one timer facility on a real Vert.x: per-context lists, one timer each, and the off-loop list. */
 class DeadlinesTest {
 
   private static final long MS = 1_000_000;
@@ -34,7 +34,7 @@ class DeadlinesTest {
     vertx.close().await();
   }
 
-  private final class Named extends Deadlines.Entry {
+  private class Named extends Deadlines.Entry {
     final String name;
 
     Named(String name) {
@@ -99,7 +99,7 @@ class DeadlinesTest {
   }
 
   @Test
-  void aCancelledEntryNeverExpiresAndTheLastOneOutDisarms() {
+  void aCancelledEntryNeverExpiresAndAnIdleListsTimerFiresOnceMoreAndStops() {
     Named b = new Named("b");
     on(context, () -> {
       long now = now();
@@ -116,14 +116,85 @@ class DeadlinesTest {
     Named d = new Named("d");
     Named e = new Named("e");
     boolean armedWhileListed = on(context, () -> {
-      deadlines.add(d, now() + 10_000 * MS);
+      deadlines.add(d, now() + 1_000 * MS);
       deadlines.add(e, now() + 20_000 * MS);
       return deadlines.armed();
     });
     assertThat(armedWhileListed).isTrue();
     assertThat(on(context, () -> d.remove() && e.remove())).isTrue();
-    assertThat(on(context, deadlines::armed)).as("idle: the timer was cancelled").isFalse();
     assertThat(on(context, deadlines::listed)).isZero();
+    assertThat(on(context, deadlines::armed)).as("the last one out leaves the timer armed").isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> !on(context, deadlines::armed)); // fired for d: nothing due
+    assertThat(expired).containsExactly("a", "c");
+  }
+
+  /**
+   * One request in flight at a time, each answered within the timeout: the first arms the timer and the others find
+   * it armed for an earlier deadline than theirs, so N requests cost one timer, not N armed and cancelled.
+   */
+  @Test
+  void oneInFlightAtATimeArmsOneTimerNotOnePerRequest() {
+    AtomicLong clock = new AtomicLong(1_000 * MS);
+    List<Runnable> tasks = new ArrayList<>();
+    List<Long> cancelled = new ArrayList<>();
+    Deadlines confined = Deadlines.confined(recording(tasks, new ArrayList<>(), cancelled), clock::get, null);
+    for (int i = 0; i < 100; i++) {
+      Named request = new Named("r" + i);
+      confined.add(request, clock.get() + 100 * MS);
+      clock.addAndGet(MS / 2); // answered half a millisecond later
+      assertThat(request.remove()).isTrue();
+    }
+    assertThat(tasks).as("armed once for all of them").hasSize(1);
+    assertThat(cancelled).as("never cancelled").isEmpty();
+    clock.addAndGet(100 * MS);
+    tasks.get(0).run(); // the one firing: nothing due, nothing listed
+    assertThat(expired).isEmpty();
+    assertThat(tasks).as("not re-armed on an empty list").hasSize(1);
+    assertThat(confined.armed()).isFalse();
+  }
+
+  /** Runs of several timeouts interleaved (a call and the calls it makes) and more runs than lanes. */
+  @Test
+  void interleavedTimeoutsExpireInDeadlineOrder() {
+    AtomicLong clock = new AtomicLong(1_000 * MS);
+    List<Runnable> tasks = new ArrayList<>();
+    Deadlines confined = Deadlines.confined(recording(tasks, new ArrayList<>(), new ArrayList<>()), clock::get, null);
+    List<Long> added = new ArrayList<>();
+    java.util.Map<String, Long> deadlineOf = new java.util.HashMap<>();
+    for (int i = 0; i < 200; i++) {
+      for (int timeout = 0; timeout < DeadlineList.LANES + 2; timeout++) {
+        long deadline = clock.get() + (100 + 7L * timeout) * MS;
+        String name = i + "/" + timeout;
+        confined.add(new Named(name), deadline);
+        deadlineOf.put(name, deadline);
+        added.add(deadline);
+      }
+      confined.add(new Named(i + "/short"), clock.get() + 3 * MS); // earlier than every lane's last
+      deadlineOf.put(i + "/short", clock.get() + 3 * MS);
+      clock.addAndGet(MS / 4);
+    }
+    assertThat(confined.listed()).isEqualTo(200 * (DeadlineList.LANES + 3));
+    clock.addAndGet(1_000 * MS);
+    tasks.get(tasks.size() - 1).run();
+    assertThat(expired).hasSize(200 * (DeadlineList.LANES + 3));
+    List<Long> order = expired.stream().map(deadlineOf::get).toList();
+    assertThat(order).isSorted();
+  }
+
+  private static Timers recording(List<Runnable> tasks, List<Long> delays, List<Long> cancelled) {
+    return new Timers() {
+      @Override
+      public long schedule(long delayNanos, Runnable task) {
+        delays.add(delayNanos);
+        tasks.add(task);
+        return tasks.size() - 1;
+      }
+
+      @Override
+      public void cancel(long id) {
+        cancelled.add(id);
+      }
+    };
   }
 
   @Test
@@ -177,26 +248,65 @@ class DeadlinesTest {
   }
 
   @Test
-  void offAnEventLoopAnEntryHasATimerOfItsOwn() {
-    Named soon = new Named("soon");
+  void offAnEventLoopEntriesShareOneListAndTimerAndExpireOnTheFacilitysLoop() {
+    List<String> threads = new CopyOnWriteArrayList<>();
+    long[] deadlineAndSeen = new long[2];
+    Named soon = new Named("soon") {
+      @Override
+      protected void expired() {
+        deadlineAndSeen[1] = System.nanoTime() + skew.get();
+        threads.add(Thread.currentThread().getName() + " " + Context.isOnEventLoopThread());
+        super.expired();
+      }
+    };
     Named cancelled = new Named("cancelled");
-    deadlines.add(cancelled, now() + 20 * MS); // the test thread: no context
-    deadlines.add(soon, now() + 200 * MS);
+    Named answeredElsewhere = new Named("answeredElsewhere");
+    deadlines.add(cancelled, now() + 60_000 * MS); // the test thread: no context
+    deadlines.add(answeredElsewhere, now() + 60_000 * MS);
     assertThat(cancelled.watched()).isTrue();
-    assertThat(deadlines.listed()).as("not on any list").isZero();
+    assertThat(deadlines.listed()).as("the off-loop list").isEqualTo(2);
+    assertThat(deadlines.armed()).isTrue();
+    assertThat(on(context, deadlines::listed)).as("not the context's").isZero();
     assertThat(cancelled.remove()).isTrue();
-    await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("soon"));
+    assertThat(on(context, answeredElsewhere::remove)).as("removed on a loop, as a local call's answer is").isTrue();
+    assertThat(deadlines.listed()).isZero();
+    deadlineAndSeen[0] = now() + 100 * MS;
+    deadlines.add(soon, deadlineAndSeen[0]); // earlier than the armed timer's: re-armed for it
+    await().atMost(Duration.ofSeconds(10)).until(() -> expired.contains("soon"));
     assertThat(expired).containsExactly("soon");
+    assertThat(deadlineAndSeen[1]).as("never early").isGreaterThanOrEqualTo(deadlineAndSeen[0]);
+    assertThat(threads).singleElement().asString().endsWith(" true");
 
-    // A worker thread of a context, too.
+    // A worker thread of a context joins the same list.
     String[] seen = new String[1];
     vertx.executeBlocking(() -> {
-      deadlines.add(new Named("worker"), now() + 10 * MS);
+      deadlines.add(new Named("worker"), now() + 1_000 * MS);
       seen[0] = String.valueOf(deadlines.listed());
       return null;
     }).await();
-    assertThat(seen[0]).isEqualTo("0");
-    await().atMost(Duration.ofSeconds(5)).until(() -> expired.contains("worker"));
+    assertThat(seen[0]).isEqualTo("1");
+    await().atMost(Duration.ofSeconds(10)).until(() -> expired.contains("worker"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> !deadlines.armed());
+  }
+
+  @Test
+  void aVertxInstanceHasOneFacility() {
+    Deadlines shared = Deadlines.of(vertx);
+    assertThat(Deadlines.of(vertx)).isSameAs(shared);
+    Vertx other = Vertx.vertx();
+    try {
+      assertThat(Deadlines.of(other)).isNotSameAs(shared);
+    } finally {
+      other.close().await();
+    }
+    // Two layers adding on one context (a gateway call, then the actor call it makes) share its list and timer.
+    int listed = on(context, () -> {
+      long now = shared.clock().getAsLong();
+      Deadlines.of(vertx).add(new Named("gateway"), now + 60_000 * MS);
+      Deadlines.of(vertx).add(new Named("actor call"), now + 61_000 * MS);
+      return shared.listed();
+    });
+    assertThat(listed).isEqualTo(2);
   }
 
   @Test
@@ -317,19 +427,7 @@ class DeadlinesTest {
     List<Runnable> tasks = new ArrayList<>();
     List<Long> delays = new ArrayList<>();
     List<Long> cancelled = new ArrayList<>();
-    Timers timers = new Timers() {
-      @Override
-      public long schedule(long delayNanos, Runnable task) {
-        delays.add(delayNanos);
-        tasks.add(task);
-        return tasks.size() - 1;
-      }
-
-      @Override
-      public void cancel(long id) {
-        cancelled.add(id);
-      }
-    };
+    Timers timers = recording(tasks, delays, cancelled);
     int[] sweeps = new int[1];
     Deadlines confined = Deadlines.confined(timers, clock::get, () -> sweeps[0]++);
     for (int i = 0; i < 1000; i++) {
