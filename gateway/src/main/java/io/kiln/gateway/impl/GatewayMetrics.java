@@ -55,6 +55,7 @@ final class GatewayMetrics implements AutoCloseable {
   private final Series user;
   private final Series internal;
   private final Gauge inFlightGauge;
+  private Gauge deadlinesGauge;
   private final List<AutoCloseable> binders = new ArrayList<>();
   private final Map<String, Counter> offloaded = new ConcurrentHashMap<>();
 
@@ -120,9 +121,22 @@ final class GatewayMetrics implements AutoCloseable {
     return inFlight.get();
   }
 
+  /**
+   * Shows how many request deadlines {@code deadlines} watches ({@code kiln_deadlines_watched}): the gateway's calls
+   * and the local actor calls they make, in flight. A figure that grows under steady load is a leak.
+   */
+  void watch(io.kiln.runtime.time.Deadlines deadlines) {
+    deadlinesGauge = Gauge.builder("kiln.deadlines.watched", deadlines, io.kiln.runtime.time.Deadlines::watched)
+        .description("Request and call deadlines watched on this node (in flight; answered ones leave at once)")
+        .register(registry);
+  }
+
   @Override
   public void close() {
     registry.remove(inFlightGauge);
+    if (deadlinesGauge != null) {
+      registry.remove(deadlinesGauge);
+    }
     offloaded.values().forEach(registry::remove);
     user.close();
     internal.close();

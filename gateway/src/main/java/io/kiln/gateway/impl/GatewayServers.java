@@ -79,6 +79,7 @@ public final class GatewayServers {
       throw new IllegalStateException("gateway already started");
     }
     metrics = new GatewayMetrics(registry, options.bindJvmMetrics(), nanoClock);
+    metrics.watch(io.kiln.runtime.time.Deadlines.of(vertx));
     owner = vertx;
     Router router = new Router(new SharedRandom(), Duration.ofSeconds(options.retryAfterSeconds()));
     ModelLookup lookup = new ModelLookup(models, holds);

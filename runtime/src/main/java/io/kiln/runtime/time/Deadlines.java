@@ -101,6 +101,8 @@ public final class Deadlines implements Shareable {
   /** Every thread off an event loop adds here, under the list's lock; null for a confined facility. */
   private final DeadlineList offLoop;
   private final Object key = new Object(); // this facility's list in each context's data
+  /** Every list this facility made, for {@link #watched()}; one per event-loop context, added once each. */
+  private final java.util.Queue<DeadlineList> lists = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   private Deadlines(Vertx vertx, LongSupplier clock, DeadlineList confined) {
     this.clock = clock;
@@ -196,6 +198,7 @@ public final class Deadlines implements Shareable {
     if (l == null) {
       l = new DeadlineList(contextTimers, clock, null, Thread.currentThread(), false);
       context.put(key, l);
+      lists.add(l);
     }
     l.insert(e);
   }
@@ -218,6 +221,23 @@ public final class Deadlines implements Shareable {
   public int listed() {
     DeadlineList l = current();
     return l == null ? 0 : l.locked ? l.sizeLocked() : l.size();
+  }
+
+  /**
+   * How many entries every list of this facility holds, on any thread: the deadlines in flight (a call or request
+   * answered in time leaves at once, so under steady load this follows the in-flight count; one that keeps growing
+   * means answered calls are not leaving). For a gauge: each event loop's count is read without synchronization, so
+   * it may lag its loop by a moment.
+   */
+  public int watched() {
+    if (confined != null) {
+      return confined.size();
+    }
+    int n = offLoop.sizeLocked();
+    for (DeadlineList l : lists) {
+      n += l.size();
+    }
+    return n;
   }
 
   /** Whether the calling thread's list has its timer armed; for tests. */
