@@ -34,8 +34,10 @@ import java.util.function.Function;
  * pool answered. A request whose manager died under it is re-sent once to a re-created manager, if the
  * lookup finds one in time (inference is idempotent).
  *
- * <p><b>Cancellation:</b> cancelling the future {@link #infer} returns sends {@link PoolManager#cancel}
- * with the request's ticket: a queued request is unqueued (never runs), a running one's result is dropped.
+ * <p><b>Cancellation:</b> cancelling the request's {@link RequestContext#cancellation()} fails its answer at once
+ * (UNAVAILABLE "request cancelled: reason") and sends {@link PoolManager#cancel} with the request's ticket, the
+ * token's wire form: a queued request is unqueued (never runs), a running one's result is dropped. That is the one
+ * way; cancelling a returned future only stops its caller waiting.
  */
 public final class PoolClient {
 
@@ -73,7 +75,8 @@ public final class PoolClient {
    * check it again), to the pool on {@code nodeId}: the one entry point of a request, whose {@code context} says its
    * id, deadline (the pool fails it DEADLINE_EXCEEDED after that), trace and priority.
    *
-   * @return the response; cancel it to withdraw the request
+   * @return the response; to withdraw the request, cancel its context's {@link Cancellation} (cancelling this
+   *     future withdraws nothing)
    */
   public CompletableFuture<InferenceResponse> infer(RequestContext context, String deployment, String version,
                                                    String nodeId, ValidatedRequest request) {
@@ -86,36 +89,6 @@ public final class PoolClient {
     return send(context, deployment, version, nodeId, request, false);
   }
 
-  /**
-   * Sends {@code request} to the pool on {@code nodeId}, unvalidated, within {@code timeout} from now. A shorthand
-   * for {@link #infer(RequestContext, String, String, String, InferenceRequest)}, kept for callers with no context
-   * of their own yet (to be removed).
-   */
-  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
-                                                   InferenceRequest request, Duration timeout) {
-    return send(context(request, timeout), deployment, version, nodeId, request, false);
-  }
-
-  /** A validated request within {@code timeout}; see {@link #infer(String, String, String, InferenceRequest, Duration)}. */
-  public CompletableFuture<InferenceResponse> infer(String deployment, String version, String nodeId,
-                                                   ValidatedRequest request, Duration timeout) {
-    return send(context(request.request(), timeout), deployment, version, nodeId, request.request(), true);
-  }
-
-  private static RequestContext context(InferenceRequest request, Duration timeout) {
-    long now = System.nanoTime();
-    long nanos = timeout.isNegative() || timeout.isZero() ? 0 : saturatedNanos(timeout);
-    return RequestContext.of(request.id(), now + Math.min(nanos, Long.MAX_VALUE / 2));
-  }
-
-  private static long saturatedNanos(Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
-  }
-
   private CompletableFuture<InferenceResponse> send(RequestContext context, String deployment, String version,
                                                     String nodeId, InferenceRequest request, boolean validated) {
     CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
@@ -125,11 +98,7 @@ public final class PoolClient {
     }
     String name = PoolNames.poolManager(deployment, version, nodeId);
     Call call = new Call(name, request, validated, context, clientId + "/" + sequence.incrementAndGet(), result, null);
-    result.whenComplete((r, e) -> {
-      if (result.isCancelled()) {
-        call.cancelRemote();
-      }
-    });
+    context.cancellation().onCancel(call); // the Call is the listener: nothing allocated for it
     call.send(true);
     return result;
   }
@@ -139,7 +108,9 @@ public final class PoolClient {
    * worker sends each chunk straight to this node, at most {@code window} ahead of what {@code listener}
    * consumed (see {@link ResponseStream}). The listener hears every chunk in order and then exactly one of end
    * or error, on the calling Vert.x context (a new one when called off Vert.x). A stream is not re-sent when its
-   * pool manager died under it (chunks may have gone out).
+   * pool manager died under it (chunks may have gone out). Cancelling the context's {@link Cancellation} cancels
+   * the stream as {@link ResponseStream#cancel} does (call that on the listener's context; a token may be cancelled
+   * from any thread).
    *
    * @param context the stream's id, deadline (for the whole stream), trace and priority
    * @param window credit window in chunks, at least 1 ({@link #DEFAULT_STREAM_WINDOW})
@@ -154,30 +125,19 @@ public final class PoolClient {
     InboundStream in = new InboundStream(streams, id, nodeId, window, vc, listener, request.request().id(),
         deployment, version);
     CompletableFuture<InferenceResponse> result = new CompletableFuture<>();
+    Call call = null;
     if (context.expired(System.nanoTime())) {
       result.completeExceptionally(InferenceException.deadlineExceeded("deadline passed before the request was sent"));
     } else {
-      Call call = new Call(PoolNames.poolManager(deployment, version, nodeId), request.request(), true, context, id,
+      call = new Call(PoolNames.poolManager(deployment, version, nodeId), request.request(), true, context, id,
           result, new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes));
-      result.whenComplete((r, e) -> {
-        if (result.isCancelled()) {
-          call.cancelRemote();
-        }
-      });
       call.send(false);
     }
-    in.watch(result);
+    in.watch(result, call == null ? () -> { } : call);
+    if (context.cancellation().cancellable()) {
+      context.cancellation().onCancel(() -> vc.runOnContext(v -> in.cancel())); // the stream's state is vc's own
+    }
     return in;
-  }
-
-  /**
-   * {@link #stream(RequestContext, String, String, String, ValidatedRequest, int, int, ChunkListener)} within
-   * {@code timeout} from now, untraced (to be removed).
-   */
-  public ResponseStream stream(String deployment, String version, String nodeId, ValidatedRequest request,
-                               Duration timeout, int window, int maxChunkBytes, ChunkListener listener) {
-    return stream(context(request.request(), timeout), deployment, version, nodeId, request, window,
-        maxChunkBytes, listener);
   }
 
   /** Streams received on this node now (opened by any client of it). */
@@ -253,8 +213,11 @@ public final class PoolClient {
     return f;
   }
 
-  /** One request in flight, with where it was sent so that a cancel can follow it. */
-  private final class Call {
+  /**
+   * One request in flight, with where it was sent so that a cancel can follow it; as a Runnable, it withdraws the
+   * request (its context's cancellation runs it, as does a stream's cancel).
+   */
+  private final class Call implements Runnable {
     final String name;
     final InferenceRequest request;
     final boolean validated;
@@ -298,7 +261,7 @@ public final class PoolClient {
             .callAsync(PoolManager::submit, new PoolRequest(request, timeoutMs, ticket, validated, stream,
                 context.trace(), context.priority()))
             .whenComplete((response, e) -> answered(lookup, response, e, mayRetry));
-        if (result.isCancelled()) {
+        if (context.cancellation().isCancelled()) {
           cancelRemote(); // cancelled while we were sending: the listener may have seen no target yet
         }
       });
@@ -330,6 +293,16 @@ public final class PoolClient {
 
     String requestId() {
       return !request.id().isEmpty() ? request.id() : !context.requestId().isEmpty() ? context.requestId() : ticket;
+    }
+
+    /** Withdraws the request: its answer fails at once, and its pool, once it was sent there, unqueues it. */
+    @Override
+    public void run() {
+      String why = context.cancellation().reason();
+      if (result.completeExceptionally(InferenceException.unavailable("request cancelled"
+          + (why == null ? "" : ": " + why)))) {
+        cancelRemote();
+      }
     }
 
     void cancelRemote() {

@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -78,7 +77,8 @@ public final class PoolManager implements AutoCloseable {
   private final LoadReporter reporter;
   private final HealthProber health;
   private final DispatchTimes times = new DispatchTimes();
-  private final Map<String, CompletableFuture<List<Tensor>>> tickets = new HashMap<>();
+  /** The tokens of the requests a cancel may name, by ticket (the wire form of their callers' tokens). */
+  private final Map<String, Cancellation> tickets = new HashMap<>();
   private CompletionStage<Void> drained;
   private boolean draining;
   private boolean leaving;
@@ -192,23 +192,24 @@ public final class PoolManager implements AutoCloseable {
           ? "model '" + spec.deployment() + "' streams its answers: call generate_stream, generate or ModelStreamInfer"
           : "model '" + spec.deployment() + "' does not stream"));
     }
-    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, arrived + timeoutMs * 1_000_000,
-        call.validated(), call.stream(), call.requestId(), call.trace());
     String ticket = call.ticket();
+    // The pool's own context of the request's wire form; a ticket is a token a cancel may come for.
+    Cancellation cancellation = ticket == null ? Cancellation.NONE : Cancellation.create();
+    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, RequestContext.of(call.requestId(),
+        arrived + timeoutMs * 1_000_000, call.trace(), call.priority(), cancellation), call.validated(), call.stream());
     if (ticket != null && !outputs.isDone()) {
-      tickets.put(ticket, outputs);
+      tickets.put(ticket, cancellation);
     }
     reporter.changed();
     CompletableFuture<InferenceResponse> response = new CompletableFuture<>();
     // Completes on this context: the dispatcher settles on it, and cancel() runs on it.
     outputs.whenComplete((out, err) -> {
       if (ticket != null) {
-        tickets.remove(ticket, outputs);
+        tickets.remove(ticket, cancellation);
       }
       DispatchTimes.Stamp stamp = times.take(request);
       if (err != null) {
-        response.completeExceptionally(err instanceof CancellationException
-            ? InferenceException.unavailable("cancelled by the client") : Futures.unwrapCompletion(err));
+        response.completeExceptionally(Futures.unwrapCompletion(err));
       } else {
         response.complete(new InferenceResponse(request.id(), spec.deployment(), spec.version(), out,
             parameters(arrived, stamp)));
@@ -234,8 +235,8 @@ public final class PoolManager implements AutoCloseable {
    * @return whether a pending request had that ticket
    */
   public boolean cancel(String ticket) {
-    CompletableFuture<List<Tensor>> f = tickets.remove(ticket);
-    return f != null && f.cancel(false);
+    Cancellation c = tickets.remove(ticket);
+    return c != null && c.cancel("cancelled by the client");
   }
 
   /**

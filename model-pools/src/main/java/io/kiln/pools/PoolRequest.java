@@ -4,14 +4,15 @@ import java.util.Objects;
 
 /**
  * One inference request on its way to a {@link PoolManager}, with what the manager needs besides the
- * tensors: the wire form of its {@link RequestContext} (the time left, its trace, its priority) and a ticket that
- * {@link PoolManager#cancel} can name it by. One constructor, the canonical one.
+ * tensors: the wire form of its {@link RequestContext} (the time left, its trace, its priority, and for its
+ * {@link Cancellation} a ticket that {@link PoolManager#cancel} names it by). The manager makes the pool's own context
+ * of it. One constructor, the canonical one.
  *
  * @param request the request
  * @param timeoutMs time left until its deadline, counted from its arrival at the manager; 0 or less means
  *     the pool's default timeout
  * @param ticket unique per caller and request (e.g. {@code <node>/<client>/<sequence>}), or null when the
- *     caller will never cancel
+ *     caller will never cancel: the token's wire form, which the pool makes a token of its own for
  * @param validated whether the sender checked it with a {@link RequestValidator} (it sent a
  *     {@link ValidatedRequest}); the manager checks an unvalidated one itself, with the same validator
  * @param stream where the chunks of a streaming model's answer go; null for a request answered once

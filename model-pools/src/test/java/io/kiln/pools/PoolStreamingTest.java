@@ -29,6 +29,11 @@ class PoolStreamingTest {
 
   private static final Duration T = Duration.ofSeconds(60);
 
+  /** A request context with {@link #T} to go. */
+  private static RequestContext within() {
+    return RequestContext.within("", T.toMillis());
+  }
+
   private PoolNodes nodes;
   private PoolClient fromB;
   private RequestValidator validator;
@@ -58,7 +63,7 @@ class PoolStreamingTest {
   }
 
   private ResponseStream open(Map<String, Object> params, int window, StreamRecorder rec) {
-    return fromB.stream("chunks", "1", "a", zeros(params), T, window, PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
+    return fromB.stream(within(), "chunks", "1", "a", zeros(params), window, PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
   }
 
   @Test
@@ -214,7 +219,7 @@ class PoolStreamingTest {
   @Test
   void aStreamingPoolRefusesInferAndOthersRefuseStreams() {
     startPool(1, 1);
-    Throwable infer = failure(fromB.infer("chunks", "1", "a", zeros(Map.of()), T));
+    Throwable infer = failure(fromB.infer(within(), "chunks", "1", "a", zeros(Map.of())));
     assertThat(infer).isInstanceOfSatisfying(InferenceException.class,
         e -> assertThat(e.kind()).isEqualTo(InferenceException.Kind.INVALID_INPUT)).hasMessageContaining("streams");
   }
@@ -224,7 +229,7 @@ class PoolStreamingTest {
     startPool(1, 1);
     StreamRecorder rec = new StreamRecorder();
 
-    fromB.stream("chunks", "1", "a", zeros(Map.of("chunks", 3)), T, 16, 15, rec); // a chunk is 16 bytes
+    fromB.stream(within(), "chunks", "1", "a", zeros(Map.of("chunks", 3)), 16, 15, rec); // a chunk is 16 bytes
 
     await().atMost(T).until(rec::settled);
     assertThat(rec.chunks).isEmpty();

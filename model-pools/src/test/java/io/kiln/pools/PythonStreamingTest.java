@@ -26,6 +26,11 @@ class PythonStreamingTest {
 
   private static final Duration T = Duration.ofSeconds(90);
 
+  /** A request context with {@link #T} to go. */
+  private static RequestContext within() {
+    return RequestContext.within("", T.toMillis());
+  }
+
   private PoolNodes nodes;
   private PoolClient client;
   private RequestValidator validator;
@@ -50,7 +55,7 @@ class PythonStreamingTest {
   private ResponseStream open(float first, float chunks, StreamRecorder rec) {
     ValidatedRequest r = validator.validate(new InferenceRequest("p", List.of(Tensor.ofFloats("x", new long[] {1, 4},
         new float[] {first, chunks, 0, 0})), List.of(), Map.of()));
-    return client.stream("pystream", "1", "a", r, T, 4, PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
+    return client.stream(within(), "pystream", "1", "a", r, 4, PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
   }
 
   @Test

@@ -13,6 +13,7 @@ import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolStats;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,8 +88,8 @@ class JobLoadTest {
     long[] lat = new long[count];
     for (int i = 0; i < count; i++) {
       long t0 = System.nanoTime();
-      result(client.infer(DEPLOYMENT, "1", node, new InferenceRequest("online-" + i, List.of(Tensor.ofFloats(
-          "input", new long[] {1, 4}, new float[] {ms, ms, ms, ms})), List.of(), Map.of()), Duration.ofSeconds(30)));
+      result(client.infer(RequestContext.within("", 30_000), DEPLOYMENT, "1", node, new InferenceRequest("online-" + i,
+          List.of(Tensor.ofFloats("input", new long[] {1, 4}, new float[] {ms, ms, ms, ms})), List.of(), Map.of())));
       lat[i] = (System.nanoTime() - t0) / 1000;
     }
     Arrays.sort(lat);
@@ -212,8 +213,8 @@ class JobLoadTest {
       for (int k = 0; k < 8; k++) {
         loops.add(CompletableFuture.runAsync(() -> {
           while (!stop.get()) {
-            result(client.infer(DEPLOYMENT, "1", node, new InferenceRequest("sat", List.of(Tensor.ofFloats("input",
-                new long[] {1, 4}, new float[] {ms, ms, ms, ms})), List.of(), Map.of()), Duration.ofSeconds(30)));
+            result(client.infer(RequestContext.within("", 30_000), DEPLOYMENT, "1", node, new InferenceRequest("sat",
+                List.of(Tensor.ofFloats("input", new long[] {1, 4}, new float[] {ms, ms, ms, ms})), List.of(), Map.of())));
             answered.incrementAndGet();
           }
         }));

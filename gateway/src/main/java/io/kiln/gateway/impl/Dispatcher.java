@@ -4,6 +4,7 @@ import io.kiln.gateway.ModelInfo;
 import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
 import io.kiln.pools.CapacityExceededException;
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.RequestContext;
@@ -29,20 +30,25 @@ final class Dispatcher {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Dispatcher.class);
 
-  /** One request in flight. {@link #cancel()} withdraws it from its pool (idempotent). */
+  /**
+   * One request in flight. {@link #cancel()} fails it and withdraws it from its pool (idempotent); so does its
+   * deadline. Withdrawing is cancelling the request's token: its pool call listens to that.
+   */
   static final class Call extends Deadlines.Entry {
     private final Promise<InferenceResponse> promise;
-    private volatile CompletableFuture<InferenceResponse> sent;
+    private final Cancellation cancellation;
     private long timeoutMillis;
 
-    private Call(Promise<InferenceResponse> promise) {
+    private Call(Promise<InferenceResponse> promise, Cancellation cancellation) {
       this.promise = promise;
+      this.cancellation = cancellation;
     }
 
     @Override
     protected void expired() {
-      if (promise.tryFail(InferenceException.deadlineExceeded("deadline of " + timeoutMillis + " ms passed"))) {
-        withdraw();
+      String why = "deadline of " + timeoutMillis + " ms passed";
+      if (promise.tryFail(InferenceException.deadlineExceeded(why))) {
+        cancellation.cancel(why);
       }
     }
 
@@ -52,14 +58,7 @@ final class Dispatcher {
 
     void cancel() {
       if (promise.tryFail(new InferenceException(InferenceException.Kind.UNAVAILABLE, "request cancelled by the client"))) {
-        withdraw();
-      }
-    }
-
-    private void withdraw() {
-      CompletableFuture<InferenceResponse> f = sent;
-      if (f != null) {
-        f.cancel(false);
+        cancellation.cancel("cancelled by the client");
       }
     }
   }
@@ -88,13 +87,15 @@ final class Dispatcher {
   }
 
   /**
-   * Routes and sends a validated request, carrying {@code trace} (null: untraced) to the pool in the request's
-   * {@link RequestContext}, made here. Routing failures (no ready pool, all full) fail the returned call's result
-   * rather than throw.
+   * Routes and sends a validated request in its {@link RequestContext}, made here of the edge's {@code trace} (null:
+   * untraced) and {@code cancellation} (the exchange's token: the client going away, or the call's deadline passing,
+   * cancels it, and the pool call withdraws on that) with the request's deadline. Routing failures (no ready pool,
+   * all full) fail the returned call's result rather than throw.
    */
-  Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints, io.kiln.pools.trace.RequestTrace trace) {
+  Call dispatch(ModelInfo model, ValidatedRequest request, Hints hints, io.kiln.pools.trace.RequestTrace trace,
+                Cancellation cancellation) {
     Context context = vertx.getOrCreateContext();
-    Call call = new Call(Promise.promise());
+    Call call = new Call(Promise.promise(), cancellation);
     long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
         : defaultTimeoutMillis;
     long deadline = nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
@@ -102,7 +103,8 @@ final class Dispatcher {
       request = request.withParameter(io.kiln.pools.ModelRepository.MODEL_ID, model.name());
     }
     // One object per request, as the Duration the pool directory used to make of the deadline was.
-    RequestContext rc = RequestContext.of(request.request().id(), deadline, trace);
+    RequestContext rc = RequestContext.of(request.request().id(), deadline, trace, RequestContext.Priority.NORMAL,
+        cancellation);
     if (!send(call, context, model, request, hints, rc, java.util.Set.of())) {
       return call;
     }
@@ -126,6 +128,7 @@ final class Dispatcher {
   private boolean send(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
                        RequestContext rc, java.util.Set<String> refused) {
     PoolEndpoint target;
+    CompletableFuture<InferenceResponse> sent;
     try {
       String deployment = model.deployment();
       List<PoolEndpoint> all = pools.pools(deployment, model.version());
@@ -134,7 +137,7 @@ final class Dispatcher {
       Router.Route route = router.route(deployment, candidates, hints.pinnedNode(), multiplexedModel(model, request));
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
-      call.sent = pools.send(target, deployment, model.version(), request, rc);
+      sent = pools.send(target, deployment, model.version(), request, rc);
     } catch (RuntimeException e) {
       call.promise.tryFail(e);
       return false;
@@ -142,7 +145,7 @@ final class Dispatcher {
     String node = target.nodeId();
     // The pool client answers on the calling context already (a local pool's reply is completed there): then
     // the answer is handled at once, without another trip through the event loop's task queue.
-    call.sent.whenComplete((response, error) -> {
+    sent.whenComplete((response, error) -> {
       if (Vertx.currentContext() == context) {
         answered(call, context, model, request, hints, rc, refused, node, response, error);
       } else {

@@ -1,6 +1,7 @@
 package io.kiln.gateway.impl;
 
 import io.kiln.gateway.ModelInfo;
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.ChunkListener;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
@@ -15,9 +16,11 @@ import java.util.concurrent.Callable;
 /**
  * One front-end request from arrival to answer, whatever its protocol (HTTP infer, gRPC ModelInfer, generate and
  * generate_stream): it holds the request's start, model, trace and pool call, answers it at most once, and records
- * it exactly once (one metrics record, one debug log line, the span's end). A client that goes away (connection
- * closed or reset, gRPC stream cancelled) withdraws the pool call. How an answer, an error or a chunk is written is
- * the {@link Protocol}'s, one instance per server (not per request): a request costs this one object.
+ * it exactly once (one metrics record, one debug log line, the span's end). It is its request's
+ * {@link Cancellation}, the token carried in the request's context to the pool (the edge makes it; being the token
+ * saves an object per request): a client that goes away (connection closed or reset, gRPC stream cancelled) cancels
+ * it, which withdraws the pool call or stream wherever it is. How an answer, an error or a chunk is written is the
+ * {@link Protocol}'s, one instance per server (not per request): a request costs this one object.
  *
  * <p>{@link #OFFLOAD_BYTES} is the one rule for large messages in every protocol: decoding a request, or encoding
  * an answer, of more tensor bytes than that runs on a worker thread ({@link #offload}). Used on the request's event
@@ -26,7 +29,7 @@ import java.util.concurrent.Callable;
  * @param <C> where the protocol writes this request's answer (its response, or a per-request writer)
  * @param <A> the encoded answer
  */
-final class FrontExchange<C, A> implements ChunkListener {
+final class FrontExchange<C, A> extends Cancellation implements ChunkListener {
 
   /** Requests above this many bytes are decoded, and answers above it encoded, on a worker thread. */
   static final int OFFLOAD_BYTES = 256 * 1024;
@@ -128,7 +131,8 @@ final class FrontExchange<C, A> implements ChunkListener {
       return Future.failedFuture(InferenceException.unavailable("client went away"));
     }
     requestId = request.request().id();
-    Dispatcher.Call c = gw.dispatcher().dispatch(model, request, hints, trace == null ? null : trace.forPool(requestId));
+    Dispatcher.Call c = gw.dispatcher().dispatch(model, request, hints, trace == null ? null : trace.forPool(requestId),
+        this);
     call = c;
     return c.result();
   }
@@ -136,7 +140,7 @@ final class FrontExchange<C, A> implements ChunkListener {
   /** Opens the request's stream; its chunks go to the protocol. */
   void open(StreamDispatcher streams, ModelInfo model, ValidatedRequest request, Hints hints) {
     requestId = request.request().id();
-    stream = streams.open(model, request, hints, this);
+    stream = streams.open(model, request, hints, trace == null ? null : trace.forPool(requestId), this, this);
   }
 
   /** Withdraws the pool call or stream (idempotent). */
@@ -155,6 +159,7 @@ final class FrontExchange<C, A> implements ChunkListener {
     if (done) {
       return;
     }
+    cancel("client went away"); // the token: the pool call or stream withdraws, wherever it is
     if (call != null) {
       call.cancel(); // its failure arrives and finishes the request as cancelled
       return;

@@ -49,12 +49,15 @@ final class StreamDispatcher {
   }
 
   /**
-   * Opens a stream of {@code request}'s answer.
+   * Opens a stream of {@code request}'s answer in its {@link RequestContext}, made here of the edge's {@code trace}
+   * (null: untraced; carried to the pool as an infer request's is) and {@code cancellation} (the exchange's token)
+   * with the stream's deadline.
    *
    * @throws CapacityExceededException when the node holds its limit of streams (503 + Retry-After)
    * @throws RuntimeException an {@link io.kiln.pools.InferenceException} when routing fails (no ready pool)
    */
-  ResponseStream open(ModelInfo model, ValidatedRequest request, Hints hints, ChunkListener listener) {
+  ResponseStream open(ModelInfo model, ValidatedRequest request, Hints hints, io.kiln.pools.trace.RequestTrace trace,
+                      io.kiln.pools.Cancellation cancellation, ChunkListener listener) {
     StreamOptions limits = options.get();
     int now = streamMetrics.active.incrementAndGet();
     if (now > limits.maxStreams()) {
@@ -65,7 +68,7 @@ final class StreamDispatcher {
     Metered metered = new Metered(model.name(), listener);
     try {
       if (!model.signature().streaming()) {
-        return releasing(oneChunk(model, request, hints, metered), metered::settle);
+        return releasing(oneChunk(model, request, hints, trace, cancellation, metered), metered::settle);
       }
       long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
           : defaultTimeoutMillis;
@@ -74,7 +77,8 @@ final class StreamDispatcher {
       Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
       metrics.routed(route.reason(), false);
       return releasing(pools.stream(route.target(), model.name(), model.version(), request,
-          io.kiln.pools.RequestContext.of(request.request().id(), deadline),
+          io.kiln.pools.RequestContext.of(request.request().id(), deadline, trace,
+              io.kiln.pools.RequestContext.Priority.NORMAL, cancellation),
           limits.window(), limits.maxChunkBytes(), metered), metered::settle);
     } catch (RuntimeException e) {
       metered.settle();
@@ -82,8 +86,10 @@ final class StreamDispatcher {
     }
   }
 
-  private ResponseStream oneChunk(ModelInfo model, ValidatedRequest request, Hints hints, ChunkListener listener) {
-    Dispatcher.Call call = dispatcher.dispatch(model, request, hints, null);
+  private ResponseStream oneChunk(ModelInfo model, ValidatedRequest request, Hints hints,
+                                  io.kiln.pools.trace.RequestTrace trace, io.kiln.pools.Cancellation cancellation,
+                                  ChunkListener listener) {
+    Dispatcher.Call call = dispatcher.dispatch(model, request, hints, trace, cancellation);
     call.result().onComplete(ar -> {
       if (ar.failed()) {
         listener.error(ar.cause());

@@ -17,9 +17,9 @@ import java.util.concurrent.CompletableFuture;
  *       {@link io.kiln.pools.InferenceException} whose kind says what went wrong (a full queue is a
  *       {@link io.kiln.pools.CapacityExceededException}); any other exception is treated as an internal
  *       error.</li>
- *   <li>Cancellation propagates: when the gateway cancels the returned future (the client went away or the
- *       deadline passed), the implementation drops the request if it is still queued and discards the
- *       result if it is already running. Cancelling a completed future has no effect.</li>
+ *   <li>Cancellation propagates: when the gateway cancels the request's token ({@code context.cancellation()}:
+ *       the client went away or the deadline passed), the implementation drops the request if it is still queued
+ *       and discards the result if it is already running. Cancelling after the answer has no effect.</li>
  *   <li>The pool does not start work on a request whose {@code deadlineNanos} has passed; it fails it with
  *       kind {@code DEADLINE_EXCEEDED}.</li>
  * </ol>
@@ -41,7 +41,7 @@ public interface PoolDirectory {
    * @param target one of the endpoints {@link #pools} returned
    * @param context its id, deadline (on the {@link System#nanoTime()} clock of this JVM), trace context (carried to
    *     the pool and its worker for their log lines and spans) and priority
-   * @return the response; cancel it to withdraw the request (see the class contract)
+   * @return the response; the context's token withdraws the request (see the class contract)
    */
   CompletableFuture<InferenceResponse> send(PoolEndpoint target, String model, String version,
                                             ValidatedRequest request, io.kiln.pools.RequestContext context);

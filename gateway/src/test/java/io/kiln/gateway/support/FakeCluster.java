@@ -23,9 +23,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLocator {
 
-  /** One request a pool received. */
+  /** One request a pool received, in its context (id, deadline, trace, priority, token). */
   public record Sent(String node, String model, String version, InferenceRequest request, long sentAtNanos,
-                     long deadlineNanos, CompletableFuture<InferenceResponse> future) {
+                     long deadlineNanos, CompletableFuture<InferenceResponse> future,
+                     io.kiln.pools.RequestContext context) {
   }
 
   /** A simulated node; its fields are what its pools report and how they behave. */
@@ -76,6 +77,13 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
 
   public Node node(String id) {
     return nodes.get(id);
+  }
+
+  /** Serves {@code model} too (for the test class that adds it; {@link #reset()} keeps it). */
+  public void addModel(ModelInfo model) {
+    if (!models.contains(model)) {
+      models.add(model);
+    }
   }
 
   public void mapDataKey(String key, String node) {
@@ -140,13 +148,59 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
     Node n = nodes.get(target.nodeId());
     InferenceRequest request = validated.request();
     CompletableFuture<InferenceResponse> f = new CompletableFuture<>();
-    sent.add(new Sent(n.id, model, version, request, System.nanoTime(), deadlineNanos, f));
+    sent.add(new Sent(n.id, model, version, request, System.nanoTime(), deadlineNanos, f, context));
+    context.cancellation().onCancel(() -> f.cancel(false)); // a withdrawn request: its future reads cancelled
     if (n.failWith != null) {
       f.completeExceptionally(n.failWith);
     } else if (!n.hold) {
       f.complete(TestModels.compute(model(model, version).orElseThrow(), request, n.id));
     }
     return f;
+  }
+
+  /**
+   * Records the stream as a {@link Sent} (its future completes with the one chunk, or reads cancelled once its token
+   * is) and, unless the node holds, answers one chunk (the model's computation) and ends, on the calling context.
+   */
+  @Override
+  public io.kiln.pools.ResponseStream stream(PoolEndpoint target, String model, String version,
+                                            ValidatedRequest validated, io.kiln.pools.RequestContext context,
+                                            int window, int maxChunkBytes, io.kiln.pools.ChunkListener listener) {
+    Node n = nodes.get(target.nodeId());
+    InferenceRequest request = validated.request();
+    CompletableFuture<InferenceResponse> f = new CompletableFuture<>();
+    sent.add(new Sent(n.id, model, version, request, System.nanoTime(), context.deadlineNanos(), f, context));
+    context.cancellation().onCancel(() -> f.cancel(false));
+    if (n.failWith != null) {
+      throw n.failWith;
+    }
+    if (!n.hold) {
+      InferenceResponse r = TestModels.compute(model(model, version).orElseThrow(), request, n.id);
+      f.complete(r);
+      io.vertx.core.Vertx.currentContext().runOnContext(v -> {
+        listener.chunk(r);
+        listener.end(Map.of("kiln_node", n.id, "kiln_chunks", 1L));
+      });
+    }
+    return new io.kiln.pools.ResponseStream() {
+      @Override
+      public String id() {
+        return "fake-" + sent.size();
+      }
+
+      @Override
+      public void pause() {
+      }
+
+      @Override
+      public void resume() {
+      }
+
+      @Override
+      public void cancel() {
+        f.cancel(false);
+      }
+    };
   }
 
   @Override

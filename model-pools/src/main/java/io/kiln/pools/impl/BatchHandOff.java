@@ -38,7 +38,7 @@ final class BatchHandOff {
       if (batch.get(0).stream != null) {
         List<StreamCall> calls = new ArrayList<>(batch.size());
         for (PendingRequest p : batch) {
-          calls.add(new StreamCall(p.request, p.stream, Math.max(1, (p.deadlineNanos - nowNanos) / 1_000_000)));
+          calls.add(new StreamCall(p.request, p.stream, Math.max(1, p.context.timeoutMs(nowNanos))));
         }
         return Objects.requireNonNull(worker.stream(calls), "stream returned null");
       }
@@ -47,14 +47,15 @@ final class BatchHandOff {
       for (int i = 0; i < batch.size(); i++) {
         PendingRequest p = batch.get(i);
         requests.add(p.request);
-        if (p.trace != null && traces == null) {
+        RequestTrace trace = p.context.trace();
+        if (trace != null && traces == null) {
           traces = new ArrayList<>(batch.size());
           for (int j = 0; j < i; j++) {
             traces.add(null);
           }
         }
         if (traces != null) {
-          traces.add(p.trace);
+          traces.add(trace);
         }
       }
       List<InferenceRequest> view = Collections.unmodifiableList(requests);
@@ -75,7 +76,7 @@ final class BatchHandOff {
   static List<PendingRequest> failed(String workerId, List<PendingRequest> batch, Throwable cause, PoolConfig config,
                                      int queued, long nowNanos, Settlements settlements) {
     if (LOG.isWarnEnabled()) {
-      try (RequestLog.Scope log = RequestLog.open(batch.get(0).requestId, Settlements.traceId(batch.get(0)))) {
+      try (RequestLog.Scope log = RequestLog.open(batch.get(0).requestId(), Settlements.traceId(batch.get(0)))) {
         LOG.warn("worker {} failed under a batch of {} requests ({}): {}", workerId, batch.size(), requestIds(batch),
             BatchResults.describe(cause));
       }
@@ -92,9 +93,9 @@ final class BatchHandOff {
       if (p.stream == null && requeue.allows(p.requeues + 1) && queued + again.size() < config.maxQueued()) {
         p.requeues++;
         if (LOG.isDebugEnabled()) {
-          try (RequestLog.Scope log = RequestLog.open(p.requestId, Settlements.traceId(p))) {
-            LOG.debug("request {} re-queued (attempt {} under {}) after worker {} failed", p.requestId, p.requeues + 1,
-                requeue, workerId);
+          try (RequestLog.Scope log = RequestLog.open(p.requestId(), Settlements.traceId(p))) {
+            LOG.debug("request {} re-queued (attempt {} under {}) after worker {} failed", p.requestId(),
+                p.requeues + 1, requeue, workerId);
           }
         }
         p.state = PendingRequest.State.QUEUED;
@@ -110,7 +111,7 @@ final class BatchHandOff {
   private static String requestIds(List<PendingRequest> batch) {
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < batch.size() && i < 8; i++) {
-      b.append(i == 0 ? "" : ", ").append(batch.get(i).requestId);
+      b.append(i == 0 ? "" : ", ").append(batch.get(i).requestId());
     }
     return batch.size() > 8 ? b.append(", ...").toString() : b.toString();
   }

@@ -33,7 +33,8 @@ public final class InboundStream implements ResponseStream {
   private final String deployment;
   private final String version;
   private final TreeMap<Long, StreamMessage> early = new TreeMap<>();
-  private CompletableFuture<?> call;
+  /** Withdraws the pool call carrying the request (the same as cancelling the request's token would). */
+  private Runnable withdraw = () -> { };
   private long expected;
   private int unacked;
   private int heldWhilePaused;
@@ -59,9 +60,12 @@ public final class InboundStream implements ResponseStream {
     return id;
   }
 
-  /** The pool call carrying the request: cancelled with the stream; its outcome settles a stream END missed. */
-  public void watch(CompletableFuture<?> poolCall) {
-    this.call = poolCall;
+  /**
+   * The pool call carrying the request, and how to withdraw it (run when the stream is cancelled); the call's
+   * outcome settles a stream END missed.
+   */
+  public void watch(CompletableFuture<?> poolCall, Runnable withdraw) {
+    this.withdraw = withdraw;
     poolCall.whenComplete((r, e) -> context.runOnContext(v -> callDone(e)));
   }
 
@@ -148,10 +152,7 @@ public final class InboundStream implements ResponseStream {
     }
     settle();
     hub.send(StreamHub.CTL + poolNode, StreamMessage.cancel(id));
-    CompletableFuture<?> c = call;
-    if (c != null) {
-      c.cancel(false);
-    }
+    withdraw.run();
   }
 
   private void callDone(Throwable error) {

@@ -5,6 +5,7 @@ import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolStats;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.StreamTarget;
 import io.kiln.pools.Tensor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -18,7 +19,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
-import io.kiln.pools.trace.RequestTrace;
 import io.kiln.pools.trace.Spans;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,8 +59,12 @@ import org.slf4j.LoggerFactory;
  * are spent or the queue has no room for a re-queue); DEADLINE_EXCEEDED, at the deadline, whether queued
  * or executing (an expired request is never dispatched); INVALID_INPUT (the inputs cannot be batched, or
  * the worker said so: never retried); INTERNAL (the model failed the batch and said so, e.g. a Python
- * predict that raised: never retried, the worker stays). Cancelling a future unqueues its request if not
- * yet dispatched.
+ * predict that raised: never retried, the worker stays); UNAVAILABLE "request cancelled: reason" when the request's
+ * token was cancelled (unqueued if not yet dispatched; counted as cancelled).
+ *
+ * <p><b>Priority.</b> Queued NORMAL requests go before queued LOW ones (a job's), but a LOW request that has waited
+ * {@link RequestQueue#LOW_YIELD_NANOS} keeps its place in arrival order from then on, so batch work is slowed by
+ * online traffic, never starved by it. See {@link RequestQueue}.
  */
 public final class PoolDispatcher implements AutoCloseable {
 
@@ -85,7 +89,7 @@ public final class PoolDispatcher implements AutoCloseable {
   private final Settlements settlements;
   /** The batches running on workers: in flight, their answers, worker failures. */
   private final BatchRuns runs;
-  /** Hands a client's withdrawal (its future completed by itself) to this dispatcher's thread. */
+  /** Hands a withdrawal (a request's token cancelled, on any thread) to this dispatcher's thread. */
   private final Consumer<PendingRequest> withdrawn;
   private boolean running;
   private CompletableFuture<Void> drained;
@@ -104,8 +108,8 @@ public final class PoolDispatcher implements AutoCloseable {
 
   /**
    * @param validator checks each request that was not validated before (see
-   *     {@link #submit(InferenceRequest, long, boolean)}) on its own at submit, against the model's
-   *     signature, and throws an {@link InferenceException} of kind INVALID_INPUT to refuse it, so that a
+   *     {@link #submit(InferenceRequest, RequestContext, boolean, StreamTarget)}) on its own at submit, against the
+   *     model's signature, and throws an {@link InferenceException} of kind INVALID_INPUT to refuse it, so that a
    *     bad request fails alone instead of failing the batch it would have joined at the worker; runs on
    *     the dispatcher's thread
    */
@@ -138,7 +142,7 @@ public final class PoolDispatcher implements AutoCloseable {
     this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.timers = Objects.requireNonNull(timers, "timers");
     this.executor = Objects.requireNonNull(executor, "executor");
-    this.withdrawn = p -> executor.execute(() -> abandoned(p));
+    this.withdrawn = p -> executor.execute(() -> withdraw(p));
     Objects.requireNonNull(listener, "listener");
     this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
     this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags, config.maxQueued());
@@ -162,42 +166,34 @@ public final class PoolDispatcher implements AutoCloseable {
   }
 
   /**
-   * Queues a request; the future completes with its outputs or fails as the class summary says. It may
-   * already be complete on return (refused, invalid, or past its deadline).
+   * {@link #submit(InferenceRequest, RequestContext, boolean, StreamTarget)} of an unvalidated request answered
+   * once, with nothing but a deadline: no id, trace or token, NORMAL priority.
    *
    * @param deadlineNanos absolute time on the dispatcher's clock by which it must be answered
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos) {
-    return submit(request, deadlineNanos, false);
+    return submit(request, RequestContext.of(null, deadlineNanos), false, null);
   }
 
   /**
-   * {@link #submit(InferenceRequest, long)}, skipping the validator when {@code validated}: the request
-   * passed a {@link io.kiln.pools.RequestValidator} already. Whether it can be batched at all (inputs with a
-   * batch dimension they agree on, at least one row) is checked either way: that protects the workers.
+   * Queues a request; the future completes with its outputs or fails as the class summary says. It may already be
+   * complete on return (refused, invalid, or past its deadline). Completing the future from outside withdraws
+   * nothing: cancelling the context's token does (a queued request is unqueued and never runs; a running one's
+   * answer is dropped; either fails UNAVAILABLE and counts as cancelled).
+   *
+   * @param context its id (for log lines), deadline (absolute, on the dispatcher's clock), trace (carried to its
+   *     worker; a traced request's time in the queue is a {@code kiln.pool.queue} span when spans are exported),
+   *     priority and cancellation
+   * @param validated whether it passed a {@link io.kiln.pools.RequestValidator} already (the validator is then
+   *     skipped); whether it can be batched at all (inputs with a batch dimension they agree on, at least one row)
+   *     is checked either way: that protects the workers
+   * @param stream where a streaming model's chunks go, or null: a stream batches only with other streams, its
+   *     worker sends the chunks there itself, and its future completes (with no outputs) once the stream is over;
+   *     it is never re-queued after its worker failed (chunks may have gone out, and a second run would repeat
+   *     them): it fails UNAVAILABLE
    */
-  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated) {
-    return submit(request, deadlineNanos, validated, null);
-  }
-
-  /**
-   * {@link #submit(InferenceRequest, long, boolean)} for a stream when {@code stream} is not null: it batches only
-   * with other streams, its worker sends the chunks to {@code stream} itself, and its future completes (with no
-   * outputs) once the stream is over. A stream is never re-queued after its worker failed: chunks may have gone
-   * out, and a second run would repeat them; it fails UNAVAILABLE.
-   */
-  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated,
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, RequestContext context, boolean validated,
                                                 StreamTarget stream) {
-    return submit(request, deadlineNanos, validated, stream, null, null);
-  }
-
-  /**
-   * {@link #submit(InferenceRequest, long, boolean, StreamTarget)} naming the request in log lines by
-   * {@code requestId} and carrying {@code trace} (or null) to its worker; a traced request's time in the queue is a
-   * {@code kiln.pool.queue} span when spans are exported.
-   */
-  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, long deadlineNanos, boolean validated,
-                                                StreamTarget stream, String requestId, RequestTrace trace) {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
@@ -215,18 +211,22 @@ public final class PoolDispatcher implements AutoCloseable {
     } catch (InferenceException e) {
       return settlements.refuse(Outcome.INVALID, e);
     }
-    if (deadlineNanos - now <= 0) {
+    if (context.expired(now)) {
       return settlements.refuse(Outcome.EXPIRED, InferenceException.deadlineExceeded("deadline passed before the request was queued"));
     }
     if (queue.size() >= config.maxQueued()) {
       return settlements.refuse(Outcome.REJECTED, new CapacityExceededException(
           "pool queue is full (" + queue.size() + " requests waiting)", runs.retryAfter(queue.size(), now)));
     }
-    PendingRequest p = new PendingRequest(request, key, deadlineNanos, now, stream);
-    p.identify(requestId, trace, spans);
+    if (context.cancellation().isCancelled()) {
+      return settlements.refuse(Outcome.CANCELLED, InferenceException.unavailable("request cancelled: "
+          + context.cancellation().reason()));
+    }
+    PendingRequest p = new PendingRequest(request, key, context, now, stream);
     p.withdrawn = withdrawn;
     settlements.admitted(p, now);
-    queue.addLast(p);
+    queue.add(p, now);
+    p.admitted(spans); // last: a token cancelled from now on finds it admitted
     run();
     return p.future;
   }
@@ -416,8 +416,8 @@ public final class PoolDispatcher implements AutoCloseable {
       batchTimer.disarm();
     }
     for (PendingRequest p : dead) {
-      if (p.future.isDone()) {
-        settlements.abandoned(p);
+      if (p.cancelled()) {
+        settlements.withdrawn(p);
       } else {
         settlements.settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded("deadline passed while queued"));
       }
@@ -430,8 +430,8 @@ public final class PoolDispatcher implements AutoCloseable {
     publish();
   }
 
-  private void abandoned(PendingRequest p) {
-    settlements.abandoned(p);
+  private void withdraw(PendingRequest p) {
+    settlements.withdrawn(p);
     run();
   }
 

@@ -5,13 +5,26 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The FIFO of requests waiting for a worker: an intrusive doubly-linked list (cancel and expiry unlink
+ * The queue of requests waiting for a worker: an intrusive doubly-linked list (cancel and expiry unlink
  * from the middle in O(1)) that also keeps, per {@link BatchKey}, how many rows are queued, so that
  * "is there a full batch for the head?" costs a map lookup, not a scan. Not thread-safe: the dispatcher's
  * thread owns it. The bound ({@code maxQueued}) is enforced by the dispatcher, not here.
+ *
+ * <p><b>Order.</b> Arrival order, except that a NORMAL request goes ahead of the LOW ones (a job's) that arrived
+ * less than {@link #LOW_YIELD_NANOS} before it: a LOW request yields to online traffic for that long, then keeps
+ * its place like any other, so it is delayed, never starved. (In effect a LOW request is queued as if it had arrived
+ * {@code LOW_YIELD_NANOS} later.) The yielding LOW requests are always the queue's tail, so placing a NORMAL one
+ * costs O(1) amortised: a cursor to the first of them only moves forward. Requests re-queued after a worker failed
+ * go first, whatever their priority. A batch headed by a NORMAL request still takes LOW ones of its shape behind it
+ * into its spare rows.
  */
 final class RequestQueue {
 
+  /** How long a LOW request lets NORMAL requests that arrive after it go first. */
+  static final long LOW_YIELD_NANOS = 1_000_000_000L;
+
+  /** The first LOW request that may still be yielding, or null; every request from it to the tail is LOW. */
+  private PendingRequest yielding;
   private PendingRequest head;
   private PendingRequest tail;
   private int size;
@@ -42,8 +55,28 @@ final class RequestQueue {
     return perKey == null ? 0 : perKey[1];
   }
 
+  /** Queues {@code p}, which arrives at {@code nowNanos}, in its place by priority (see the class comment). */
+  void add(PendingRequest p, long nowNanos) {
+    if (p.low) {
+      link(p, tail, null);
+      if (yielding == null) {
+        yielding = p;
+      }
+      return;
+    }
+    while (yielding != null && nowNanos - yielding.enqueuedNanos >= LOW_YIELD_NANOS) {
+      yielding = yielding.next; // waited its share: it keeps its place from now on
+    }
+    if (yielding == null) {
+      link(p, tail, null);
+    } else {
+      link(p, yielding.prev, yielding);
+    }
+  }
+
+  /** {@link #add} at its own arrival time. */
   void addLast(PendingRequest p) {
-    link(p, tail, null);
+    add(p, p.enqueuedNanos);
   }
 
   /** Puts {@code ps} in front of everything queued, keeping their order. */
@@ -57,6 +90,9 @@ final class RequestQueue {
   void remove(PendingRequest p) {
     if (!p.linked) {
       return;
+    }
+    if (p == yielding) {
+      yielding = p.next;
     }
     if (p.prev == null) {
       head = p.next;

@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * How requests leave a {@link PoolDispatcher}: answered, failed, refused, past their deadline (the runtime's
- * {@link Deadlines}, confined to the dispatcher's thread: one list and one timer for all), or withdrawn by their client. Each way unlinks the request from the queue, closes
- * its queue span, stops watching its deadline and counts its outcome exactly once.
+ * {@link Deadlines}, confined to the dispatcher's thread: one list and one timer for all), or withdrawn
+ * (their token cancelled). Each way unlinks the request from the queue, closes its queue span, stops watching its
+ * deadline and counts its outcome exactly once.
  *
  * <p>Completing a future is deferred: {@link #settle} records the outcome and queues the completion, which the
  * dispatcher's loop runs ({@link #poll}) once its own state is consistent, so that the callbacks may call back into
@@ -43,7 +44,7 @@ final class Settlements {
   /** Watches an admitted request's deadline (after {@code nowNanos}) until it settles. */
   void admitted(PendingRequest p, long nowNanos) {
     p.onExpired = expire;
-    deadlines.add(p, p.deadlineNanos);
+    deadlines.add(p, p.deadlineNanos());
   }
 
   /** A request refused at submit: counted, never queued. */
@@ -54,16 +55,25 @@ final class Settlements {
 
   /**
    * Ends {@code p} with {@code value} (outcome OK) or {@code error}; its future completes on the next {@link #poll}
-   * (counted CANCELLED if its client completed it first). A no-op for a request already settled.
+   * (counted CANCELLED if its holder completed it first). A no-op for a request already settled.
    */
   void settle(PendingRequest p, Outcome outcome, List<Tensor> value, Throwable error) {
     if (p.state == PendingRequest.State.DONE) {
       return;
     }
+    if (outcome != Outcome.CANCELLED && p.cancelled()) {
+      // Cancelled before its withdrawal reached this thread: it ends cancelled whatever came first, its answer dropped.
+      complete(p, Outcome.CANCELLED, null, cancelled(p));
+    } else {
+      complete(p, outcome, value, error);
+    }
+  }
+
+  private void complete(PendingRequest p, Outcome outcome, List<Tensor> value, Throwable error) {
     finish(p);
     if (error != null && outcome != Outcome.OK && LOG.isDebugEnabled()) {
-      try (RequestLog.Scope log = RequestLog.open(p.requestId, traceId(p))) {
-        LOG.debug("request {} {}: {}", p.requestId, outcome.name().toLowerCase(Locale.ROOT), error.getMessage());
+      try (RequestLog.Scope log = RequestLog.open(p.requestId(), traceId(p))) {
+        LOG.debug("request {} {}: {}", p.requestId(), outcome.name().toLowerCase(Locale.ROOT), error.getMessage());
       }
     }
     completions.add(() -> {
@@ -72,13 +82,19 @@ final class Settlements {
     });
   }
 
-  /** The client completed (cancelled) the future itself: unqueue it; an executing batch just goes on. */
-  void abandoned(PendingRequest p) {
+  /**
+   * Its token was cancelled: unqueued, it fails UNAVAILABLE "request cancelled: reason" and counts as CANCELLED (never
+   * as an error of the model); an executing batch just goes on, and its answer for this request is dropped.
+   */
+  void withdrawn(PendingRequest p) {
     if (p.state == PendingRequest.State.DONE) {
       return;
     }
-    finish(p);
-    metrics.outcome(Outcome.CANCELLED);
+    settle(p, Outcome.CANCELLED, null, cancelled(p));
+  }
+
+  private static InferenceException cancelled(PendingRequest p) {
+    return InferenceException.unavailable("request cancelled: " + p.context.cancellation().reason());
   }
 
   /** Queues {@code r} to run, in order with the futures' completions, on the next {@link #poll}s. */
@@ -105,8 +121,8 @@ final class Settlements {
     if (p.state == PendingRequest.State.DONE) {
       return;
     }
-    if (p.future.isDone()) {
-      abandoned(p);
+    if (p.cancelled()) {
+      withdrawn(p);
     } else {
       settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded(
           p.state == PendingRequest.State.QUEUED ? "deadline passed while queued" : "deadline passed while executing"));
@@ -115,7 +131,7 @@ final class Settlements {
 
   private void finish(PendingRequest p) {
     if (p.queueSpan != null) { // it never left the queue: expired, cancelled, or the pool closed
-      p.queueSpan.error(p.future.isDone() ? "cancelled" : "not dispatched").end();
+      p.queueSpan.error(p.cancelled() ? "cancelled" : "not dispatched").end();
       p.queueSpan = null;
     }
     queue.remove(p);
@@ -125,6 +141,6 @@ final class Settlements {
   }
 
   static String traceId(PendingRequest p) {
-    return p.trace == null ? null : p.trace.traceId();
+    return p.context.traceId();
   }
 }

@@ -10,6 +10,7 @@ import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolSpec;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.WorkerState;
 import io.kiln.pools.tools.BuildModels;
@@ -142,8 +143,8 @@ public final class PoolBenchmark {
         await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(50)).until(() ->
             m.call(PoolManager::status).toCompletableFuture().get().count(WorkerState.READY) == readyWorkers);
       }
-      IntFunction<IntFunction<CompletableFuture<?>>> sender = b -> i -> client.infer("resnet-b" + b, "1", rt.nodeId(),
-          images[i % images.length], Duration.ofSeconds(60));
+      IntFunction<IntFunction<CompletableFuture<?>>> sender = b -> i -> client.infer(RequestContext.within("", 60_000),
+          "resnet-b" + b, "1", rt.nodeId(), images[i % images.length]);
       // Warm every scenario once (JIT, the pools' first batches) before anything is measured.
       for (int b : warmBatches) {
         double w = warmup;

@@ -9,6 +9,7 @@ import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolSpec;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.WorkerState;
 import io.kiln.runtime.ActorHandle;
@@ -96,7 +97,7 @@ public final class PoolPathCost {
     long end = System.nanoTime() + (long) (seconds * 1e9);
     while (System.nanoTime() < end) {
       inFlight.acquire();
-      CompletableFuture<?> f = client.infer("cost", "1", rt.nodeId(), request, Duration.ofSeconds(30))
+      CompletableFuture<?> f = client.infer(RequestContext.within("", 30_000), "cost", "1", rt.nodeId(), request)
           .toCompletableFuture();
       f.whenComplete((r, e) -> {
         if (e != null) {

@@ -20,12 +20,13 @@ class DeadlineSweepTest {
 
   private PendingRequest watch(String id, long timeoutMillis) {
     InferenceRequest r = Requests.request(id, 1);
-    PendingRequest p = new PendingRequest(r, BatchKey.of(r), clock.getAsLong() + timeoutMillis * 1_000_000, clock.getAsLong());
+    PendingRequest p = new PendingRequest(r, BatchKey.of(r),
+        io.kiln.pools.RequestContext.of(id, clock.getAsLong() + timeoutMillis * 1_000_000), clock.getAsLong());
     p.onExpired = e -> {
       expired.add(e.request.id());
       e.state = PendingRequest.State.DONE;
     };
-    sweep.add(p, p.deadlineNanos);
+    sweep.add(p, p.deadlineNanos());
     return p;
   }
 

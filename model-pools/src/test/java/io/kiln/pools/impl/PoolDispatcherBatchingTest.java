@@ -3,6 +3,7 @@ package io.kiln.pools.impl;
 import static io.kiln.pools.testing.Requests.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.PoolConfig;
@@ -263,16 +264,17 @@ class PoolDispatcherBatchingTest {
     harness(4, DELAY);
     TestWorker w = h.addWorker("w1");
     CompletableFuture<List<Tensor>> a = h.submit("a", 4);
-    CompletableFuture<List<Tensor>> c = h.submit("c", 1);
+    Cancellation cToken = Cancellation.create();
+    CompletableFuture<List<Tensor>> c = h.submit("c", 1, cToken);
     List<CompletableFuture<List<Tensor>>> b = new ArrayList<>();
     a.thenRun(() -> {
       b.add(h.submit("b", 1));
-      c.cancel(false);
+      cToken.cancel("cancelled from a callback");
     });
     w.lastCall().succeed();
     h.clock.advance(DELAY);
     assertThat(w.calls()).extracting(TestWorker.Call::ids).containsExactly(List.of("a"), List.of("b"));
-    assertThat(c).isCancelled();
+    assertThat(c).isCompletedExceptionally();
     assertThat(b.get(0)).isNotDone();
     assertThat(h.stats()).extracting("completed", "cancelled", "queueDepth").containsExactly(1L, 1L, 0);
   }

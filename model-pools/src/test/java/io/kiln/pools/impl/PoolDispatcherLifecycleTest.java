@@ -4,6 +4,7 @@ import static io.kiln.pools.testing.Requests.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceException.Kind;
@@ -169,9 +170,12 @@ class PoolDispatcherLifecycleTest {
 
   @Test
   void cancellingRemovesTheRequestFromTheQueueAndItNeverRuns() {
-    CompletableFuture<List<Tensor>> a = h.submit("a", 1);
+    Cancellation token = Cancellation.create();
+    CompletableFuture<List<Tensor>> a = h.submit("a", 1, token);
     CompletableFuture<List<Tensor>> b = h.submit("b", 1);
-    assertThat(a.cancel(true)).isTrue();
+    assertThat(token.cancel("client went away")).isTrue();
+    assertThat(a).isCompletedExceptionally();
+    assertThat(h.stats().failed()).as("a withdrawal is no error of the model").isZero();
     assertThat(h.stats()).extracting("queueDepth", "cancelled").containsExactly(1, 1L);
     TestWorker w = h.addWorker("w1");
     h.clock.advance(DELAY);
@@ -189,9 +193,10 @@ class PoolDispatcherLifecycleTest {
     h.close();
     ArrayDeque<Runnable> loop = new ArrayDeque<>();
     h = new DispatcherHarness(CONFIG, new ManualClock(), loop::add);
-    CompletableFuture<List<Tensor>> a = h.submit("a", 1);
+    Cancellation token = Cancellation.create();
+    CompletableFuture<List<Tensor>> a = h.submit("a", 1, token);
     CompletableFuture<List<Tensor>> b = h.submit("b", 1);
-    a.cancel(true); // as if from the gateway's thread: handed over through the executor, not run yet
+    token.cancel("client went away"); // as if from the gateway's thread: handed over through the executor, not run yet
     assertThat(loop).hasSize(1);
     TestWorker w = h.addWorker("w1");
     h.clock.advance(DELAY);
@@ -204,10 +209,12 @@ class PoolDispatcherLifecycleTest {
   @Test
   void cancellingAnExecutingRequestLetsTheBatchFinish() {
     TestWorker w = h.addWorker("w1");
-    CompletableFuture<List<Tensor>> a = h.submit("a", 2);
+    Cancellation token = Cancellation.create();
+    CompletableFuture<List<Tensor>> a = h.submit("a", 2, token);
     CompletableFuture<List<Tensor>> b = h.submit("b", 2);
-    a.cancel(true);
+    token.cancel("client went away");
     w.lastCall().succeed();
+    assertThat(a).isCompletedExceptionally();
     assertThat(b).isCompletedWithValue(TestWorker.echo(request("b", 2)));
     assertThat(h.stats()).extracting("completed", "cancelled").containsExactly(1L, 1L);
   }

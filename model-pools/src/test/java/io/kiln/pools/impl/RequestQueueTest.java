@@ -4,6 +4,7 @@ import static io.kiln.pools.testing.Requests.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.RequestContext;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -12,8 +13,21 @@ class RequestQueueTest {
 
   private final RequestQueue q = new RequestQueue();
 
+  private static final long MS = 1_000_000;
+
   private static PendingRequest pending(InferenceRequest r) {
-    return new PendingRequest(r, BatchKey.of(r), Long.MAX_VALUE, 0);
+    return new PendingRequest(r, BatchKey.of(r), RequestContext.of(r.id(), Long.MAX_VALUE), 0);
+  }
+
+  /** {@code id} arriving at {@code atMillis}, at {@code priority}. */
+  private static PendingRequest arriving(String id, RequestContext.Priority priority, long atMillis) {
+    InferenceRequest r = request(id, 1, 4);
+    return new PendingRequest(r, BatchKey.of(r), RequestContext.of(id, Long.MAX_VALUE).withPriority(priority),
+        atMillis * MS);
+  }
+
+  private void add(String id, RequestContext.Priority priority, long atMillis) {
+    q.add(arriving(id, priority, atMillis), atMillis * MS);
   }
 
   private List<String> ids() {
@@ -67,5 +81,40 @@ class RequestQueueTest {
         .hasSameHashCodeAs(BatchKey.of(request("b", 7, 4)))
         .isNotEqualTo(BatchKey.of(request("c", 1, 5)));
     assertThat(BatchKey.of(request("a", 1, 4))).hasToString("[x:FP32[-1, 4]]->[]");
+  }
+
+  @Test
+  void normalRequestsGoAheadOfLowOnesThatArrivedShortlyBefore() {
+    add("low-1", RequestContext.Priority.LOW, 0);
+    add("normal-1", RequestContext.Priority.NORMAL, 10);
+    add("low-2", RequestContext.Priority.LOW, 20);
+    add("normal-2", RequestContext.Priority.NORMAL, 30);
+    assertThat(ids()).containsExactly("normal-1", "normal-2", "low-1", "low-2");
+  }
+
+  @Test
+  void aLowRequestThatWaitedItsShareKeepsItsPlace() {
+    long share = RequestQueue.LOW_YIELD_NANOS / MS;
+    add("low-1", RequestContext.Priority.LOW, 0);
+    add("low-2", RequestContext.Priority.LOW, share / 2);
+    add("normal-1", RequestContext.Priority.NORMAL, share - 1);
+    assertThat(ids()).containsExactly("normal-1", "low-1", "low-2");
+    add("normal-2", RequestContext.Priority.NORMAL, share); // low-1 has waited its share; low-2 not yet
+    assertThat(ids()).containsExactly("normal-1", "low-1", "normal-2", "low-2");
+    add("normal-3", RequestContext.Priority.NORMAL, share / 2 + share);
+    assertThat(ids()).as("nor does a flood of online work starve low-2").containsExactly("normal-1", "low-1",
+        "normal-2", "low-2", "normal-3");
+  }
+
+  @Test
+  void removingTheFirstYieldingLowRequestKeepsTheOrder() {
+    add("low-1", RequestContext.Priority.LOW, 0);
+    add("low-2", RequestContext.Priority.LOW, 1);
+    q.remove(q.peek()); // low-1 leaves (cancelled, expired, dispatched)
+    add("normal-1", RequestContext.Priority.NORMAL, 2);
+    assertThat(ids()).containsExactly("normal-1", "low-2");
+    q.addFirst(List.of(arriving("requeued", RequestContext.Priority.LOW, 3)));
+    add("normal-2", RequestContext.Priority.NORMAL, 4);
+    assertThat(ids()).containsExactly("requeued", "normal-1", "normal-2", "low-2");
   }
 }

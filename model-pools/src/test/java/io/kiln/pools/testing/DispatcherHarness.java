@@ -58,6 +58,18 @@ public final class DispatcherHarness implements AutoCloseable {
     return dispatcher.submit(request);
   }
 
+  /** Submits {@link Requests#request(String, int)} with the default timeout, withdrawn when {@code token} is cancelled. */
+  public CompletableFuture<List<Tensor>> submit(String id, int rows, io.kiln.pools.Cancellation token) {
+    return submit(id, rows, io.kiln.pools.RequestContext.Priority.NORMAL, token);
+  }
+
+  /** Submits {@link Requests#request(String, int)} with the default timeout at {@code priority}. */
+  public CompletableFuture<List<Tensor>> submit(String id, int rows, io.kiln.pools.RequestContext.Priority priority,
+                                                io.kiln.pools.Cancellation token) {
+    return dispatcher.submit(Requests.request(id, rows), io.kiln.pools.RequestContext.of(id,
+        clock.getAsLong() + config.defaultTimeout().toNanos(), null, priority, token), false, null);
+  }
+
   public CompletableFuture<List<Tensor>> submit(String id, int rows, Duration timeout) {
     return dispatcher.submit(Requests.request(id, rows), clock.getAsLong() + timeout.toNanos());
   }

@@ -1,7 +1,9 @@
 package io.kiln.pipelines.impl;
 
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import io.kiln.pipelines.CacheEntry;
 import io.kiln.pipelines.InferTarget;
@@ -11,7 +13,6 @@ import io.kiln.pipelines.StepResult;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,8 +72,11 @@ final class InferStep {
       inputs = TensorFiles.decode(Files.readAllBytes(l.path()), infer.format(), infer.tensor(), target.inputs());
     }
     InferenceRequest request = new InferenceRequest(ctx.runId() + "/" + ctx.step(), inputs, List.of(), Map.of());
-    CompletableFuture<InferenceResponse> call = services.pools().infer(target.deployment(), target.version(),
-        services.nodeId(), request, Duration.ofMillis(timeoutMs));
+    Cancellation cancellation = Cancellation.create(); // withdraws the request once the step stops waiting
+    CompletableFuture<InferenceResponse> call = services.pools().infer(RequestContext.of(request.id(),
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, timeoutMs)), null,
+        RequestContext.Priority.NORMAL, cancellation), target.deployment(), target.version(), services.nodeId(),
+        request);
     InferenceResponse response;
     try {
       response = call.get(timeoutMs + 10_000, TimeUnit.MILLISECONDS);
@@ -81,7 +85,7 @@ final class InferStep {
       throw new StepFailedException("pool " + target.deployment() + "@" + target.version() + " on node "
           + services.nodeId() + ": " + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
     } catch (TimeoutException e) {
-      call.cancel(true);
+      cancellation.cancel("the step stopped waiting after " + timeoutMs + " ms");
       throw new StepFailedException("pool " + target.deployment() + " on node " + services.nodeId()
           + " did not answer within " + timeoutMs + " ms");
     }

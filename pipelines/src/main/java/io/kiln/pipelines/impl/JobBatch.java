@@ -13,9 +13,12 @@ import java.util.List;
  * @param uris the inputs, in the order of {@code indices}
  * @param inputs the model's declared inputs (to decode the files)
  * @param timeoutMs how long one input's fetch, and the group's analyses, may take
+ * @param low whether its requests go to the pool at {@link io.kiln.pools.RequestContext.Priority#LOW} (the job's
+ *     {@code priority: low}): queued online requests go first
  */
 public record JobBatch(String jobId, List<Integer> indices, List<String> uris, String deployment, String version,
-                       List<TensorSpec> inputs, InputFormat format, String tensor, long maxBytes, long timeoutMs) {
+                       List<TensorSpec> inputs, InputFormat format, String tensor, long maxBytes, long timeoutMs,
+                       boolean low) {
 
   /** Where a task reports that its inputs were fetched and went to the pool: {@code <prefix><jobId>}. */
   public static final String PHASE_ADDRESS = "kiln.jobs.phase.";

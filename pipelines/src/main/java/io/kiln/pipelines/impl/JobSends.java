@@ -72,7 +72,7 @@ final class JobSends {
   CompletionStage<JobOutcome.Batch> batch(List<Integer> indices, String node) {
     JobBatch batch = new JobBatch(jobId, indices, indices.stream().map(spec.inputs()::get).toList(),
         target.deployment(), target.version(), target.inputs(), spec.format(), spec.tensor(), spec.maxBytes(),
-        spec.timeoutMs());
+        spec.timeoutMs(), spec.priority() == io.kiln.pipelines.jobs.JobSpec.Priority.LOW);
     // No CPU of the node's ledger: the task mostly waits (downloads, the pool's answers); per_node bounds how many
     // inputs a node has, its fetch slots how many downloads, and the pool's workers hold the model's resources.
     TaskOptions options = TaskOptions.builder().resources(io.kiln.runtime.Resources.NONE)

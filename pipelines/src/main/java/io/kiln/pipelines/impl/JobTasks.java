@@ -3,6 +3,7 @@ package io.kiln.pipelines.impl;
 import io.kiln.pipelines.CacheEntry;
 import io.kiln.pipelines.CacheGroup;
 import io.kiln.pipelines.NodeCache;
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
@@ -60,6 +61,8 @@ public final class JobTasks {
       }
     }
     List<CompletableFuture<InferenceResponse>> calls = new ArrayList<>(java.util.Collections.nCopies(n, null));
+    // The batch's requests share one token: once the batch stops waiting, what its pool still holds is withdrawn.
+    Cancellation cancellation = Cancellation.create();
     boolean[] gone = new boolean[n];
     JsonArray reached = new JsonArray();
     long t1;
@@ -74,7 +77,7 @@ public final class JobTasks {
           failed.add(new JobOutcome.Failure(batch.indices().get(k), "fetch: " + it.uri() + ": " + it.error().getMessage()));
           gone[k] = true;
         } else if (it.data() != null) {
-          submit(services, batch, k, it.data(), calls, failed, gone, reached);
+          submit(services, batch, k, it.data(), cancellation, calls, failed, gone, reached);
         }
       }
       reached = report(task, batch, reached); // before the commit: the pool has them now
@@ -109,7 +112,7 @@ public final class JobTasks {
         gone[k] = true;
         continue;
       }
-      submit(services, batch, k, data, calls, failed, gone, reached);
+      submit(services, batch, k, data, cancellation, calls, failed, gone, reached);
     }
     // Tell the coordinator these inputs now wait in (or run on) the pool: how it tells its own requests there
     // from online ones. Fire-and-forget; a lost report only makes a low-priority job less polite.
@@ -133,7 +136,7 @@ public final class JobTasks {
             : "infer: pool " + batch.deployment() + "@" + batch.version() + " on node " + services.nodeId() + ": " + m));
         continue;
       } catch (TimeoutException e) {
-        call.cancel(true);
+        cancellation.cancel("the job's batch did not get its answers within " + batch.timeoutMs() + " ms");
         failed.add(new JobOutcome.Failure(index, "infer: pool " + batch.deployment() + " on node "
             + services.nodeId() + " did not answer within " + batch.timeoutMs() + " ms"));
         continue;
@@ -164,7 +167,7 @@ public final class JobTasks {
   static final int KEEP_BYTES = 1 << 20;
 
   /** Decodes input {@code k} and sends it to this node's pool; a decode failure fails it alone. */
-  private static void submit(NodeServices services, JobBatch batch, int k, byte[] data,
+  private static void submit(NodeServices services, JobBatch batch, int k, byte[] data, Cancellation cancellation,
                              List<CompletableFuture<InferenceResponse>> calls, List<JobOutcome.Failure> failed,
                              boolean[] gone, JsonArray reached) {
     List<Tensor> inputs;
@@ -185,8 +188,10 @@ public final class JobTasks {
     }
     InferenceRequest request = new InferenceRequest(batch.jobId() + "/" + NodeCache.keyOf(batch.uris().get(k))
         .substring(0, 16), inputs, List.of(), Map.of());
-    calls.set(k, services.pools().infer(RequestContext.within(request.id(), batch.timeoutMs()), batch.deployment(),
-        batch.version(), services.nodeId(), request));
+    RequestContext context = RequestContext.of(request.id(), System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(Math.max(1, batch.timeoutMs())), null,
+        batch.low() ? RequestContext.Priority.LOW : RequestContext.Priority.NORMAL, cancellation);
+    calls.set(k, services.pools().infer(context, batch.deployment(), batch.version(), services.nodeId(), request));
     reached.add(batch.indices().get(k));
   }
 

@@ -11,6 +11,7 @@ import io.kiln.pools.PoolLoadBoard;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.PoolNames;
 import io.kiln.pools.PoolStatus;
+import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorState;
@@ -144,7 +145,7 @@ final class ServeNodes implements AutoCloseable {
       return CompletableFuture.failedFuture(new IllegalStateException("no ready pool of " + name + "@" + version.get()));
     }
     PoolLoad target = ready.get(Math.floorMod(roundRobin.getAndIncrement(), ready.size()));
-    return via.client().infer(name, version.get(), target.nodeId(), request, Duration.ofSeconds(30));
+    return via.client().infer(RequestContext.within("", 30_000), name, version.get(), target.nodeId(), request);
   }
 
   InferenceResponse infer(String name, InferenceRequest request) {
@@ -153,7 +154,7 @@ final class ServeNodes implements AutoCloseable {
 
   /** Sends directly to the pool of {@code name@version} on {@code node}, bypassing routing. */
   CompletableFuture<InferenceResponse> sendTo(String name, String version, String node, InferenceRequest request) {
-    return follower().client().infer(name, version, node, request, Duration.ofSeconds(60));
+    return follower().client().infer(RequestContext.within("", 60_000), name, version, node, request);
   }
 
   PoolStatus poolStatus(String name, String version, String node) {
