@@ -53,7 +53,6 @@ class NodeLossProcessesIT {
   static final class Trio implements AutoCloseable {
     final CliProcesses cli;
     final Map<String, Integer> ports = new LinkedHashMap<>();
-    final Map<String, Process> processes = new LinkedHashMap<>();
     final List<String> common;
 
     Trio(String name, String n1Labels, String n2Labels) throws Exception {
@@ -74,11 +73,11 @@ class NodeLossProcessesIT {
       args.addAll(List.of("--foreground", "--node-id", id));
       args.addAll(common);
       args.addAll(more);
-      processes.put(id, cli.startNode(id, args.toArray(String[]::new)));
+      cli.startNode(id, args.toArray(String[]::new));
     }
 
     private JsonNode awaitEntry(String id) {
-      JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
+      JsonNode e = cli.awaitEntry(id, START);
       ports.put(id, e.path("httpPort").asInt());
       return e;
     }
@@ -114,9 +113,8 @@ class NodeLossProcessesIT {
     /** SIGKILL: no drain, no goodbye to the cluster. */
     long kill(String id) throws Exception {
       long at = System.nanoTime();
-      Process p = processes.get(id);
-      p.destroyForcibly();
-      assertThat(p.waitFor(30, TimeUnit.SECONDS)).as(id + " dies").isTrue();
+      cli.node(id).kill();
+      assertThat(cli.node(id).isAlive()).as(id + " dies").isFalse();
       return at;
     }
 
