@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kiln.testkit.KilnProcess;
+import io.kiln.testkit.OipRequest;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -17,8 +18,6 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -74,8 +73,9 @@ class LauncherCacheIT {
         "--grpc-port", String.valueOf(freePort()), "--warmup-seconds", "0").start();
     try {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-      String body = "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,64],\"datatype\":\"FP32\",\"data\":["
-          + IntStream.range(0, 64).mapToObj(i -> "0.5").collect(Collectors.joining(",")) + "]}]}";
+      float[] half = new float[64];
+      java.util.Arrays.fill(half, 0.5f);
+      String body = OipRequest.fp32("input", new long[] {1, 64}, half).json();
       HttpRequest infer = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v2/models/mlp/infer"))
           .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
       node.awaitTrue("serving the quickstart", Duration.ofMinutes(6),
