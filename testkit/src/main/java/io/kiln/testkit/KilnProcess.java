@@ -19,7 +19,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Predicate;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
 
@@ -341,15 +340,11 @@ public final class KilnProcess implements AutoCloseable {
         .filter(l -> l.startsWith(prefix)).findFirst().map(l -> l.substring(prefix.length()).trim()));
   }
 
-  /** Waits until {@code GET http://127.0.0.1:port/path} answers 200. */
+  /** Waits until {@code GET http://127.0.0.1:port/path} answers 200 (a refused connection is "not yet"). */
   public void awaitHttp(int port, String path, Duration within) {
-    awaitHttp(URI.create("http://127.0.0.1:" + port + path), within, s -> s == 200);
-  }
-
-  /** Waits until {@code GET uri} answers a status {@code ok} accepts (a refused connection is "not yet"). */
-  public void awaitHttp(URI uri, Duration within, Predicate<Integer> ok) {
-    awaitTrue("answering GET " + uri, within, () -> ok.test(HTTP.send(HttpRequest.newBuilder(uri)
-        .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode()));
+    URI uri = URI.create("http://127.0.0.1:" + port + path);
+    awaitTrue("answering GET " + uri, within, () -> HTTP.send(HttpRequest.newBuilder(uri)
+        .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
   }
 
   /**
