@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.testkit.KilnProcess;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -51,11 +49,9 @@ class PythonImageIT {
   @Test
   void theEntrypointFromTheImagesFilesServesAPythonModel() throws Exception {
     Path prefix = Files.createDirectories(home.resolve("rootfs"));
-    Process lay = new ProcessBuilder("bash", ManifestsTest.K8S.resolve("image-rootfs.sh").toString(), "--python",
-        prefix.toString()).redirectErrorStream(true).start();
-    String layOut = new String(lay.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(lay.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    assertThat(lay.exitValue()).as(layOut).isZero();
+    KilnProcess.Result lay = KilnProcess.command(List.of("bash", ManifestsTest.K8S.resolve("image-rootfs.sh").toString(),
+        "--python", prefix.toString())).log(home.resolve("rootfs.out")).run(Duration.ofSeconds(120));
+    assertThat(lay.code()).as(lay.output()).isZero();
 
     String dockerfile = Files.readString(ManifestsTest.K8S.resolve("Dockerfile")).replace("\\\n", " ");
     String pythonStage = dockerfile.substring(dockerfile.indexOf("FROM runtime AS python"));
