@@ -49,8 +49,9 @@ class PythonImageIT {
   @Test
   void theEntrypointFromTheImagesFilesServesAPythonModel() throws Exception {
     Path prefix = Files.createDirectories(home.resolve("rootfs"));
-    KilnProcess.Result lay = KilnProcess.command(List.of("bash", ManifestsTest.K8S.resolve("image-rootfs.sh").toString(),
-        "--python", prefix.toString())).log(home.resolve("rootfs.out")).run(Duration.ofSeconds(120));
+    String layFiles = ManifestsTest.K8S.resolve("image-rootfs.sh").toString();
+    KilnProcess.Result lay = KilnProcess.command(List.of("bash", layFiles, "--python", prefix.toString()))
+        .log(home.resolve("rootfs.out")).run(Duration.ofSeconds(120));
     assertThat(lay.code()).as(lay.output()).isZero();
 
     String dockerfile = Files.readString(ManifestsTest.K8S.resolve("Dockerfile")).replace("\\\n", " ");
