@@ -2,33 +2,23 @@ package io.kiln.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.KilnProcess;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the real {@code kiln} main ({@link KilnCli}) in child JVMs on the test classpath, all sharing one
- * {@code kiln.home} (so their {@code .kiln/} folder is the test's own), each with its output in a file there.
- * Long-running nodes are kept as {@link Process}es; {@link #close} kills whatever is still running, including
- * nodes that were started in the background.
+ * Runs the real {@code kiln} main ({@link KilnCli}) in child JVMs on the test classpath ({@link KilnProcess}), all
+ * sharing one {@code kiln.home} (so their {@code .kiln/} folder is the test's own), each with its output in
+ * {@code <name>.out} there. Long-running nodes are kept by name; {@link #close} kills whatever is still running,
+ * including nodes that were started in the background.
  */
 final class CliProcesses implements AutoCloseable {
-
-  /** JVM flags of the {@code kiln} script (Hazelcast on Java 17, offline DJL), sized for small test nodes. */
-  static final List<String> JVM_FLAGS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-      "--add-modules", "java.se", "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
-      "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-      "-Dai.djl.offline=true", "-Dhazelcast.phone.home.enabled=false");
 
   /** A finished command. */
   record Result(int code, String output) {
@@ -37,7 +27,7 @@ final class CliProcesses implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Path home;
-  private final Map<String, Process> nodes = new LinkedHashMap<>();
+  private final Map<String, KilnProcess> nodes = new LinkedHashMap<>();
   private int commands;
 
   CliProcesses(Path home) throws IOException {
@@ -48,32 +38,13 @@ final class CliProcesses implements AutoCloseable {
     return home;
   }
 
-  private ProcessBuilder builder(Path output, String... args) {
-    return builder(output, List.of(), List.of(), args);
-  }
-
-  private ProcessBuilder builder(Path output, List<String> wrapper, List<String> jvmFlags, String... args) {
-    List<String> cmd = new ArrayList<>(wrapper);
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(JVM_FLAGS);
-    cmd.addAll(jvmFlags);
-    cmd.add("-Dkiln.home=" + home);
-    cmd.add("-cp");
-    cmd.add(testClasspath());
-    cmd.add(KilnCli.class.getName());
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).directory(home.toFile()).redirectErrorStream(true)
-        .redirectOutput(output.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-  }
-
-  /** The test classpath (Surefire and Failsafe may run tests from a manifest-only jar). */
-  static String testClasspath() {
-    String cp = System.getProperty("surefire.test.class.path");
-    return cp != null && !cp.isBlank() ? cp : System.getProperty("java.class.path");
+  private KilnProcess.Builder builder(String name, String... args) {
+    return KilnProcess.java(KilnCli.class.getName()).jvmFlags("-Dkiln.home=" + home).args(args).name(name)
+        .directory(home).log(home.resolve(name + ".out"));
   }
 
   /** Starts a long-running command (a foreground node); its output goes to {@code <name>.out}. */
-  Process startNode(String name, String... args) throws IOException {
+  KilnProcess startNode(String name, String... args) {
     return startNode(name, List.of(), List.of(), args);
   }
 
@@ -81,22 +52,25 @@ final class CliProcesses implements AutoCloseable {
    * Starts a long-running command through {@code wrapper}, a command that execs its arguments (e.g. {@code ip netns
    * exec NS}, so the process is the JVM itself), with {@code jvmFlags} after the usual ones.
    */
-  Process startNode(String name, List<String> wrapper, List<String> jvmFlags, String... args) throws IOException {
-    Process p = builder(home.resolve(name + ".out"), wrapper, jvmFlags, args).start();
+  KilnProcess startNode(String name, List<String> wrapper, List<String> jvmFlags, String... args) {
+    KilnProcess p = builder(name, args).wrapper(wrapper).jvmFlags(jvmFlags).start();
     nodes.put(name, p);
     return p;
   }
 
-  /** Runs a command to completion. */
-  Result run(Duration timeout, String... args) throws Exception {
-    Path out = home.resolve("command-" + (++commands) + "-" + args[0] + ".out");
-    Process p = builder(out, args).start();
-    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      p.destroyForcibly().waitFor();
-      throw new AssertionError("kiln " + String.join(" ", args) + " did not finish within " + timeout + ":\n"
-          + Files.readString(out));
+  /** The node started as {@code name}. */
+  KilnProcess node(String name) {
+    KilnProcess p = nodes.get(name);
+    if (p == null) {
+      throw new IllegalArgumentException("no node started as '" + name + "'; started: " + nodes.keySet());
     }
-    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    return p;
+  }
+
+  /** Runs a command to completion; one that does not end within {@code timeout} is killed and fails the test. */
+  Result run(Duration timeout, String... args) {
+    KilnProcess.Result r = builder("command-" + (++commands) + "-" + args[0], args).run(timeout);
+    return new Result(r.code(), r.output());
   }
 
   /** The {@code .kiln/nodes/<id>.json} record of a running node, once it wrote it. */
@@ -110,18 +84,24 @@ final class CliProcesses implements AutoCloseable {
   }
 
   /**
-   * Waits (at most {@code within}) for node {@code id}'s record, failing at once with its output (file
-   * {@code outputName}) if {@code p} exits first. With {@code samePid}, only a record {@code p} itself wrote counts
-   * (a node run in the foreground); without, any (a {@code kiln start} that put the node in the background).
+   * Waits (at most {@code within}) for node {@code id}'s record, failing at once with {@code p}'s log if it exits
+   * first. With {@code samePid}, only a record {@code p} itself wrote counts (a node run in the foreground); without,
+   * any (a {@code kiln start} that put the node in the background).
    */
-  JsonNode awaitEntry(String id, Process p, Duration within, String outputName, boolean samePid) {
-    org.awaitility.Awaitility.await().atMost(within).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!p.isAlive()) {
-        throw new AssertionError(id + " exited with " + p.exitValue() + ":\n" + output(outputName));
-      }
-      return entry(id).filter(e -> !samePid || e.path("pid").asLong() == p.pid()).isPresent();
-    });
-    return entry(id).orElseThrow();
+  JsonNode awaitEntry(String id, KilnProcess p, Duration within, boolean samePid) {
+    return p.await("node " + id + "'s record in " + home.resolve(".kiln/nodes"), within,
+        () -> entry(id).filter(e -> !samePid || e.path("pid").asLong() == p.pid()));
+  }
+
+  /** {@link #awaitEntry(String, KilnProcess, Duration, boolean)} for the foreground node started as {@code id}. */
+  JsonNode awaitEntry(String id, Duration within) {
+    return awaitEntry(id, node(id), within, true);
+  }
+
+  /** Waits until node {@code id}'s output says it is warmed up (or ready without a full warm-up). */
+  void awaitWarm(String id, KilnProcess p, Duration within) {
+    p.awaitTrue("warmed up", within, () -> p.log().contains("kiln: node " + id + " warmed up (")
+        || p.log().contains("kiln: node " + id + " is ready without a full warm-up ("));
   }
 
   List<Path> entries() throws IOException {
@@ -134,6 +114,7 @@ final class CliProcesses implements AutoCloseable {
     }
   }
 
+  /** The output of the command or node started as {@code name}. */
   String output(String name) {
     try {
       return Files.readString(home.resolve(name + ".out"));
@@ -144,8 +125,8 @@ final class CliProcesses implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    for (Process p : nodes.values()) {
-      p.destroyForcibly();
+    for (KilnProcess p : nodes.values()) {
+      p.process().destroyForcibly();
     }
     // Nodes started in the background are not our children: find them by the records they left.
     for (Path f : entries()) {
@@ -160,8 +141,8 @@ final class CliProcesses implements AutoCloseable {
         // nothing to clean up
       }
     }
-    for (Process p : nodes.values()) {
-      p.waitFor(30, TimeUnit.SECONDS);
+    for (KilnProcess p : nodes.values()) {
+      p.close();
     }
   }
 }

@@ -46,8 +46,7 @@ class DashboardIT {
   static final String YAML = Deployment.file(Deployment.identity("echo").batching(8, 1).queue(256, 5000));
 
   CliProcesses cli;
-  final Map<String, Process> processes = new ConcurrentHashMap<>();
-  final Map<String, Integer> ports = new ConcurrentHashMap<>();
+    final Map<String, Integer> ports = new ConcurrentHashMap<>();
 
   @Test
   void theDashboardShowsTheClusterItsLoadAndALostNode() throws Exception {
@@ -96,8 +95,8 @@ class DashboardIT {
       page.screenshot(SHOTS.resolve("2-under-load.png"));
 
       // SIGKILL n1: the page keeps it, marked down.
-      processes.get("n1").destroyForcibly();
-      assertThat(processes.get("n1").waitFor(30, TimeUnit.SECONDS)).isTrue();
+      cli.node("n1").kill();
+      assertThat(cli.node("n1").isAlive()).isFalse();
       await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250)).until(() ->
           "down".equals(page.eval("document.querySelector('[data-node=n1]')?.dataset.state")));
       assertThat(number(page, "document.querySelectorAll('#nodes tr[data-node][data-state=alive]').length"))
@@ -134,11 +133,11 @@ class DashboardIT {
     List<String> args = new ArrayList<>(first);
     args.addAll(List.of("--foreground", "--node-id", id));
     args.addAll(common);
-    processes.put(id, cli.startNode(id, args.toArray(String[]::new)));
+    cli.startNode(id, args.toArray(String[]::new));
   }
 
   private JsonNode awaitEntry(String id) {
-    JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
+    JsonNode e = cli.awaitEntry(id, START);
     ports.put(id, e.path("httpPort").asInt());
     return e;
   }

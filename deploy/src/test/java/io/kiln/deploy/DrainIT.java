@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.KilnProcess;
 import io.kiln.testkit.OipRequest;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -50,8 +51,7 @@ class DrainIT {
 
   CliProcesses cli;
   final Map<String, Integer> ports = new ConcurrentHashMap<>();
-  final Map<String, Process> processes = new ConcurrentHashMap<>();
-  final Map<String, String> outputs = new ConcurrentHashMap<>();
+  final Map<String, KilnProcess> processes = new ConcurrentHashMap<>();
   List<String> common;
 
   /** Outcomes of the traffic through one gateway. */
@@ -94,12 +94,11 @@ class DrainIT {
     args.addAll(common);
     args.addAll(more);
     String name = id + "-" + processes.size();
-    outputs.put(id, name);
     processes.put(id, cli.startNode(name, args.toArray(String[]::new)));
   }
 
   private JsonNode awaitEntry(String id) {
-    JsonNode e = cli.awaitEntry(id, processes.get(id), START, outputs.get(id), true);
+    JsonNode e = cli.awaitEntry(id, processes.get(id), START, true);
     ports.put(id, e.path("httpPort").asInt());
     return e;
   }
@@ -168,10 +167,11 @@ class DrainIT {
       });
 
       long termAt = System.nanoTime();
-      processes.get("n1").destroy(); // SIGTERM
-      assertThat(processes.get("n1").waitFor(GRACE_SECONDS + 30, TimeUnit.SECONDS)).as("n1 exits").isTrue();
+      Process n1Process = processes.get("n1").process();
+      n1Process.destroy(); // SIGTERM
+      assertThat(n1Process.waitFor(GRACE_SECONDS + 30, TimeUnit.SECONDS)).as("n1 exits").isTrue();
       long exitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - termAt);
-      int exitCode = processes.get("n1").exitValue();
+      int exitCode = n1Process.exitValue();
       long onN1AtExit = head.on("n1");
       readiness.get(30, TimeUnit.SECONDS);
       await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> gone(status(), "n1"));
@@ -185,7 +185,7 @@ class DrainIT {
         f.get(2, TimeUnit.MINUTES);
       }
 
-      String log = cli.output(outputs.get("n1"));
+      String log = processes.get("n1").log();
       Map<String, Object> f = new LinkedHashMap<>();
       f.put("scenario", "drain");
       f.put("at", java.time.Instant.now().toString());

@@ -1,8 +1,8 @@
 package io.kiln.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
+import io.kiln.testkit.KilnProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.JarURLConnection;
@@ -78,19 +78,13 @@ class InstalledLibTorchIT {
   @Test
   void aNodeOnAnInstalledLibtorchLoadsItFromThereAndServesTorchsNumbers() throws Exception {
     Path quickstart = KilnCliTest.repositoryRoot().resolve("deploy/examples/quickstart.yaml");
-    Process up = cli.startNode("up", "up", "--file", quickstart.toString(), "--libtorch", libtorch.toString(),
+    KilnProcess up = cli.startNode("up", "up", "--file", quickstart.toString(), "--libtorch", libtorch.toString(),
         "--node-id", "byo", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--gpus", "0", "--cpus", "2",
         "--warmup-seconds", "1");
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!up.isAlive()) {
-        throw new AssertionError("kiln up exited with " + up.exitValue() + ":\n" + cli.output("up"));
-      }
-      return cli.output("up").contains("is ready");
-    });
+    up.awaitLog("is ready", START);
     assertThat(cli.output("up")).contains("kiln: PyTorch engine on libtorch " + torch + " (cpu) from " + libtorch.toRealPath());
     // The node's record in .kiln/nodes is written just after the ready line is printed.
-    await().atMost(Duration.ofSeconds(30)).until(() -> cli.entry("byo").isPresent());
-    int port = cli.entry("byo").orElseThrow().path("httpPort").asInt();
+    int port = cli.awaitEntry("byo", up, Duration.ofSeconds(30), false).path("httpPort").asInt();
     KilnCliIT.inferQuickstart(port, "byo");
 
     List<String> torchLibs = new ArrayList<>();

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.KilnProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -44,8 +45,8 @@ class KilnCliIT {
       .connectTimeout(Duration.ofSeconds(5)).build();
 
   static CliProcesses cli;
-  static Process head;
-  static Process n1;
+  static KilnProcess head;
+  static KilnProcess n1;
   static final Map<String, Integer> httpPorts = new HashMap<>();
 
   @BeforeAll
@@ -58,8 +59,7 @@ class KilnCliIT {
     JsonNode headEntry = awaitEntry("head", head);
     assertThat(headEntry.path("head").asBoolean()).isTrue();
     // A short warm-up, but the whole of it: the node says when it is over (and so ready).
-    await().atMost(Duration.ofSeconds(60)).until(() -> cli.output("head").contains("kiln: node head warmed up (")
-        || cli.output("head").contains("kiln: node head is ready without a full warm-up ("));
+    cli.awaitWarm("head", head, Duration.ofSeconds(60));
     String join = "127.0.0.1:" + headEntry.path("clusterPort").asInt();
 
     n1 = cli.startNode("n1", args(List.of("start", "--address", join, "--foreground", "--node-id", "n1"), common));
@@ -86,8 +86,8 @@ class KilnCliIT {
     return all.toArray(String[]::new);
   }
 
-  private static JsonNode awaitEntry(String id, Process p) {
-    return cli.awaitEntry(id, p, START, id, false);
+  private static JsonNode awaitEntry(String id, KilnProcess p) {
+    return cli.awaitEntry(id, p, START, false);
   }
 
   static HttpResponse<String> http(int port, String path, String jsonBody) throws Exception {
@@ -197,8 +197,8 @@ class KilnCliIT {
   @Order(3)
   void aKilledNodeIsSeenDeadAndTheOthersKeepServing() throws Exception {
     long killedAt = System.nanoTime();
-    n1.destroyForcibly(); // SIGKILL: no shutdown hook, no goodbye to the cluster
-    assertThat(n1.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    n1.kill(); // SIGKILL: no shutdown hook, no goodbye to the cluster
+    assertThat(n1.isAlive()).isFalse();
 
     await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
         .until(() -> Boolean.FALSE.equals(alive(status("head")).get("n1")));
@@ -226,7 +226,7 @@ class KilnCliIT {
 
     assertThat(r.code()).as(r.output()).isZero();
     assertThat(r.output()).contains("stopped node n2").contains("stopped node head").doesNotContain("killed");
-    assertThat(head.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(head.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
     n2.onExit().get(10, TimeUnit.SECONDS);
     assertThat(cli.entries()).isEmpty();
     assertThat(cli.output("head")).contains("kiln: stopping node head...");

@@ -39,15 +39,9 @@ public final class KilnCommands {
     }
   }
 
-  /** The {@code kiln} script's JVM flags, sized for small test nodes, and the test class path: a child JVM's. */
-  public static List<String> childJvm() {
-    List<String> cmd = new java.util.ArrayList<>();
-    cmd.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(CliProcesses.JVM_FLAGS);
-    cmd.add("-cp");
-    cmd.add(CliProcesses.testClasspath());
-    cmd.add(KilnCli.class.getName());
-    return cmd;
+  /** {@code kiln} in a child JVM on the test class path, with the {@code kiln} script's flags sized for test nodes. */
+  public static io.kiln.testkit.KilnProcess.Builder process() {
+    return io.kiln.testkit.KilnProcess.java(KilnCli.class.getName());
   }
 
   /** Runs {@code kiln ARGS} in this JVM as {@code main} would, with its output on {@code out} and {@code err}. */

@@ -2,11 +2,11 @@ package io.kiln.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
+import io.kiln.testkit.KilnProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,15 +21,9 @@ class KilnLauncherIT {
   }
 
   static Result run(Path dir, List<String> command) throws Exception {
-    Path out = Files.createTempFile(dir, "launcher", ".out");
-    Process p = new ProcessBuilder(command).directory(KilnCliTest.repositoryRoot().toFile())
-        .redirectErrorStream(true).redirectOutput(out.toFile())
-        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-    if (!p.waitFor(120, TimeUnit.SECONDS)) {
-      p.destroyForcibly().waitFor();
-      throw new AssertionError(command + " did not finish in 120 s:\n" + Files.readString(out));
-    }
-    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    KilnProcess.Result r = KilnProcess.command(command).directory(KilnCliTest.repositoryRoot())
+        .log(Files.createTempFile(dir, "launcher", ".out")).run(Duration.ofSeconds(120));
+    return new Result(r.code(), r.output());
   }
 
   @Test

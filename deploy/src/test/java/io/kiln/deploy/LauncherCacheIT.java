@@ -3,6 +3,8 @@ package io.kiln.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.kiln.testkit.KilnProcess;
+import io.kiln.testkit.OipRequest;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -16,10 +18,6 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,55 +69,36 @@ class LauncherCacheIT {
     Files.setLastModifiedTime(cache, stale);
     int port = freePort();
     Path out = dir.resolve("up.out");
-    Process node = launcher(root, env, out, "up", "--host", "127.0.0.1", "--port", String.valueOf(port),
+    KilnProcess node = launcher(root, env, out, "up", "--host", "127.0.0.1", "--port", String.valueOf(port),
         "--grpc-port", String.valueOf(freePort()), "--warmup-seconds", "0").start();
     try {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-      String body = "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,64],\"datatype\":\"FP32\",\"data\":["
-          + IntStream.range(0, 64).mapToObj(i -> "0.5").collect(Collectors.joining(",")) + "]}]}";
+      float[] half = new float[64];
+      java.util.Arrays.fill(half, 0.5f);
+      String body = OipRequest.fp32("input", new long[] {1, 64}, half).json();
       HttpRequest infer = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v2/models/mlp/infer"))
           .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
-      Awaitility.await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
-          .until(() -> {
-            assertThat(node.isAlive()).as("node alive; output: %s", read(out)).isTrue();
-            return http.send(infer, HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-          });
+      node.awaitTrue("serving the quickstart", Duration.ofMinutes(6),
+          () -> http.send(infer, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
       assertThat(read(out)).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
       assertThat(Files.getLastModifiedTime(cache).toMillis()).isGreaterThan(stale.toMillis() + 1_800_000);
       // KILN_AOT=on passes -Xshare:on / -XX:AOTMode=on: this JVM is serving because it mapped the rebuilt cache.
-      assertThat(node.info().arguments().map(List::of).orElse(List.of()))
+      assertThat(node.process().info().arguments().map(List::of).orElse(List.of()))
           .anySatisfy(a -> assertThat(a).contains(cache.toString()));
     } finally {
-      node.destroy();
-      if (!node.waitFor(60, TimeUnit.SECONDS)) {
-        node.destroyForcibly().waitFor();
-      }
+      node.stop(Duration.ofSeconds(60));
     }
   }
 
-  private static ProcessBuilder launcher(Path root, Map<String, String> env, Path out, String... args) {
-    ProcessBuilder pb = new ProcessBuilder(prepend(root.resolve("kiln").toString(), args)).directory(root.toFile())
-        .redirectErrorStream(true).redirectOutput(out.toFile());
-    pb.environment().putAll(env);
-    pb.environment().remove("KILN_JAVA_OPTS");
-    return pb;
+  private static KilnProcess.Builder launcher(Path root, Map<String, String> env, Path out, String... args) {
+    return KilnProcess.command(List.of(root.resolve("kiln").toString())).args(args).name("kiln " + args[0])
+        .directory(root).log(out).withoutEnv("KILN_JAVA_OPTS").env(env);
   }
 
   private static String runToEnd(Path root, Map<String, String> env, Path out, String... args) throws Exception {
-    Process p = launcher(root, env, out, args).start();
-    if (!p.waitFor(8, TimeUnit.MINUTES)) {
-      p.destroyForcibly().waitFor();
-      throw new AssertionError("kiln " + String.join(" ", args) + " did not end; output: " + read(out));
-    }
-    assertThat(p.exitValue()).as("kiln %s; output: %s", String.join(" ", args), read(out)).isZero();
-    return read(out);
-  }
-
-  private static String[] prepend(String first, String... rest) {
-    String[] all = new String[rest.length + 1];
-    all[0] = first;
-    System.arraycopy(rest, 0, all, 1, rest.length);
-    return all;
+    KilnProcess.Result r = launcher(root, env, out, args).run(Duration.ofMinutes(8));
+    assertThat(r.code()).as("kiln %s; output: %s", String.join(" ", args), r.output()).isZero();
+    return r.output();
   }
 
   private static String read(Path file) throws IOException {

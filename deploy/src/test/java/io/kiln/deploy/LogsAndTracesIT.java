@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.KilnProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -39,8 +40,8 @@ class LogsAndTracesIT {
 
   static CliProcesses cli;
   static OtlpReceiver receiver;
-  static Process head;
-  static Process follow;
+  static KilnProcess head;
+  static KilnProcess follow;
   static int headPort;
   static int n2Port;
 
@@ -53,13 +54,7 @@ class LogsAndTracesIT {
         receiver.endpoint());
     head = cli.startNode("head", args(List.of("start", "--head", "--foreground", "--node-id", "head",
         "--log-format", "json", "--log-level", "debug"), common));
-    await().atMost(START).pollInterval(Duration.ofMillis(200)).until(() -> {
-      if (!head.isAlive()) {
-        throw new AssertionError("head exited:\n" + cli.output("head"));
-      }
-      return cli.entry("head").isPresent();
-    });
-    JsonNode h = cli.entry("head").orElseThrow();
+    JsonNode h = cli.awaitEntry("head", START);
     headPort = h.path("httpPort").asInt();
     CliProcesses.Result n2 = cli.run(START, args(List.of("start", "--address", "127.0.0.1:"
         + h.path("clusterPort").asInt(), "--node-id", "n2"), common));
@@ -188,8 +183,7 @@ class LogsAndTracesIT {
   @Test
   void kilnLogsFollowsAnotherNodeThroughTheCluster() {
     // Started before the deployment: the pool n2 started since came over the follow.
-    await().atMost(Duration.ofSeconds(60)).until(() ->
-        cli.output("follow").contains("worker kiln/pool/echo@1/n2/worker-0 ready"));
+    follow.awaitLog("worker kiln/pool/echo@1/n2/worker-0 ready", Duration.ofSeconds(60));
     assertThat(follow.isAlive()).isTrue();
   }
 }

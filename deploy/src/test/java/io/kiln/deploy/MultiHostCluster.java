@@ -3,12 +3,12 @@ package io.kiln.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kiln.testkit.KilnProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,7 +33,6 @@ final class MultiHostCluster implements AutoCloseable {
   private final Path home;
   private final CliProcesses cli;
   private final NetnsClient.Remote client;
-  private final Map<String, Process> processes = new LinkedHashMap<>();
   /** Further clients, in nodes' namespaces ({@link #clientIn}), closed with the rest. */
   private final List<NetnsClient.Remote> moreClients = new ArrayList<>();
   private boolean closed;
@@ -86,24 +85,22 @@ final class MultiHostCluster implements AutoCloseable {
   }
 
   /** Starts node {@code id} in its namespace; {@code more} are further {@code kiln start} options. */
-  Process start(String id, List<String> more) throws IOException {
+  KilnProcess start(String id, List<String> more) {
     List<String> args = new ArrayList<>(List.of("start", "--foreground", "--node-id", id,
         "--discovery", "k8s-dns:" + SERVICE, "--host", net.address(id), "--port", Integer.toString(HTTP_PORT),
         "--grpc-port", Integer.toString(GRPC_PORT), "--cluster-port", Integer.toString(CLUSTER_PORT), "--gpus", "0"));
     args.addAll(more);
-    Process p = cli.startNode(id, net.exec(id), List.of("-Djdk.net.hosts.file=" + home.resolve("hosts-" + id)),
+    return cli.startNode(id, net.exec(id), List.of("-Djdk.net.hosts.file=" + home.resolve("hosts-" + id)),
         args.toArray(String[]::new));
-    processes.put(id, p);
-    return p;
   }
 
   /** Waits until node {@code id} recorded itself as running (it serves); fails at once if its process exited. */
   JsonNode awaitEntry(String id) {
-    return cli.awaitEntry(id, processes.get(id), START, id, true);
+    return cli.awaitEntry(id, START);
   }
 
   Process process(String id) {
-    return processes.get(id);
+    return cli.node(id).process();
   }
 
   String output(String id) {

@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.testkit.KilnProcess;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -162,9 +163,9 @@ final class NetnsClient {
 
     Remote(List<String> wrapper, Path log) throws IOException {
       List<String> cmd = new ArrayList<>(wrapper);
-      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      cmd.add(KilnProcess.javaBinary());
       cmd.addAll(List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-          CliProcesses.testClasspath(), NetnsClient.class.getName()));
+          KilnProcess.testClasspath(), NetnsClient.class.getName()));
       process = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
       stdin = process.getOutputStream();
       reader = new Thread(() -> {

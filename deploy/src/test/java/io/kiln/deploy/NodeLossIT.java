@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.KilnProcess;
 import io.kiln.testkit.OipRequest;
 import java.lang.management.ManagementFactory;
 import java.net.ConnectException;
@@ -100,11 +101,11 @@ class NodeLossIT {
 
   CliProcesses cli;
   final Map<String, Integer> ports = new ConcurrentHashMap<>();
-  final Map<String, Process> processes = new ConcurrentHashMap<>();
+  final Map<String, KilnProcess> processes = new ConcurrentHashMap<>();
   List<String> common;
 
   private JsonNode awaitEntry(String id) {
-    JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
+    JsonNode e = cli.awaitEntry(id, processes.get(id), START, true);
     ports.put(id, e.path("httpPort").asInt());
     return e;
   }
@@ -226,8 +227,8 @@ class NodeLossIT {
 
       long killedAt = System.nanoTime();
       n1Killed.set(true);
-      processes.get("n1").destroyForcibly(); // SIGKILL
-      assertThat(processes.get("n1").waitFor(30, TimeUnit.SECONDS)).isTrue();
+      processes.get("n1").kill(); // SIGKILL
+      assertThat(processes.get("n1").isAlive()).isFalse();
       await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> !alive(status(), "n1"));
       long deadInStatusMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
       await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> !poolReady(status(), "n1"));

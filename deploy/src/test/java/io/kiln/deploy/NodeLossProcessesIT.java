@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.OipRequest;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -53,7 +54,6 @@ class NodeLossProcessesIT {
   static final class Trio implements AutoCloseable {
     final CliProcesses cli;
     final Map<String, Integer> ports = new LinkedHashMap<>();
-    final Map<String, Process> processes = new LinkedHashMap<>();
     final List<String> common;
 
     Trio(String name, String n1Labels, String n2Labels) throws Exception {
@@ -74,11 +74,11 @@ class NodeLossProcessesIT {
       args.addAll(List.of("--foreground", "--node-id", id));
       args.addAll(common);
       args.addAll(more);
-      processes.put(id, cli.startNode(id, args.toArray(String[]::new)));
+      cli.startNode(id, args.toArray(String[]::new));
     }
 
     private JsonNode awaitEntry(String id) {
-      JsonNode e = cli.awaitEntry(id, processes.get(id), START, id, true);
+      JsonNode e = cli.awaitEntry(id, START);
       ports.put(id, e.path("httpPort").asInt());
       return e;
     }
@@ -114,9 +114,8 @@ class NodeLossProcessesIT {
     /** SIGKILL: no drain, no goodbye to the cluster. */
     long kill(String id) throws Exception {
       long at = System.nanoTime();
-      Process p = processes.get(id);
-      p.destroyForcibly();
-      assertThat(p.waitFor(30, TimeUnit.SECONDS)).as(id + " dies").isTrue();
+      cli.node(id).kill();
+      assertThat(cli.node(id).isAlive()).as(id + " dies").isFalse();
       return at;
     }
 
@@ -297,7 +296,7 @@ class NodeLossProcessesIT {
       c.awaitPools("n1", "echo2", "n1", "n2");
       long readyMs = msSince(killed);
       c.awaitServing("echo2", "n2");
-      HttpResponse<String> r = infer(c.port("n2"), "echo2", "[7.0,-7.0]");
+      HttpResponse<String> r = infer(c.port("n2"), "echo2", 7f, -7f);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       long okAtReady = ok.get();
       await().atMost(Duration.ofSeconds(60)).until(() -> ok.get() >= okAtReady + 50);
@@ -312,8 +311,8 @@ class NodeLossProcessesIT {
     }
   }
 
-  static HttpResponse<String> infer(int port, String model, String data) throws Exception {
-    String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":" + data + "}]}";
+  static HttpResponse<String> infer(int port, String model, float a, float b) throws Exception {
+    String body = OipRequest.fp32("x", new long[] {1, 2}, a, b).json();
     return NodeLossIT.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v2/models/"
             + model + "/infer")).timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
@@ -324,7 +323,7 @@ class NodeLossProcessesIT {
     for (int i = 1; !stop.get(); i++) {
       String data = "[" + (float) i + "," + (float) -i + "]";
       try {
-        HttpResponse<String> r = infer(port, "echo", data);
+        HttpResponse<String> r = infer(port, "echo", i, -i);
         if (r.statusCode() == 200 && r.body().replace(" ", "").contains("\"data\":" + data)) {
           ok.incrementAndGet();
         } else if ((r.statusCode() == 503 && r.headers().firstValue("Retry-After").isPresent()

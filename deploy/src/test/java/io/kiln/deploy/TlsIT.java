@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.gateway.support.CheckFigures;
 import io.kiln.runtime.testing.TestCertificates;
+import io.kiln.testkit.KilnProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -50,19 +51,17 @@ class TlsIT {
     String name = "tls-" + UUID.randomUUID();
     List<String> common = List.of("--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--cluster-port", "0",
         "--cluster-name", name, "--cpus", "2", "--warmup-seconds", "2");
-    Process head = cli.startNode("head", args(List.of("start", "--head", "--foreground", "--node-id", "head"),
+    KilnProcess head = cli.startNode("head", args(List.of("start", "--head", "--foreground", "--node-id", "head"),
         tls("head"), common));
     JsonNode headEntry = awaitEntry("head", head);
     assertThat(headEntry.path("tlsCert").asText()).endsWith("head.crt");
     String join = "127.0.0.1:" + headEntry.path("clusterPort").asInt();
-    Process n1 = cli.startNode("n1", args(List.of("start", "--address", join, "--foreground", "--node-id", "n1"),
+    KilnProcess n1 = cli.startNode("n1", args(List.of("start", "--address", join, "--foreground", "--node-id", "n1"),
         tls("n1"), common));
     n1Port = awaitEntry("n1", n1).path("httpPort").asInt();
     headPort = headEntry.path("httpPort").asInt();
-    for (String id : List.of("head", "n1")) {
-      await().atMost(Duration.ofSeconds(90)).until(() -> cli.output(id).contains("kiln: node " + id + " warmed up (")
-          || cli.output(id).contains("kiln: node " + id + " is ready without a full warm-up ("));
-    }
+    cli.awaitWarm("head", head, Duration.ofSeconds(90));
+    cli.awaitWarm("n1", n1, Duration.ofSeconds(90));
   }
 
   private static List<String> tls(String node) {
@@ -142,8 +141,8 @@ class TlsIT {
     return c.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  private static JsonNode awaitEntry(String id, Process p) {
-    return cli.awaitEntry(id, p, START, id, false);
+  private static JsonNode awaitEntry(String id, KilnProcess p) {
+    return cli.awaitEntry(id, p, START, false);
   }
 
   @SafeVarargs

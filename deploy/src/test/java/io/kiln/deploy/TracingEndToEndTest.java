@@ -11,6 +11,7 @@ import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.grpc.client.GrpcClient;
@@ -50,8 +51,7 @@ class TracingEndToEndTest {
           pool:
             workers_per_node: 1
       """;
-  static final String BODY = """
-      {"id": "req-7", "inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}]}""";
+  static final String BODY = OipRequest.fp32("x", new long[] {1, 4}, 1, 2, 3, 4).id("req-7").json();
 
   static OtlpReceiver receiver;
   static KilnNode traced;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
 import io.kiln.pools.MeterBuckets;
+import io.kiln.testkit.OipRequest;
 import io.micrometer.core.instrument.Gauge;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
@@ -102,8 +103,8 @@ class HttpEndpointsTest extends GatewayTestBase {
   void metricsExposeGatewayJvmAndSharedRegistryMeters() {
     AtomicInteger depth = new AtomicInteger(7);
     Gauge.builder("kiln.pool.queue.depth", depth, AtomicInteger::get).tag("model", "mlp").register(registry);
-    assertThat(postJson("/v2/models/mlp/infer", "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
-        + "\"data\":[1,2,3,4]}]}").statusCode()).isEqualTo(200);
+    assertThat(postJson("/v2/models/mlp/infer", OipRequest.fp32("input", new long[] {1, 4}, 1, 2, 3, 4).json())
+        .statusCode()).isEqualTo(200);
     assertThat(postJson("/v2/models/mlp/infer", "{\"inputs\":[]}").statusCode()).isEqualTo(400);
     assertThat(postJson("/v2/models/no-such-model/infer", "{\"inputs\":[]}").statusCode()).isEqualTo(404);
 

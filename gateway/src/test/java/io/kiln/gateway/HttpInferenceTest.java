@@ -7,6 +7,7 @@ import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
 import io.kiln.pools.DataType;
 import io.kiln.pools.Tensor;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -26,14 +27,6 @@ class HttpInferenceTest extends GatewayTestBase {
 
   private static final String MLP_INPUT = "{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[2,4],";
 
-  private static Buffer le(float... v) {
-    ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-    for (float f : v) {
-      b.putFloat(f);
-    }
-    return Buffer.buffer(b.array());
-  }
-
   private static float[] floats(Buffer b) {
     float[] out = new float[b.length() / 4];
     ByteBuffer.wrap(b.getBytes()).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
@@ -42,8 +35,8 @@ class HttpInferenceTest extends GatewayTestBase {
 
   @Test
   void flatJsonIsDoubledAndTheResponseCarriesIdParametersAndNode() {
-    HttpResponse<Buffer> r = postJson("/v2/models/mlp/infer", "{\"id\":\"req-7\",\"parameters\":{\"trace\":\"abc\",\"n\":3},"
-        + "\"inputs\":[" + MLP_INPUT + "\"data\":[1,2,3,4,5,6,7,8.5]}]}");
+    HttpResponse<Buffer> r = postJson("/v2/models/mlp/infer", OipRequest.fp32("input", new long[] {2, 4},
+        1, 2, 3, 4, 5, 6, 7, 8.5f).id("req-7").parameter("trace", "abc").parameter("n", 3).json());
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.getHeader("Content-Type")).isEqualTo("application/json");
     JsonObject body = r.bodyAsJsonObject();
@@ -116,11 +109,10 @@ class HttpInferenceTest extends GatewayTestBase {
 
   @Test
   void binaryRequestAndBinaryResponse() {
-    String json = "{\"parameters\":{\"binary_data_output\":true},\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\","
-        + "\"shape\":[2,4],\"parameters\":{\"binary_data_size\":32}}]}";
-    Buffer body = Buffer.buffer(json).appendBuffer(le(1, 2, 3, 4, 5, 6, 7, 8));
-    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", body,
-        Map.of("Inference-Header-Content-Length", Integer.toString(json.length())));
+    OipRequest.Binary request = OipRequest.fp32("input", new long[] {2, 4}, 1, 2, 3, 4, 5, 6, 7, 8)
+        .parameter("binary_data_output", true).binary();
+    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", Buffer.buffer(request.body()),
+        Map.of("Inference-Header-Content-Length", request.headerLengthValue()));
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.getHeader("Content-Type")).isEqualTo("application/octet-stream");
     int headerLength = Integer.parseInt(r.getHeader("Inference-Header-Content-Length"));
@@ -135,10 +127,9 @@ class HttpInferenceTest extends GatewayTestBase {
 
   @Test
   void binaryRequestWithJsonResponse() {
-    String json = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
-        + "\"parameters\":{\"binary_data_size\":16}}]}";
-    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", Buffer.buffer(json).appendBuffer(le(-1, 0, 1, 2)),
-        Map.of("Inference-Header-Content-Length", Integer.toString(json.length())));
+    OipRequest.Binary request = OipRequest.fp32("input", new long[] {1, 4}, -1, 0, 1, 2).binary();
+    HttpResponse<Buffer> r = post("/v2/models/mlp/infer", Buffer.buffer(request.body()),
+        Map.of("Inference-Header-Content-Length", request.headerLengthValue()));
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.getHeader("Inference-Header-Content-Length")).isNull();
     assertThat(r.bodyAsJsonObject().getJsonArray("outputs").getJsonObject(0).getJsonArray("data"))
@@ -167,8 +158,8 @@ class HttpInferenceTest extends GatewayTestBase {
 
   @Test
   void onlyTheRequestedOutputsAreReturned() {
-    String json = "{\"inputs\":[{\"name\":\"a\",\"datatype\":\"INT32\",\"shape\":[1,2],\"data\":[1,2]},"
-        + "{\"name\":\"b\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"x\"]}],\"outputs\":[{\"name\":\"b_out\"}]}";
+    String json = OipRequest.create().input(OipRequest.Input.int32("a", new long[] {1, 2}, 1, 2))
+        .input(OipRequest.Input.bytes("b", new long[] {1}, "x")).outputs("b_out").json();
     HttpResponse<Buffer> r = postJson("/v2/models/pair/infer", json);
     assertThat(r.statusCode()).isEqualTo(200);
     JsonArray outputs = r.bodyAsJsonObject().getJsonArray("outputs");
@@ -181,12 +172,11 @@ class HttpInferenceTest extends GatewayTestBase {
   void aLargeBodyIsDecodedOffTheEventLoopAndStillCorrect() {
     // 48k FP32 elements as JSON is well over the offload threshold (256 KiB).
     int rows = 12_000;
-    StringBuilder data = new StringBuilder("[");
-    for (int i = 0; i < rows * 4; i++) {
-      data.append(i == 0 ? "" : ",").append(i % 1000).append(".25");
+    float[] data = new float[rows * 4];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = i % 1000 + 0.25f;
     }
-    data.append(']');
-    String json = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[" + rows * 4 + "],\"data\":" + data + "}]}";
+    String json = OipRequest.fp32("x", new long[] {data.length}, data).json();
     assertThat(json.length()).isGreaterThan(256 * 1024);
     HttpResponse<Buffer> r = postJson("/v2/models/" + TestModels.identity(DataType.FP32) + "/infer", json);
     assertThat(r.statusCode()).isEqualTo(200);

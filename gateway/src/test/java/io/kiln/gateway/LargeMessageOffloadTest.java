@@ -9,13 +9,16 @@ import io.kiln.pools.DataType;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.grpc.client.GrpcClient;
 import io.vertx.grpc.client.GrpcClientOptions;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,13 +39,12 @@ class LargeMessageOffloadTest extends GatewayTestBase {
   }
 
   private HttpResponse<Buffer> httpInfer(int elements) {
-    StringBuilder json = new StringBuilder("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"INT8\",\"shape\":[")
-        .append(elements).append("],\"data\":[");
+    List<Object> data = new ArrayList<>(elements);
     for (int i = 0; i < elements; i++) {
-      json.append(i == 0 ? "" : ",").append(i % 10);
+      data.add(i % 10);
     }
-    json.append("]}]}");
-    return postJson("/v2/models/" + TestModels.identity(DataType.INT8) + "/infer", json.toString());
+    String json = OipRequest.create().input(new OipRequest.Input("x", "INT8", new long[] {elements}, data)).json();
+    return postJson("/v2/models/" + TestModels.identity(DataType.INT8) + "/infer", json);
   }
 
   private GrpcClient bigClient;

@@ -14,6 +14,7 @@ import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferRequest.InferInputTensor;
 import io.kiln.protocol.grpc.ModelReadyRequest;
 import io.kiln.protocol.grpc.ServerReadyRequest;
+import io.kiln.testkit.OipRequest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -37,8 +38,7 @@ class ReadinessHoldTest {
 
   private static final String HOST = "127.0.0.1";
   private static final String INTERNAL = "_warm";
-  private static final String BODY = "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,4],\"datatype\":\"FP32\","
-      + "\"data\":[1,2,3,4]}]}";
+  private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1, 2, 3, 4).json();
 
   private Vertx vertx;
   private PrometheusMeterRegistry registry;

@@ -24,9 +24,8 @@ class RoutingTest extends GatewayTestBase {
 
   private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).json();
 
-  private static String withParameters(String params) {
-    return "{\"parameters\":" + params + ",\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
-        + "\"data\":[1,2,3,4]}]}";
+  private static String withParameter(String name, String value) {
+    return OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).parameter(name, value).json();
   }
 
   private HttpResponse<Buffer> infer(String body, Map<String, String> headers) {
@@ -55,17 +54,17 @@ class RoutingTest extends GatewayTestBase {
 
   @Test
   void aNodeIdParameterPinsTheRequest() {
-    assertThat(ranOn(infer(withParameters("{\"node_id\":\"node-b\"}"), Map.of()))).isEqualTo("node-b");
+    assertThat(ranOn(infer(withParameter("node_id", "node-b"), Map.of()))).isEqualTo("node-b");
     // The header wins over the parameter.
-    assertThat(ranOn(infer(withParameters("{\"node_id\":\"node-b\"}"), Map.of("kiln-node", "node-c")))).isEqualTo("node-c");
+    assertThat(ranOn(infer(withParameter("node_id", "node-b"), Map.of("kiln-node", "node-c")))).isEqualTo("node-c");
   }
 
   @Test
   void aDataKeyRunsWhereTheDataIs() {
     cluster.mapDataKey("frame-42", "node-c");
-    assertThat(ranOn(infer(withParameters("{\"data_key\":\"frame-42\"}"), Map.of()))).isEqualTo("node-c");
+    assertThat(ranOn(infer(withParameter("data_key", "frame-42"), Map.of()))).isEqualTo("node-c");
     // An unknown key says nothing about locality: the local pool serves.
-    assertThat(ranOn(infer(withParameters("{\"data_key\":\"unknown\"}"), Map.of()))).isEqualTo("node-a");
+    assertThat(ranOn(infer(withParameter("data_key", "unknown"), Map.of()))).isEqualTo("node-a");
   }
 
   @Test
@@ -76,7 +75,7 @@ class RoutingTest extends GatewayTestBase {
     assertThat(r.getHeader("Retry-After")).isEqualTo("2");
     assertThat(r.bodyAsJsonObject().getString("error")).isEqualTo("no ready pool for model 'mlp' on node 'node-b'");
 
-    HttpResponse<Buffer> nowhere = infer(withParameters("{\"node_id\":\"node-zz\"}"), Map.of());
+    HttpResponse<Buffer> nowhere = infer(withParameter("node_id", "node-zz"), Map.of());
     assertThat(nowhere.statusCode()).isEqualTo(503);
     assertThat(nowhere.bodyAsJsonObject().getString("error")).contains("node 'node-zz'");
     assertThat(cluster.sent).isEmpty();

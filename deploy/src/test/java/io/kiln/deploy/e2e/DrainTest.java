@@ -8,6 +8,7 @@ import io.kiln.deploy.node.DrainOptions;
 import io.kiln.deploy.node.DrainReport;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolLoad;
+import io.kiln.testkit.OipRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -39,7 +40,7 @@ class DrainTest {
   private final Http http = new Http();
 
   private static String sleep(int millis) {
-    return "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,1],\"datatype\":\"FP32\",\"data\":[" + millis + "]}]}";
+    return OipRequest.fp32("x", new long[] {1, 1}, millis).json();
   }
 
   /** A request to {@code via}'s gateway that runs on {@code pinned} (null: wherever the gateway routes it). */

@@ -11,6 +11,7 @@ import io.kiln.protocol.grpc.ModelMetadataResponse;
 import io.kiln.protocol.grpc.ModelReadyRequest;
 import io.kiln.deploy.node.ServingNode;
 import io.kiln.pools.PoolStats;
+import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -104,19 +105,10 @@ class MlpEndToEndTest {
 
   @Test
   void binaryTensorRequestAndResponseMatchTorch() {
-    String header = new JsonObject()
-        .put("parameters", new JsonObject().put("binary_data_output", true))
-        .put("inputs", new JsonArray().add(new JsonObject().put("name", "input").put("datatype", "FP32")
-            .put("shape", new JsonArray().add(2).add(64))
-            .put("parameters", new JsonObject().put("binary_data_size", mlp.input.length * 4)))).encode();
-    byte[] head = header.getBytes(StandardCharsets.UTF_8);
-    byte[] tensor = Http.littleEndian(mlp.input);
-    byte[] body = new byte[head.length + tensor.length];
-    System.arraycopy(head, 0, body, 0, head.length);
-    System.arraycopy(tensor, 0, body, head.length, tensor.length);
+    OipRequest.Binary request = mlp.request("bin").parameter("binary_data_output", true).binary();
 
-    Http.Response r = http.post(node("node-2").httpPort(), "/v2/models/mlp/infer", "application/octet-stream", body,
-        "Inference-Header-Content-Length", Integer.toString(head.length));
+    Http.Response r = http.post(node("node-2").httpPort(), "/v2/models/mlp/infer", "application/octet-stream",
+        request.body(), "Inference-Header-Content-Length", request.headerLengthValue());
 
     assertThat(r.status()).as(r.text()).isEqualTo(200);
     assertThat(r.header("Content-Type")).isEqualTo("application/octet-stream");

@@ -1,5 +1,6 @@
 package io.kiln.deploy.e2e;
 
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -38,23 +39,20 @@ final class MlpFixture {
     }
   }
 
-  /** An OIP JSON inference request body for the recorded input, with the given id and extra top-level fields. */
-  String jsonRequest(String id, JsonObject parameters) {
-    JsonObject tensor = new JsonObject().put("name", "input").put("datatype", "FP32")
-        .put("shape", new JsonArray().add(inputShape[0]).add(inputShape[1])).put("data", toJson(input));
-    JsonObject body = new JsonObject().put("id", id).put("inputs", new JsonArray().add(tensor));
-    if (parameters != null) {
-      body.put("parameters", parameters);
-    }
-    return body.encode();
+  /** An OIP inference request of the recorded input, with the given id. */
+  OipRequest request(String id) {
+    return OipRequest.fp32("input", inputShape, input).id(id);
   }
 
-  private static JsonArray toJson(float[] values) {
-    JsonArray a = new JsonArray();
-    for (float v : values) {
-      a.add(v);
+  /** {@link #request} as OIP JSON, with the given request parameters (null: none). */
+  String jsonRequest(String id, JsonObject parameters) {
+    OipRequest r = request(id);
+    if (parameters != null) {
+      for (var p : parameters) {
+        r = r.parameter(p.getKey(), p.getValue());
+      }
     }
-    return a;
+    return r.json();
   }
 
   /** {@code actual} is torch's output for the fixture's input, element by element within {@link #TOLERANCE}. */

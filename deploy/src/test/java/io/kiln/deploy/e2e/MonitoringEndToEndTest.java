@@ -11,6 +11,7 @@ import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.gpu.GpuSampler;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -94,7 +95,7 @@ class MonitoringEndToEndTest {
     int port = gpuNode.httpPort();
     for (int i = 0; i < 5; i++) {
       assertThat(http.postJson(port, "/v2/models/ident/infer",
-          "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,2],\"data\":[1," + i + "]}]}").status())
+          OipRequest.fp32("x", new long[] {1, 2}, 1, i).json()).status())
           .isEqualTo(200);
     }
     assertThat(http.postJson(port, "/v2/models/ident/infer", "{\"inputs\":[]}").status()).isEqualTo(400);

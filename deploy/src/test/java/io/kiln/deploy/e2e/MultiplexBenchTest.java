@@ -2,6 +2,7 @@ package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -153,11 +154,11 @@ class MultiplexBenchTest {
   }
 
   private static String body() {
-    StringBuilder data = new StringBuilder();
+    float[] data = new float[64];
     for (int i = 0; i < 64; i++) {
-      data.append(i == 0 ? "" : ",").append((i % 17) / 16.0);
+      data[i] = (i % 17) / 16f;
     }
-    return "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,64],\"data\":[" + data + "]}]}";
+    return OipRequest.fp32("input", new long[] {1, 64}, data).json();
   }
 
   /** The cumulative distribution of Zipf(s) over ranks 0..n-1 (rank 0 the most popular). */

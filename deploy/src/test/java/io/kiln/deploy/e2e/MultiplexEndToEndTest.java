@@ -12,6 +12,7 @@ import io.kiln.protocol.grpc.RepositoryModelLoadRequest;
 import io.kiln.protocol.grpc.RepositoryModelLoadResponse;
 import io.kiln.protocol.grpc.RepositoryModelUnloadRequest;
 import io.kiln.protocol.grpc.RepositoryModelUnloadResponse;
+import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -77,13 +78,8 @@ class MultiplexEndToEndTest {
   }
 
   private static String request(float v, String modelId) {
-    JsonObject r = new JsonObject().put("inputs", new JsonArray().add(new JsonObject().put("name", "x")
-        .put("datatype", "FP32").put("shape", new JsonArray().add(1).add(4))
-        .put("data", new JsonArray().add(v).add(v).add(v).add(v))));
-    if (modelId != null) {
-      r.put("parameters", new JsonObject().put("model_id", modelId));
-    }
-    return r.encode();
+    OipRequest r = OipRequest.fp32("x", new long[] {1, 4}, v, v, v, v);
+    return (modelId == null ? r : r.parameter("model_id", modelId)).json();
   }
 
   private Http.Response index(String node) {

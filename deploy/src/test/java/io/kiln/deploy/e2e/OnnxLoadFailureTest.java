@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kiln.gateway.support.Figures;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -140,10 +141,9 @@ class OnnxLoadFailureTest {
   }
 
   private static String onnxRequest(String input) {
-    return new JsonObject().put("inputs", new io.vertx.core.json.JsonArray().add(new JsonObject().put("name", input)
-        .put("datatype", "FP32").put("shape", new io.vertx.core.json.JsonArray().add(1).add(64))
-        .put("data", new io.vertx.core.json.JsonArray(java.util.stream.IntStream.range(0, 64).mapToObj(i -> 0.5)
-            .toList())))).encode();
+    float[] half = new float[64];
+    java.util.Arrays.fill(half, 0.5f);
+    return OipRequest.fp32(input, new long[] {1, 64}, half).json();
   }
 
   private static void copy(Path from, Path to) {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kiln.pools.PoolLoad;
 import io.kiln.pools.PoolStats;
+import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -79,12 +80,11 @@ class RoutingEndToEndTest {
 
   /** An identity request: {@code rows} × {@code cols} FP32 values 0.5, 1.5, ... */
   private static String request(String id, int rows, int cols) {
-    JsonArray data = new JsonArray();
-    for (int i = 0; i < rows * cols; i++) {
-      data.add(i + 0.5);
+    float[] data = new float[rows * cols];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = i + 0.5f;
     }
-    return new JsonObject().put("id", id).put("inputs", new JsonArray().add(new JsonObject().put("name", "x")
-        .put("datatype", "FP32").put("shape", new JsonArray().add(rows).add(cols)).put("data", data))).encode();
+    return OipRequest.fp32("x", new long[] {rows, cols}, data).id(id).json();
   }
 
   private static void assertIdentity(Http.Response r, int rows, int cols) {

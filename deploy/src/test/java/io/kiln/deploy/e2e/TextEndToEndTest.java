@@ -8,6 +8,7 @@ import io.kiln.protocol.grpc.InferTensorContents;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
 import io.kiln.protocol.grpc.ModelStreamInferResponse;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -176,7 +177,7 @@ class TextEndToEndTest {
   @Test
   void theOnnxStringModelOverHttpJson() {
     Http.Response r = http.postJson(port, "/v2/models/text-onnx/infer",
-        "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[2],\"data\":[\"hi\",\"\u00e9t\u00e9\"]}]}");
+        OipRequest.create().input(OipRequest.Input.bytes("text", new long[] {2}, "hi", "\u00e9t\u00e9")).json());
     assertThat(r.status()).as(r.text()).isEqualTo(200);
     assertThat(list(r.json().getJsonArray("outputs").getJsonObject(0).getJsonArray("data"))).containsExactly("hi!", "\u00e9t\u00e9!");
     assertThat(list(r.json().getJsonArray("outputs").getJsonObject(1).getJsonArray("data"))).containsExactly("hi", "\u00e9t\u00e9");
@@ -190,8 +191,8 @@ class TextEndToEndTest {
       List<CompletableFuture<Http.Response>> answers = new ArrayList<>();
       for (int i = 0; i < n; i++) {
         String s = "req" + i + "-" + "x".repeat(i * 29);
-        String body = "{\"id\":\"c" + i + "\",\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1,2],"
-            + "\"data\":[\"" + s + "\",\"" + "y".repeat(n - i) + "\"]}]}";
+        String body = OipRequest.create().id("c" + i)
+            .input(OipRequest.Input.bytes("text", new long[] {1, 2}, s, "y".repeat(n - i))).json();
         answers.add(CompletableFuture.supplyAsync(() -> http.postJson(port, "/v2/models/upper/infer", body), pool));
       }
       for (int i = 0; i < n; i++) {

@@ -1,12 +1,11 @@
 package io.kiln.deploy.k8s;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.KilnProcess;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -35,15 +33,12 @@ class PythonImageIT {
   static final ObjectMapper JSON = new ObjectMapper();
 
   final Path home = Path.of("target", "python-image-it", UUID.randomUUID().toString().substring(0, 8)).toAbsolutePath();
-  Process pod;
+  KilnProcess pod;
 
   @AfterEach
-  void stop() throws Exception {
+  void stop() {
     if (pod != null) {
-      pod.destroy();
-      if (!pod.waitFor(30, TimeUnit.SECONDS)) {
-        pod.destroyForcibly();
-      }
+      pod.stop(Duration.ofSeconds(30));
     }
   }
 
@@ -54,11 +49,10 @@ class PythonImageIT {
   @Test
   void theEntrypointFromTheImagesFilesServesAPythonModel() throws Exception {
     Path prefix = Files.createDirectories(home.resolve("rootfs"));
-    Process lay = new ProcessBuilder("bash", ManifestsTest.K8S.resolve("image-rootfs.sh").toString(), "--python",
-        prefix.toString()).redirectErrorStream(true).start();
-    String layOut = new String(lay.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(lay.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    assertThat(lay.exitValue()).as(layOut).isZero();
+    String layFiles = ManifestsTest.K8S.resolve("image-rootfs.sh").toString();
+    KilnProcess.Result lay = KilnProcess.command(List.of("bash", layFiles, "--python", prefix.toString()))
+        .log(home.resolve("rootfs.out")).run(Duration.ofSeconds(120));
+    assertThat(lay.code()).as(lay.output()).isZero();
 
     String dockerfile = Files.readString(ManifestsTest.K8S.resolve("Dockerfile")).replace("\\\n", " ");
     String pythonStage = dockerfile.substring(dockerfile.indexOf("FROM runtime AS python"));
@@ -78,10 +72,6 @@ class PythonImageIT {
     }
     assertThat(cmd).contains("--foreground", "--apply=" + app);
 
-    ProcessBuilder b = new ProcessBuilder(cmd).directory(prefix.resolve("opt/kiln").toFile()).redirectErrorStream(true)
-        .redirectOutput(home.resolve("pod.out").toFile());
-    Map<String, String> env = b.environment();
-    env.clear();
     // The image's ENV lines, paths made the prefix's; PATH only the prefix's binaries (as in the image).
     Matcher envs = Pattern.compile("(DJL_CACHE_DIR)=(\\S+)|(JAVA_TOOL_OPTIONS)=\"([^\"]*)\"").matcher(dockerfile);
     Map<String, String> imageEnv = new LinkedHashMap<>();
@@ -90,42 +80,27 @@ class PythonImageIT {
           envs.group(1) != null ? prefix + envs.group(2) : envs.group(4));
     }
     assertThat(imageEnv).containsKeys("DJL_CACHE_DIR", "JAVA_TOOL_OPTIONS");
-    env.putAll(imageEnv);
-    env.put("PATH", prefix.resolve("opt/java/openjdk/bin") + ":" + prefix.resolve("usr/bin"));
-    env.put("HOME", prefix.resolve("opt/kiln").toString());
-    env.put("HOSTNAME", "kiln-0");
-    env.put("KUBERNETES_SERVICE_HOST", "10.96.0.1");
-    env.put("KILN_TOKEN", "test-token");
-    env.put("KILN_CLUSTER_SECRET", "test-cluster-secret");
-    env.put("KILN_HEAP_PERCENT", MonitoringObjectsTest.env(r, "KILN_HEAP_PERCENT"));
-    pod = b.start();
+    pod = KilnProcess.command(cmd).name("the pod").directory(prefix.resolve("opt/kiln")).log(home.resolve("pod.out"))
+        .clearEnv().env(imageEnv)
+        .env("PATH", prefix.resolve("opt/java/openjdk/bin") + ":" + prefix.resolve("usr/bin"))
+        .env("HOME", prefix.resolve("opt/kiln").toString())
+        .env("HOSTNAME", "kiln-0")
+        .env("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+        .env("KILN_TOKEN", "test-token")
+        .env("KILN_CLUSTER_SECRET", "test-cluster-secret")
+        .env("KILN_HEAP_PERCENT", MonitoringObjectsTest.env(r, "KILN_HEAP_PERCENT"))
+        .start();
 
-    await().atMost(START).pollInterval(Duration.ofMillis(500)).until(() -> {
-      if (!pod.isAlive()) {
-        throw new AssertionError("the pod exited with " + pod.exitValue() + ":\n" + output());
-      }
-      return Files.exists(prefix.resolve("opt/kiln/.kiln/nodes/kiln-0.json")) && output().contains("kiln: applied ");
-    });
-    int port = JSON.readTree(prefix.resolve("opt/kiln/.kiln/nodes/kiln-0.json").toFile()).path("httpPort").asInt();
-    await().atMost(START).pollInterval(Duration.ofMillis(500)).until(() -> {
-      if (!pod.isAlive()) {
-        throw new AssertionError("the pod exited with " + pod.exitValue() + ":\n" + output());
-      }
-      return StatefulSetPodsIT.http(port, "/v2/models/mlp-python/ready", null, null).statusCode() == 200;
-    });
+    Path nodeRecord = prefix.resolve("opt/kiln/.kiln/nodes/kiln-0.json");
+    pod.awaitTrue("applied its file and recorded itself", START,
+        () -> Files.exists(nodeRecord) && pod.log().contains("kiln: applied "));
+    int port = JSON.readTree(nodeRecord.toFile()).path("httpPort").asInt();
+    pod.awaitHttp(port, "/v2/models/mlp-python/ready", START);
     String request = Files.readString(ManifestsTest.repositoryRoot().resolve("deploy/examples/mlp-request.json"));
     HttpResponse<String> infer = StatefulSetPodsIT.http(port, "/v2/models/mlp-python/infer", request, null);
     assertThat(infer.statusCode()).as(infer.body()).isEqualTo(200);
     JsonNode out = JSON.readTree(infer.body()).path("outputs").get(0);
     assertThat(out.path("shape").toString()).isEqualTo("[2,10]");
     assertThat(out.path("data")).hasSize(20);
-  }
-
-  String output() {
-    try {
-      return Files.readString(home.resolve("pod.out"));
-    } catch (java.io.IOException e) {
-      return "";
-    }
   }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.deploy.KilnCommands;
+import io.kiln.testkit.KilnProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -42,18 +43,12 @@ class StatefulSetPodsIT {
       .connectTimeout(Duration.ofSeconds(5)).build();
 
   final Path home = Path.of("target", "k8s-pods-it", UUID.randomUUID().toString().substring(0, 8)).toAbsolutePath();
-  final List<Process> pods = new ArrayList<>();
+  final List<KilnProcess> pods = new ArrayList<>();
 
   @AfterEach
-  void stop() throws Exception {
-    for (Process p : pods) {
-      p.destroy();
-    }
-    for (Process p : pods) {
-      if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-      }
-    }
+  void stop() {
+    pods.forEach(p -> p.process().destroy());
+    pods.forEach(p -> p.stop(Duration.ofSeconds(30)));
   }
 
   static int freePort() throws IOException {
@@ -83,29 +78,13 @@ class StatefulSetPodsIT {
     return out;
   }
 
-  Process startPod(int ordinal, List<String> args) throws IOException {
-    List<String> cmd = KilnCommands.childJvm();
-    cmd.add(1, "-Dkiln.home=" + home);
-    cmd.addAll(args);
-    ProcessBuilder b = new ProcessBuilder(cmd).directory(home.toFile()).redirectErrorStream(true)
-        .redirectOutput(home.resolve("kiln-" + ordinal + ".out").toFile());
-    Map<String, String> env = b.environment();
-    env.keySet().removeIf(k -> k.startsWith("KILN_"));
-    env.put("HOSTNAME", "kiln-" + ordinal);
-    env.put("KUBERNETES_SERVICE_HOST", "10.96.0.1");
-    env.put("KILN_TOKEN", "test-token");
-    env.put("KILN_CLUSTER_SECRET", "test-cluster-secret");
-    Process p = b.start();
+  KilnProcess startPod(int ordinal, List<String> args) {
+    KilnProcess p = KilnCommands.process().jvmFlags("-Dkiln.home=" + home).args(args).name("kiln-" + ordinal)
+        .directory(home).log(home.resolve("kiln-" + ordinal + ".out")).withoutEnv("KILN_")
+        .env("HOSTNAME", "kiln-" + ordinal).env("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+        .env("KILN_TOKEN", "test-token").env("KILN_CLUSTER_SECRET", "test-cluster-secret").start();
     pods.add(p);
     return p;
-  }
-
-  String output(int ordinal) {
-    try {
-      return Files.readString(home.resolve("kiln-" + ordinal + ".out"));
-    } catch (IOException e) {
-      return "";
-    }
   }
 
   int httpPort(String nodeId) throws IOException {
@@ -137,19 +116,12 @@ class StatefulSetPodsIT {
     List<String> args0 = podArgs(r, 0, first, first, app, cluster);
     assertThat(args0).contains("--min-cluster-size=2", "--gpus=0", "--foreground").doesNotContain("--node-id");
 
-    Process p0 = startPod(0, args0);
-    Process p1 = startPod(1, podArgs(r, 1, second, first, app, cluster));
+    startPod(0, args0);
+    startPod(1, podArgs(r, 1, second, first, app, cluster));
 
     for (int i = 0; i < 2; i++) {
-      int ordinal = i;
-      Process p = i == 0 ? p0 : p1;
-      await().atMost(START).pollInterval(Duration.ofMillis(500)).until(() -> {
-        if (!p.isAlive()) {
-          throw new AssertionError("kiln-" + ordinal + " exited with " + p.exitValue() + ":\n" + output(ordinal));
-        }
-        return output(ordinal).contains("kiln: applied " + app);
-      });
-      assertThat(output(i)).contains("kiln: node kiln-" + i + " joined cluster '" + cluster + "'");
+      pods.get(i).awaitLog("kiln: applied " + app, START);
+      assertThat(pods.get(i).log()).contains("kiln: node kiln-" + i + " joined cluster '" + cluster + "'");
     }
     String request = Files.readString(ManifestsTest.repositoryRoot().resolve("deploy/examples/mlp-request.json"));
     for (String node : List.of("kiln-0", "kiln-1")) {

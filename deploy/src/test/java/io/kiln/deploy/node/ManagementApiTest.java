@@ -10,6 +10,7 @@ import io.kiln.serve.DeploymentLoader;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentValidationException;
 import io.kiln.serve.Problem;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -93,8 +94,8 @@ class ManagementApiTest {
         .contains("kiln/pool/applied@1/node-a", "kiln/pool/applied@1/node-a/worker-0");
 
     // The gateway serves it.
-    HttpResponse<Buffer> infer = node.call(HttpMethod.POST, "/v2/models/applied/infer", """
-        {"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}]}""");
+    HttpResponse<Buffer> infer = node.call(HttpMethod.POST, "/v2/models/applied/infer",
+        OipRequest.fp32("x", new long[] {1, 4}, 1, 2, 3, 4).json());
     assertThat(infer.statusCode()).as(infer.bodyAsString()).isEqualTo(200);
     assertThat(json(infer).getJsonArray("outputs").getJsonObject(0).getJsonArray("data")).containsExactly(1.0, 2.0, 3.0,
         4.0);

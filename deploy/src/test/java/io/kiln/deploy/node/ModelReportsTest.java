@@ -7,6 +7,7 @@ import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.RepositoryIndexRequest;
 import io.kiln.protocol.grpc.RepositoryIndexResponse;
 import io.kiln.serve.DeploymentStatus;
+import io.kiln.testkit.OipRequest;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -55,12 +56,11 @@ class ModelReportsTest {
             max_models_per_worker: 1
           pool: {workers_per_node: 1}
       """;
-  private static final String GOOD = """
-      {"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 3], "data": [1, 2, 3]},
-                  {"name": "z", "datatype": "INT64", "shape": [1, 2], "data": [4, 5]}]}""";
-  private static final String BAD_SHAPE = """
-      {"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]},
-                  {"name": "z", "datatype": "INT64", "shape": [1, 2], "data": [4, 5]}]}""";
+  private static final String GOOD = OipRequest.fp32("x", new long[] {1, 3}, 1, 2, 3)
+      .input(OipRequest.Input.int64("z", new long[] {1, 2}, 4, 5)).json();
+  /** Well-formed, but x has 4 columns where the model's signature says 3. */
+  private static final String BAD_SHAPE = OipRequest.fp32("x", new long[] {1, 4}, 1, 2, 3, 4)
+      .input(OipRequest.Input.int64("z", new long[] {1, 2}, 4, 5)).json();
 
   private ManagedNode node;
 

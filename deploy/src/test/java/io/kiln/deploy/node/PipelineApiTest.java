@@ -19,6 +19,7 @@ import io.kiln.pipelines.DeploymentResolver;
 import io.kiln.pipelines.NodeCache;
 import io.kiln.pipelines.PipelineOptions;
 import io.kiln.pipelines.Pipelines;
+import io.kiln.testkit.OipRequest;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.buffer.Buffer;
@@ -319,10 +320,8 @@ class PipelineApiTest {
         .toCompletableFuture().get(30, TimeUnit.SECONDS);
     await().atMost(WAIT).until(() -> pipelines.get("a").cacheIndex().nodeFor(uri).isPresent());
     for (String dataKey : List.of(uri, NodeCache.keyOf(uri))) {
-      JsonObject request = new JsonObject().put("inputs", new JsonArray().add(new JsonObject().put("name", "input")
-          .put("datatype", "FP32").put("shape", new JsonArray().add(1).add(4)).put("data", new JsonArray()
-              .add(1).add(2).add(3).add(4)))).put("parameters", new JsonObject().put("data_key", dataKey));
-      HttpResponse<Buffer> r = post("/v2/models/ident/infer", request.encode());
+      String request = OipRequest.fp32("input", new long[] {1, 4}, 1, 2, 3, 4).parameter("data_key", dataKey).json();
+      HttpResponse<Buffer> r = post("/v2/models/ident/infer", request);
       assertThat(r.statusCode()).as(r.bodyAsString()).isEqualTo(200);
       assertThat(r.bodyAsJsonObject().getJsonObject("parameters").getString("kiln_node")).isEqualTo("b");
     }

@@ -9,6 +9,7 @@ import io.kiln.gateway.support.FakeCluster;
 import io.kiln.gateway.support.Figures;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.TestModels;
+import io.kiln.testkit.OipRequest;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
@@ -42,7 +43,7 @@ class SlowClientsTest {
   static final Duration READ_TIMEOUT = Duration.ofSeconds(1);
   static final int CONNECTIONS = (int) Figures.knob("slow.connections", 60);
   static final String INFER = "/v2/models/mlp/infer";
-  static final String BODY = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}";
+  static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1, 2, 3, 4).json();
 
   Vertx vertx;
   FakeCluster cluster;

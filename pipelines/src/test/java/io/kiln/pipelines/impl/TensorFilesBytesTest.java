@@ -7,6 +7,7 @@ import io.kiln.pipelines.InputFormat;
 import io.kiln.pools.DataType;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.testkit.OipRequest;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -46,10 +47,8 @@ class TensorFilesBytesTest {
 
   @Test
   void jsonInputFilesCarryBytesAsStrings() {
-    String json = """
-        {"inputs": [{"name": "text", "datatype": "BYTES", "shape": [2], "data": ["héllo", ""]}]}""";
-    Tensor t = TensorFiles.decode(json.getBytes(StandardCharsets.UTF_8), InputFormat.OIP_JSON, "", List.of(TEXT))
-        .get(0);
+    byte[] json = OipRequest.create().input(OipRequest.Input.bytes("text", new long[] {2}, "héllo", "")).jsonBytes();
+    Tensor t = TensorFiles.decode(json, InputFormat.OIP_JSON, "", List.of(TEXT)).get(0);
     assertThat(t.byteElements()).containsExactly("héllo".getBytes(StandardCharsets.UTF_8), new byte[0]);
     String numbers = """
         {"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": [7]}]}""";

@@ -24,6 +24,7 @@ import io.kiln.runtime.cluster.Prober.Counter;
 import io.kiln.runtime.cluster.Prober.Sleeper;
 import io.kiln.runtime.testing.NodeMain;
 import io.kiln.runtime.testing.NodeProcesses;
+import io.kiln.testkit.KilnProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -31,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,9 +60,9 @@ class ClusterIT {
     int headPort = NodeProcesses.await(nodes.start(NodeMain.class.getName(), "n1", "--cluster", name,
         "--resources", "CPU=2"), JOIN);
     String join = "127.0.0.1:" + headPort;
-    CompletableFuture<Integer> n2 = nodes.start(NodeMain.class.getName(), "n2", "--cluster", name, "--join", join,
+    KilnProcess n2 = nodes.start(NodeMain.class.getName(), "n2", "--cluster", name, "--join", join,
         "--resources", "CPU=2");
-    CompletableFuture<Integer> n3 = nodes.start(NodeMain.class.getName(), "n3", "--cluster", name, "--join", join,
+    KilnProcess n3 = nodes.start(NodeMain.class.getName(), "n3", "--cluster", name, "--join", join,
         "--resources", "CPU=2,GPU=1");
     NodeProcesses.await(n2, JOIN);
     NodeProcesses.await(n3, JOIN);
