@@ -112,23 +112,20 @@ public final class Deadlines implements Shareable {
       this.offLoop = null;
       return;
     }
-    this.contextTimers = new Timers() {
-      @Override
-      public long schedule(long delayNanos, Runnable task) {
-        return vertx.setTimer(millisUp(delayNanos), id -> task.run());
-      }
-
-      @Override
-      public void cancel(long id) {
-        vertx.cancelTimer(id);
-      }
-    };
+    this.contextTimers = timersOn(vertx, vertx::setTimer);
     // One event loop wakes the off-loop list: a timer set from a thread of no context would get a new one each time.
     ContextInternal wakes = ((VertxInternal) vertx).createEventLoopContext();
-    Timers offLoopTimers = new Timers() {
+    Timers offLoopTimers = timersOn(vertx, wakes::setTimer);
+    this.offLoop = new DeadlineList(offLoopTimers, clock, null, null, true);
+  }
+
+  /** Vert.x timers set through {@code setTimer} (the instance's, or one context's), cancelled on {@code vertx}. */
+  private static Timers timersOn(Vertx vertx,
+                                 java.util.function.BiFunction<Long, io.vertx.core.Handler<Long>, Long> setTimer) {
+    return new Timers() {
       @Override
       public long schedule(long delayNanos, Runnable task) {
-        return wakes.setTimer(millisUp(delayNanos), id -> task.run());
+        return setTimer.apply(millisUp(delayNanos), id -> task.run());
       }
 
       @Override
@@ -136,7 +133,6 @@ public final class Deadlines implements Shareable {
         vertx.cancelTimer(id);
       }
     };
-    this.offLoop = new DeadlineList(offLoopTimers, clock, null, null, true);
   }
 
   /**
