@@ -8,6 +8,7 @@ import io.kiln.pools.trace.Spans;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.ModelInferRequest;
 import io.kiln.protocol.grpc.ModelInferResponse;
+import io.kiln.protocol.grpc.ModelStreamInferResponse;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.DeploymentStatus;
@@ -188,6 +189,38 @@ class TracingEndToEndTest {
       OtlpReceiver.Received gateway = assertRequestSpans(trace, "b7ad6b7169203331", "traced");
       assertThat(gateway.attributes()).containsEntry("kiln.protocol", "grpc");
       assertThat(resp.headers().get("traceparent")).isEqualTo("00-" + trace + "-" + gateway.spanId() + "-01");
+    } finally {
+      client.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void everyRequestOfAModelStreamInferCallIsTracedUnderTheCallsTraceparent() throws Exception {
+    String trace = "5bf92f3577b34da6a3ce929d0e0e4737";
+    Vertx vertx = Vertx.vertx();
+    GrpcClient client = GrpcClient.client(vertx);
+    try {
+      ModelInferRequest msg = ModelInferRequest.newBuilder().setModelName("echo").setId("stream-1")
+          .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("x").setDatatype("FP32").addShape(1)
+              .addShape(4).setContents(io.kiln.protocol.grpc.InferTensorContents.newBuilder()
+                  .addFp32Contents(1).addFp32Contents(2).addFp32Contents(3).addFp32Contents(4)))
+          .build();
+      List<ModelStreamInferResponse> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+      client.request(SocketAddress.inetSocketAddress(traced.grpcPort(), "127.0.0.1"),
+              GRPCInferenceServiceGrpcClient.ModelStreamInfer)
+          .compose(req -> {
+            req.headers().set("traceparent", "00-" + trace + "-c7ad6b7169203332-01");
+            return req.end(msg).compose(v -> req.response());
+          })
+          .compose(resp -> resp.handler(got::add).end())
+          .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+
+      assertThat(got).hasSize(1);
+      assertThat(got.get(0).getErrorMessage()).isEmpty();
+      assertThat(got.get(0).getInferResponse().getId()).isEqualTo("stream-1");
+      OtlpReceiver.Received gateway = assertRequestSpans(trace, "c7ad6b7169203332", "traced");
+      assertThat(gateway.attributes()).containsEntry("kiln.protocol", "grpc-stream");
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -40,7 +40,8 @@ final class GrpcStreamApi {
   }
 
   private void call(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> req) {
-    Call call = new Call(req.response());
+    Call call = new Call(req.response(), req.headers().get(GatewayTrace.TRACEPARENT),
+        req.headers().get(GatewayTrace.TRACESTATE));
     req.errorHandler(err -> call.gone());
     req.exceptionHandler(err -> call.gone());
     req.response().exceptionHandler(err -> call.gone());
@@ -57,8 +58,15 @@ final class GrpcStreamApi {
     private boolean paused;
     private boolean ended;
 
-    Call(GrpcServerResponse<ModelInferRequest, ModelStreamInferResponse> response) {
+    /** The call's trace headers: every request of the call is traced under them (each its own span). */
+    private final String traceparent;
+    private final String tracestate;
+
+    Call(GrpcServerResponse<ModelInferRequest, ModelStreamInferResponse> response, String traceparent,
+         String tracestate) {
       this.response = response;
+      this.traceparent = traceparent;
+      this.tracestate = tracestate;
     }
 
     void request(ModelInferRequest msg) {
@@ -66,7 +74,8 @@ final class GrpcStreamApi {
         return;
       }
       One one = new One(this, msg.getId());
-      FrontExchange<One, Void> ex = new FrontExchange<>(gw, answers, one, gw.models().label(msg.getModelName()), null);
+      GatewayTrace trace = GatewayTrace.start(gw.spans(), traceparent, tracestate, "grpc-stream");
+      FrontExchange<One, Void> ex = new FrontExchange<>(gw, answers, one, gw.models().label(msg.getModelName()), trace);
       one.ex = ex;
       ex.requestId(msg.getId());
       try {
@@ -157,7 +166,7 @@ final class GrpcStreamApi {
 
     @Override
     void traceparent(One one, String traceparent) {
-      // the call's headers are the call's: its requests carry no trace of their own
+      // the call's headers are the call's, sent before any request was read: a request's own span is not echoed
     }
 
     @Override
