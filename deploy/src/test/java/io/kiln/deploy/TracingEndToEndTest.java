@@ -102,6 +102,15 @@ class TracingEndToEndTest {
     return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /** The gRPC form of {@link #BODY}'s tensor, with {@code id}. */
+  static ModelInferRequest echoRequest(String id) {
+    return ModelInferRequest.newBuilder().setModelName("echo").setId(id)
+        .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("x").setDatatype("FP32").addShape(1)
+            .addShape(4).setContents(io.kiln.protocol.grpc.InferTensorContents.newBuilder()
+                .addFp32Contents(1).addFp32Contents(2).addFp32Contents(3).addFp32Contents(4)))
+        .build();
+  }
+
   static OtlpReceiver.Received one(List<OtlpReceiver.Received> spans, String name) {
     List<OtlpReceiver.Received> named = spans.stream().filter(s -> s.name().equals(name)).toList();
     assertThat(named).as(name + " in " + spans).hasSize(1);
@@ -171,11 +180,7 @@ class TracingEndToEndTest {
     Vertx vertx = Vertx.vertx();
     GrpcClient client = GrpcClient.client(vertx);
     try {
-      ModelInferRequest msg = ModelInferRequest.newBuilder().setModelName("echo").setId("grpc-1")
-          .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("x").setDatatype("FP32").addShape(1)
-              .addShape(4).setContents(io.kiln.protocol.grpc.InferTensorContents.newBuilder()
-                  .addFp32Contents(1).addFp32Contents(2).addFp32Contents(3).addFp32Contents(4)))
-          .build();
+      ModelInferRequest msg = echoRequest("grpc-1");
       GrpcClientResponse<ModelInferRequest, ModelInferResponse> resp = client
           .request(SocketAddress.inetSocketAddress(traced.grpcPort(), "127.0.0.1"),
               GRPCInferenceServiceGrpcClient.ModelInfer)
@@ -201,11 +206,7 @@ class TracingEndToEndTest {
     Vertx vertx = Vertx.vertx();
     GrpcClient client = GrpcClient.client(vertx);
     try {
-      ModelInferRequest msg = ModelInferRequest.newBuilder().setModelName("echo").setId("stream-1")
-          .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("x").setDatatype("FP32").addShape(1)
-              .addShape(4).setContents(io.kiln.protocol.grpc.InferTensorContents.newBuilder()
-                  .addFp32Contents(1).addFp32Contents(2).addFp32Contents(3).addFp32Contents(4)))
-          .build();
+      ModelInferRequest msg = echoRequest("stream-1");
       List<ModelStreamInferResponse> got = new java.util.concurrent.CopyOnWriteArrayList<>();
       client.request(SocketAddress.inetSocketAddress(traced.grpcPort(), "127.0.0.1"),
               GRPCInferenceServiceGrpcClient.ModelStreamInfer)
