@@ -3,10 +3,10 @@ package io.kiln.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.kiln.testkit.FreePorts;
 import io.kiln.testkit.KilnProcess;
 import io.kiln.testkit.OipRequest;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -67,10 +67,11 @@ class LauncherCacheIT {
     // The jar changed after the cache was made (as a rebuild leaves it): `kiln up` must train anew, then use it.
     FileTime stale = FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() - 3_600_000);
     Files.setLastModifiedTime(cache, stale);
-    int port = freePort();
+    int[] ports = FreePorts.distinct(2);
+    int port = ports[0];
     Path out = dir.resolve("up.out");
     KilnProcess node = launcher(root, env, out, "up", "--host", "127.0.0.1", "--port", String.valueOf(port),
-        "--grpc-port", String.valueOf(freePort()), "--warmup-seconds", "0").start();
+        "--grpc-port", String.valueOf(ports[1]), "--warmup-seconds", "0").start();
     try {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       float[] half = new float[64];
@@ -113,11 +114,5 @@ class LauncherCacheIT {
     return Files.readAllLines(release).stream().filter(l -> l.startsWith("JAVA_VERSION=\""))
         .map(l -> l.substring("JAVA_VERSION=\"".length()).split("[.\"]")[0]).mapToInt(Integer::parseInt)
         .findFirst().orElse(0);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 }

@@ -17,8 +17,8 @@ import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.DeploymentLoader;
+import io.kiln.testkit.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,12 +60,6 @@ class SplitBrainProtectionIT {
     }
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   CompletableFuture<KilnRuntime> start(String nodeId, int port, List<String> members) {
     ClusterOptions o = new ClusterOptions(cluster, "127.0.0.1", port, members, Duration.ofSeconds(1),
         Duration.ofSeconds(4), null, ClusterDiscovery.STATIC, 2, 0);
@@ -78,10 +72,11 @@ class SplitBrainProtectionIT {
 
   @Test
   void belowTheMinimumRunsAndJobsAreRefusedNamingTheMinimumAndNothingIsRecorded() throws Exception {
-    int port = freePort();
+    int[] ports = FreePorts.distinct(2);
+    int port = ports[0];
     // Both at once: with a minimum of 2 neither completes its join alone.
     CompletableFuture<KilnRuntime> a = start("sbp-a", port, List.of("127.0.0.1:" + port));
-    CompletableFuture<KilnRuntime> b = start("sbp-b", freePort(), List.of("127.0.0.1:" + port));
+    CompletableFuture<KilnRuntime> b = start("sbp-b", ports[1], List.of("127.0.0.1:" + port));
     KilnRuntime head = result(a);
     open.add(head);
     KilnRuntime other = result(b);
@@ -158,7 +153,7 @@ class SplitBrainProtectionIT {
     assertThat(result(pipelines.pipeline("echo"))).isPresent();
 
     // A member joins (as at a heal): the run this node ended while below the minimum is recorded as failed, saying why.
-    KilnRuntime third = result(start("sbp-c", freePort(), List.of("127.0.0.1:" + port)));
+    KilnRuntime third = result(start("sbp-c", FreePorts.one(), List.of("127.0.0.1:" + port)));
     open.add(third);
     await().atMost(JOIN).until(() -> result(pipelines.run(held)).map(s -> s.state() == RunState.FAILED).orElse(false));
     assertThat(result(pipelines.run(held)).orElseThrow().error()).contains("smaller side of a partition");

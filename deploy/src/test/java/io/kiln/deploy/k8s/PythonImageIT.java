@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.testkit.FreePorts;
 import io.kiln.testkit.KilnProcess;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -66,7 +67,7 @@ class PythonImageIT {
     Path app = home.resolve("app.yaml");
     Files.writeString(app, Files.readString(ManifestsTest.repositoryRoot().resolve("deploy/examples/python/mlp.yaml"))
         .replaceFirst("uri: \\.", "uri: " + opt + "/deploy/examples/python"));
-    int cluster = StatefulSetPodsIT.freePort();
+    int cluster = FreePorts.one();
     for (String a : StatefulSetPodsIT.podArgs(r, 0, cluster, cluster, app, "py-" + UUID.randomUUID())) {
       cmd.add(a.startsWith("--min-cluster-size=") ? "--min-cluster-size=1" : a);
     }

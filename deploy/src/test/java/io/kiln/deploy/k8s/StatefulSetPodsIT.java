@@ -6,9 +6,9 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.deploy.KilnCommands;
+import io.kiln.testkit.FreePorts;
 import io.kiln.testkit.KilnProcess;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -49,12 +49,6 @@ class StatefulSetPodsIT {
   void stop() {
     pods.forEach(p -> p.process().destroy());
     pods.forEach(p -> p.stop(Duration.ofSeconds(30)));
-  }
-
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   /** The rendered container's arguments for pod {@code ordinal}, with the one-host changes. */
@@ -111,8 +105,9 @@ class StatefulSetPodsIT {
         .replace(ManifestsTest.IMAGE_HOME, ManifestsTest.repositoryRoot() + "/");
     Path app = Files.writeString(home.resolve("app.yaml"), yaml);
     String cluster = "pods-" + UUID.randomUUID();
-    int first = freePort();
-    int second = freePort();
+    int[] ports = FreePorts.distinct(2);
+    int first = ports[0];
+    int second = ports[1];
     List<String> args0 = podArgs(r, 0, first, first, app, cluster);
     assertThat(args0).contains("--min-cluster-size=2", "--gpus=0", "--foreground").doesNotContain("--node-id");
 

@@ -18,8 +18,8 @@ import io.kiln.runtime.impl.RuntimeImpl;
 import io.kiln.runtime.impl.cluster.HazelcastBackend;
 import io.kiln.runtime.testing.NodeMain;
 import io.kiln.runtime.testing.NodeProcesses;
+import io.kiln.testkit.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,12 +62,6 @@ class KubernetesDiscoveryIT {
     }
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   ClusterOptions options(int port, ClusterDiscovery discovery, int minClusterSize) {
     return new ClusterOptions(cluster, "127.0.0.1", port, List.of(), Duration.ofSeconds(1), Duration.ofSeconds(4),
         null, discovery, minClusterSize, 0);
@@ -94,7 +88,7 @@ class KubernetesDiscoveryIT {
 
   @Test
   void aMemberFindsTheClusterThroughAKubernetesDnsLookup() throws Exception {
-    int port = freePort();
+    int port = FreePorts.one();
     KilnRuntime first = start("dns-a", options(port, ClusterDiscovery.kubernetesDns("localhost"), 1))
         .get(JOIN.toSeconds(), TimeUnit.SECONDS);
     assertThat(KilnCluster.clusterPort(first)).isEqualTo(port);
@@ -114,7 +108,7 @@ class KubernetesDiscoveryIT {
 
   @Test
   void withAMinimumClusterSizeANodeWaitsForItAndTheRegistryRefusesWritesBelowIt() throws Exception {
-    int port = freePort();
+    int port = FreePorts.one();
     CompletableFuture<KilnRuntime> first = start("sbp-a", options(port, ClusterDiscovery.kubernetesDns("localhost"), 2));
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> !first.isDone());
 
