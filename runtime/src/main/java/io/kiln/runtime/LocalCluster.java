@@ -27,9 +27,10 @@ public final class LocalCluster implements AutoCloseable {
     this.ownsVertx = ownsVertx;
   }
 
-  /** A cluster on a new Vert.x instance, closed with the cluster. */
+  /** A cluster on a new Vert.x instance (one event loop per core, as a clustered node's), closed with the cluster. */
   public static LocalCluster create() {
-    return new LocalCluster(Vertx.vertx(new VertxOptions().setPreferNativeTransport(false)), true);
+    return new LocalCluster(Vertx.vertx(new VertxOptions().setPreferNativeTransport(false)
+        .setEventLoopPoolSize(KilnCluster.eventLoops())), true);
   }
 
   /** A cluster on an existing Vert.x instance, which the caller keeps and closes. */

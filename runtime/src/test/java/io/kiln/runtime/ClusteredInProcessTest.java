@@ -51,6 +51,11 @@ class ClusteredInProcessTest {
   }
 
   @Test
+  void aClusteredNodeRunsOneEventLoopPerCore() {
+    assertThat(EventLoopsTest.eventLoops(a.vertx())).isEqualTo(Runtime.getRuntime().availableProcessors());
+  }
+
+  @Test
   void remoteCreateAndCallThroughTheCodec() {
     ActorHandle<Counter> c = result(a.actor(Counter::new, "remote-1").name("remote").resources(Resources.gpu(1)).remote());
     assertThat(c.nodeId()).isEqualTo("cb");
