@@ -29,7 +29,7 @@ public final class KilnCluster {
    * Kiln event loop (models run on worker threads, blocking work on Vert.x's worker pool), so a second loop per core
    * adds no capacity, only hand-offs between threads: which loop an actor cell (a pool manager) is given is
    * round-robin, so with two loops on one core a request crossed from the HTTP loop to the manager's and back in
-   * some starts and not in others (measured on one pinned core: 57-72 µs of CPU per identity request against 29-39
+   * some starts and not in others (measured on one pinned core: 53-72 µs of CPU per identity request against 29-39
    * with one loop, interleaved rounds). With one loop per core, a one-core node runs its gateway, pool managers and
    * runtime on one thread.
    */
