@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * generate and generate_stream hand the pool the same request context as infer: the client's trace, its deadline,
- * and the exchange's cancellation, which the client going away cancels.
+ * and the exchange's cancellation, which the client going away cancels: the one way a stream is withdrawn.
  */
 class GenerateContextTest extends GatewayTestBase {
 
@@ -64,8 +64,12 @@ class GenerateContextTest extends GatewayTestBase {
     assertThat(cluster.last().context().traceId()).isEqualTo(TRACE);
   }
 
+  private double streamsInFlight() {
+    return registry.get("kiln.gateway.streams.in.flight").gauge().value();
+  }
+
   @Test
-  void aClientThatGoesAwayCancelsTheStreamsToken() {
+  void aClientThatGoesAwayCancelsTheStreamsTokenWhichFreesItsPlaceUnderTheStreamLimit() {
     cluster.node("node-a").hold = true;
     HttpClient client = vertx.createHttpClient();
     try {
@@ -75,9 +79,12 @@ class GenerateContextTest extends GatewayTestBase {
       await().atMost(Duration.ofSeconds(20)).until(() -> !cluster.sent.isEmpty());
       Sent open = cluster.last();
       assertThat(open.context().cancellation().isCancelled()).isFalse();
+      assertThat(streamsInFlight()).as("the held stream takes a place").isEqualTo(1);
       join(req.connection().close());
       await().atMost(Duration.ofSeconds(20)).until(() -> open.context().cancellation().isCancelled());
       assertThat(open.context().cancellation().reason()).isEqualTo("client went away");
+      // The pool never answers (held): only the token's cancel can give the place back.
+      await().atMost(Duration.ofSeconds(20)).until(() -> streamsInFlight() == 0);
     } finally {
       join(client.close());
     }

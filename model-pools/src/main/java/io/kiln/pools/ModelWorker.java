@@ -127,21 +127,24 @@ public final class ModelWorker implements AutoCloseable {
   }
 
   /**
-   * Runs one batch; see {@link ModelRunner#infer}.
+   * Runs one batch; see {@link ModelRunner#infer}. {@code traces} is what its requests carry for their logs and
+   * spans across the actor call: either one per request, in batch order (null for one without), or the shared
+   * {@code List.of()} when none of them is traced, which costs nothing. While a batch holding a traced request
+   * runs, this thread's log lines name the first traced request (its id and trace id), and when the node exports
+   * spans each traced, sampled request gets a {@code kiln.worker.batch} span of the batch's compute (parent: the
+   * span its traceparent names; attributes {@code kiln.worker}, {@code kiln.batch.size}).
    *
    * @return one output list per request, in request order
+   * @throws IllegalArgumentException when {@code traces} is neither empty nor one per request
    */
-  public List<List<Tensor>> infer(List<InferenceRequest> batch) {
-    return models != null ? models.infer(batch) : runner.infer(batch);
-  }
-
-  /**
-   * {@link #infer} for a batch of which some requests carry a trace ({@code traces}, one per request, null for one
-   * without): while it runs, this thread's log lines name the first traced request (its id and trace id), and when
-   * the node exports spans each traced, sampled request gets a {@code kiln.worker.batch} span of the batch's compute
-   * (parent: the span its traceparent names; attributes {@code kiln.worker}, {@code kiln.batch.size}).
-   */
-  public List<List<Tensor>> inferTraced(List<InferenceRequest> batch, List<io.kiln.pools.trace.RequestTrace> traces) {
+  public List<List<Tensor>> infer(List<InferenceRequest> batch, List<io.kiln.pools.trace.RequestTrace> traces) {
+    if (traces.isEmpty()) {
+      return run(batch);
+    }
+    if (traces.size() != batch.size()) {
+      throw new IllegalArgumentException("traces: " + traces.size() + " for a batch of " + batch.size()
+          + " requests (one per request, or none)");
+    }
     io.kiln.pools.trace.RequestTrace first = null;
     for (io.kiln.pools.trace.RequestTrace t : traces) {
       if (t != null) {
@@ -161,13 +164,17 @@ public final class ModelWorker implements AutoCloseable {
       }
     }
     try (io.kiln.pools.trace.RequestLog.Scope log = io.kiln.pools.trace.RequestLog.open(first)) {
-      List<List<Tensor>> out = infer(batch);
+      List<List<Tensor>> out = run(batch);
       open.forEach(io.kiln.pools.trace.Spans.Span::end);
       return out;
     } catch (RuntimeException | Error e) {
       open.forEach(span -> span.error(e.toString()).end());
       throw e;
     }
+  }
+
+  private List<List<Tensor>> run(List<InferenceRequest> batch) {
+    return models != null ? models.infer(batch) : runner.infer(batch);
   }
 
   /**

@@ -108,11 +108,11 @@ public final class PoolClient {
    * worker sends each chunk straight to this node, at most {@code window} ahead of what {@code listener}
    * consumed (see {@link ResponseStream}). The listener hears every chunk in order and then exactly one of end
    * or error, on the calling Vert.x context (a new one when called off Vert.x). A stream is not re-sent when its
-   * pool manager died under it (chunks may have gone out). Cancelling the context's {@link Cancellation} cancels
-   * the stream as {@link ResponseStream#cancel} does (call that on the listener's context; a token may be cancelled
-   * from any thread).
+   * pool manager died under it (chunks may have gone out). Cancelling the context's {@link Cancellation} withdraws
+   * the stream, from any thread: the listener hears nothing more, the request is unqueued if it still waits, and
+   * otherwise its worker stops before the next chunk and frees its slot.
    *
-   * @param context the stream's id, deadline (for the whole stream), trace and priority
+   * @param context the stream's id, deadline (for the whole stream), trace, priority and token
    * @param window credit window in chunks, at least 1 ({@link #DEFAULT_STREAM_WINDOW})
    * @param maxChunkBytes the most tensor bytes per chunk ({@link #DEFAULT_MAX_CHUNK_BYTES}); a larger chunk fails
    *     the stream TOO_LARGE
@@ -133,10 +133,7 @@ public final class PoolClient {
           result, new StreamTarget(id, runtime.nodeId(), window, maxChunkBytes));
       call.send(false);
     }
-    in.watch(result, call == null ? () -> { } : call);
-    if (context.cancellation().cancellable()) {
-      context.cancellation().onCancel(() -> vc.runOnContext(v -> in.cancel())); // the stream's state is vc's own
-    }
+    in.watch(result, call == null ? () -> { } : call, context.cancellation());
     return in;
   }
 
@@ -215,7 +212,7 @@ public final class PoolClient {
 
   /**
    * One request in flight, with where it was sent so that a cancel can follow it; as a Runnable, it withdraws the
-   * request (its context's cancellation runs it, as does a stream's cancel).
+   * request (its context's cancellation runs it; a stream's, through the stream, which stops receiving first).
    */
   private final class Call implements Runnable {
     final String name;

@@ -7,7 +7,12 @@ package io.kiln.pools;
  * cannot pass chunks on (an HTTP client that stopped reading) pauses the stream, and the worker stops pulling
  * from its model until it resumes: nothing is buffered without bound.
  *
- * <p><b>Threading:</b> call it on the context that opened the stream.
+ * <p><b>Withdrawing</b> a stream is cancelling its request's token ({@link RequestContext#cancellation()}), the one
+ * way to withdraw any request: unqueued if it still waits, otherwise the worker stops before its next chunk and
+ * frees its slot. The listener hears nothing more from then on (at once when the token is cancelled on the
+ * stream's context, e.g. from a listener's callback; else once the cancel reached that context).
+ *
+ * <p><b>Threading:</b> call it on the context that opened the stream; the token may be cancelled from any thread.
  */
 public interface ResponseStream {
 
@@ -19,10 +24,4 @@ public interface ResponseStream {
 
   /** Grants the credit held back since {@link #pause()}. */
   void resume();
-
-  /**
-   * Withdraws the request: unqueued if it still waits, otherwise the worker stops before its next chunk and
-   * frees its slot. The listener hears nothing more. Idempotent.
-   */
-  void cancel();
 }

@@ -63,7 +63,13 @@ class PoolStreamingTest {
   }
 
   private ResponseStream open(Map<String, Object> params, int window, StreamRecorder rec) {
-    return fromB.stream(within(), "chunks", "1", "a", zeros(params), window, PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
+    return open(params, window, Cancellation.NONE, rec);
+  }
+
+  /** A stream withdrawn by cancelling {@code token}. */
+  private ResponseStream open(Map<String, Object> params, int window, Cancellation token, StreamRecorder rec) {
+    return fromB.stream(within().withCancellation(token), "chunks", "1", "a", zeros(params), window,
+        PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
   }
 
   @Test
@@ -113,16 +119,16 @@ class PoolStreamingTest {
   }
 
   @Test
-  void cancellingMidStreamFreesTheWorkerForTheNextRequest() {
+  void cancellingTheTokenMidStreamFreesTheWorkerForTheNextRequest() {
     startPool(1, 1);
-    AtomicReference<ResponseStream> stream = new AtomicReference<>();
+    Cancellation token = Cancellation.create();
     StreamRecorder rec = new StreamRecorder(c -> {
       if (c.parameters().get("kiln_chunk").equals(2L)) {
-        stream.get().cancel();
+        token.cancel("the reader left"); // on the stream's context: it hears nothing more from here on
       }
     });
     // Long enough to hold the one worker for the whole test if the cancel did not reach it.
-    stream.set(open(Map.of("chunks", 100_000, "delay_ms", 5), 16, rec));
+    open(Map.of("chunks", 100_000, "delay_ms", 5), 16, token, rec);
 
     StreamRecorder next = new StreamRecorder();
     await().atMost(T).until(() -> rec.chunks.size() >= 3);
@@ -131,7 +137,35 @@ class PoolStreamingTest {
     await().atMost(T).until(next::settled);
     assertThat(next.end).as("the cancelled stream freed the only worker").isNotNull();
     assertThat(rec.settled()).as("a cancelled stream hears nothing more").isFalse();
-    assertThat(rec.chunks.size()).isLessThan(100);
+    assertThat(rec.chunks).as("not one chunk after the one that cancelled").hasSize(3);
+    await().atMost(T).until(() -> fromB.openStreams() == 0);
+  }
+
+  @Test
+  void aTokenCancelledFromAnotherThreadMidStreamFreesItsSlotAndItsQueuedRequestNeverRuns() {
+    startPool(1, 1);
+    Cancellation running = Cancellation.create();
+    StreamRecorder a = new StreamRecorder();
+    open(Map.of("chunks", 100_000, "delay_ms", 5), 16, running, a);
+    await().atMost(T).until(() -> a.chunks.size() >= 2);
+    Cancellation queued = Cancellation.create();
+    StreamRecorder b = new StreamRecorder();
+    open(Map.of("chunks", 3), 16, queued, b);
+    await().atMost(T).until(() -> result(fromB.stats("chunks", "1", "a")).queueDepth() == 1);
+
+    queued.cancel("gave up waiting"); // this test's thread: neither the stream's context nor the pool's
+    await().atMost(T).until(() -> result(fromB.stats("chunks", "1", "a")).queueDepth() == 0);
+    assertThat(result(fromB.stats("chunks", "1", "a")).cancelled()).as("unqueued, counted cancelled").isEqualTo(1);
+    running.cancel("the reader left");
+
+    StreamRecorder next = new StreamRecorder();
+    open(Map.of("chunks", 3), 16, next);
+    await().atMost(T).until(next::settled);
+    assertThat(next.end).as("the cancelled stream freed the worker's one slot").isNotNull();
+    assertThat(a.settled()).isFalse();
+    assertThat(b.chunks).as("unqueued, it never ran").isEmpty();
+    assertThat(b.settled()).isFalse();
+    await().atMost(T).until(() -> fromB.openStreams() == 0);
   }
 
   @Test
@@ -160,9 +194,9 @@ class PoolStreamingTest {
   void aNewStreamJoinsTheRunningStepsAndTheBatchSizeBoundsHowManyShareThem() {
     startPool(1, 2);
     Context ctx = nodes.node("b").vertx().getOrCreateContext();
-    AtomicReference<ResponseStream> longOne = new AtomicReference<>();
+    Cancellation longOne = Cancellation.create();
     StreamRecorder a = new StreamRecorder();
-    ctx.runOnContext(v -> longOne.set(open(Map.of("chunks", 100_000, "delay_ms", 5), 16, a)));
+    ctx.runOnContext(v -> open(Map.of("chunks", 100_000, "delay_ms", 5), 16, longOne, a));
     await().atMost(T).until(() -> a.chunks.size() >= 3);
 
     // One worker, already busy with a: b joins its steps and ends while a goes on.
@@ -181,7 +215,7 @@ class PoolStreamingTest {
     await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(10)).until(() -> d.chunks.isEmpty());
     assertThat(result(fromB.stats("chunks", "1", "a")).queueDepth()).isEqualTo(1);
 
-    ctx.runOnContext(v -> longOne.get().cancel());
+    longOne.cancel("done with it");
     await().atMost(T).until(d::settled);
     assertThat(d.end).as("d took a's slot").isNotNull();
     assertThat(c.settled()).isFalse();
@@ -260,14 +294,15 @@ class PoolStreamingTest {
         PoolConfig.DEFAULTS, 1, io.kiln.runtime.Resources.cpu(1), 3, health), 1);
     Context ctx = nodes.node("b").vertx().getOrCreateContext();
     AtomicReference<ResponseStream> stream = new AtomicReference<>();
+    Cancellation token = Cancellation.create();
     StreamRecorder paused = new StreamRecorder(c -> stream.get().pause());
-    ctx.runOnContext(v -> stream.set(open(Map.of("chunks", 100), 2, paused)));
+    ctx.runOnContext(v -> stream.set(open(Map.of("chunks", 100), 2, token, paused)));
 
     // Waiting for credit many health periods long is not being stuck.
     await().atMost(T).until(() -> paused.chunks.size() == 2);
     await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10))
         .until(() -> result(m.call(PoolManager::status)).lastRepair() == null);
-    ctx.runOnContext(v -> stream.get().cancel());
+    token.cancel("done with it");
 
     // One step of 3 s, twenty times the health timeout, is.
     StreamRecorder hung = new StreamRecorder();

@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,9 +52,14 @@ class PythonStreamingTest {
   }
 
   private ResponseStream open(float first, float chunks, StreamRecorder rec) {
+    return open(first, chunks, Cancellation.NONE, rec);
+  }
+
+  private ResponseStream open(float first, float chunks, Cancellation token, StreamRecorder rec) {
     ValidatedRequest r = validator.validate(new InferenceRequest("p", List.of(Tensor.ofFloats("x", new long[] {1, 4},
         new float[] {first, chunks, 0, 0})), List.of(), Map.of()));
-    return client.stream(within(), "pystream", "1", "a", r, 4, PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
+    return client.stream(within().withCancellation(token), "pystream", "1", "a", r, 4,
+        PoolClient.DEFAULT_MAX_CHUNK_BYTES, rec);
   }
 
   @Test
@@ -94,14 +98,14 @@ class PythonStreamingTest {
   void cancellingClosesTheGeneratorAndFreesTheWorker(@TempDir Path dir) {
     Path marker = dir.resolve("closed");
     start(Map.of("delay_s", 0.01, "closed_marker", marker.toString()));
-    AtomicReference<ResponseStream> stream = new AtomicReference<>();
+    Cancellation token = Cancellation.create();
     StreamRecorder rec = new StreamRecorder(c -> {
       if (c.parameters().get("kiln_chunk").equals(1L)) {
-        stream.get().cancel();
+        token.cancel("the reader left");
       }
     });
     io.vertx.core.Context ctx = nodes.node("a").vertx().getOrCreateContext();
-    ctx.runOnContext(v -> stream.set(open(0, 100_000, rec)));
+    ctx.runOnContext(v -> open(0, 100_000, token, rec));
 
     await().atMost(T).until(() -> Files.exists(marker) && Files.readString(marker).contains("ended"));
     StreamRecorder next = new StreamRecorder();

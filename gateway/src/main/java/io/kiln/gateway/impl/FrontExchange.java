@@ -143,16 +143,6 @@ final class FrontExchange<C, A> extends Cancellation implements ChunkListener {
     stream = streams.open(model, request, hints, trace == null ? null : trace.forPool(requestId), this, this);
   }
 
-  /** Withdraws the pool call or stream (idempotent). */
-  void cancelPool() {
-    if (call != null) {
-      call.cancel();
-    }
-    if (stream != null) {
-      stream.cancel();
-    }
-  }
-
   /** The client closed, reset or cancelled before the answer: withdraw the request, answer nothing. */
   void clientGone() {
     clientGone = true;
@@ -164,10 +154,7 @@ final class FrontExchange<C, A> extends Cancellation implements ChunkListener {
       call.cancel(); // its failure arrives and finishes the request as cancelled
       return;
     }
-    if (stream != null) {
-      stream.cancel(); // a cancelled stream's listener hears nothing more
-    }
-    finish("cancelled", protocol.cancelledCode);
+    finish("cancelled", protocol.cancelledCode); // a withdrawn stream's listener hears nothing more
   }
 
   void reply(A answer) {

@@ -127,7 +127,7 @@ final class GenerateApi {
           a.gatheredBytes += t.data().length;
         }
         if (a.gatheredBytes > gw.options().maxBodyBytes()) { // what generate holds is bounded as a body is
-          ex.cancelPool();
+          ex.cancel("the gathered answer exceeds the body limit"); // the token withdraws the stream
           ex.fail(new InferenceException(InferenceException.Kind.TOO_LARGE, "the gathered answer exceeds "
               + gw.options().maxBodyBytes() + " bytes after " + a.gathered.size() + " chunks; use generate_stream"));
           return;

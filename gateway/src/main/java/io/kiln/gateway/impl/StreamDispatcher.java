@@ -24,6 +24,22 @@ import java.util.function.Supplier;
  */
 final class StreamDispatcher {
 
+  /** The stream of a model that does not stream: one chunk, nothing to pause; its token withdraws its call. */
+  private static final ResponseStream SINGLE = new ResponseStream() {
+    @Override
+    public String id() {
+      return "single";
+    }
+
+    @Override
+    public void pause() {
+    }
+
+    @Override
+    public void resume() {
+    }
+  };
+
   private final PoolDirectory pools;
   private final Router router;
   private final Dispatcher dispatcher;
@@ -50,8 +66,9 @@ final class StreamDispatcher {
 
   /**
    * Opens a stream of {@code request}'s answer in its {@link RequestContext}, made here of the edge's {@code trace}
-   * (null: untraced; carried to the pool as an infer request's is) and {@code cancellation} (the exchange's token)
-   * with the stream's deadline.
+   * (null: untraced; carried to the pool as an infer request's is) and {@code cancellation} (the exchange's token,
+   * the one way to withdraw the stream: its cancel also frees the stream's place under the node's limit) with the
+   * stream's deadline.
    *
    * @throws CapacityExceededException when the node holds its limit of streams (503 + Retry-After)
    * @throws RuntimeException an {@link io.kiln.pools.InferenceException} when routing fails (no ready pool)
@@ -66,9 +83,10 @@ final class StreamDispatcher {
           + " open (its limit)", Duration.ofSeconds(Math.max(1, retryAfterSeconds)));
     }
     Metered metered = new Metered(model.name(), listener);
+    cancellation.onCancel(metered); // a withdrawn stream's listener hears nothing more: the cancel releases its slot
     try {
       if (!model.signature().streaming()) {
-        return releasing(oneChunk(model, request, hints, trace, cancellation, metered), metered::settle);
+        return oneChunk(model, request, hints, trace, cancellation, metered);
       }
       long timeoutMillis = hints.timeoutMillis() > 0 ? Math.min(hints.timeoutMillis(), defaultTimeoutMillis)
           : defaultTimeoutMillis;
@@ -76,10 +94,10 @@ final class StreamDispatcher {
       List<PoolEndpoint> candidates = pools.pools(model.name(), model.version());
       Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
       metrics.routed(route.reason(), false);
-      return releasing(pools.stream(route.target(), model.name(), model.version(), request,
+      return pools.stream(route.target(), model.name(), model.version(), request,
           io.kiln.pools.RequestContext.of(request.request().id(), deadline, trace,
               io.kiln.pools.RequestContext.Priority.NORMAL, cancellation),
-          limits.window(), limits.maxChunkBytes(), metered), metered::settle);
+          limits.window(), limits.maxChunkBytes(), metered);
     } catch (RuntimeException e) {
       metered.settle();
       throw e;
@@ -89,8 +107,7 @@ final class StreamDispatcher {
   private ResponseStream oneChunk(ModelInfo model, ValidatedRequest request, Hints hints,
                                   io.kiln.pools.trace.RequestTrace trace, io.kiln.pools.Cancellation cancellation,
                                   ChunkListener listener) {
-    Dispatcher.Call call = dispatcher.dispatch(model, request, hints, trace, cancellation);
-    call.result().onComplete(ar -> {
+    dispatcher.dispatch(model, request, hints, trace, cancellation).result().onComplete(ar -> {
       if (ar.failed()) {
         listener.error(ar.cause());
       } else {
@@ -99,29 +116,14 @@ final class StreamDispatcher {
         listener.end(Map.of("kiln_node", r.parameters().getOrDefault(Fields.KILN_NODE, ""), "kiln_chunks", 1L));
       }
     });
-    return new ResponseStream() {
-      @Override
-      public String id() {
-        return "single";
-      }
-
-      @Override
-      public void pause() {
-      }
-
-      @Override
-      public void resume() {
-      }
-
-      @Override
-      public void cancel() {
-        call.cancel();
-      }
-    };
+    return SINGLE;
   }
 
-  /** Counts the stream as active until it settles or is cancelled, and times its chunks. */
-  private final class Metered implements ChunkListener {
+  /**
+   * Counts the stream as active until it settles or its token is cancelled (it runs as the token's listener, on the
+   * cancelling thread), and times its chunks.
+   */
+  private final class Metered implements ChunkListener, Runnable {
     private final String model;
     private final ChunkListener inner;
     private final long opened = nanoClock.getAsLong();
@@ -153,37 +155,16 @@ final class StreamDispatcher {
       inner.error(error);
     }
 
+    @Override
+    public void run() {
+      settle();
+    }
+
     synchronized void settle() {
       if (!settled) {
         settled = true;
         streamMetrics.active.decrementAndGet();
       }
     }
-  }
-
-  /** A cancelled stream's listener hears nothing more, so the cancel itself releases its admission. */
-  private static ResponseStream releasing(ResponseStream s, Runnable onCancel) {
-    return new ResponseStream() {
-      @Override
-      public String id() {
-        return s.id();
-      }
-
-      @Override
-      public void pause() {
-        s.pause();
-      }
-
-      @Override
-      public void resume() {
-        s.resume();
-      }
-
-      @Override
-      public void cancel() {
-        s.cancel();
-        onCancel.run();
-      }
-    };
   }
 }

@@ -49,10 +49,12 @@ public interface PoolDirectory {
   /**
    * Sends one request to one pool of a streaming model and receives its answer chunk by chunk (see
    * {@link io.kiln.pools.PoolClient#stream}): the listener hears the chunks in order, then exactly one of end or
-   * error, on the calling Vert.x context; the returned stream pauses, resumes and cancels it. Returns at once.
-   * Directories without streaming refuse it (the default).
+   * error, on the calling Vert.x context; the returned stream pauses and resumes it. Cancelling the context's token
+   * withdraws it, as it withdraws a request sent (see the class contract): the listener hears nothing more, and the
+   * pool unqueues the stream or its worker stops before its next chunk. Returns at once. Directories without
+   * streaming refuse it (the default).
    *
-   * @param context the stream's id, deadline (for the whole stream), trace context and priority
+   * @param context the stream's id, deadline (for the whole stream), trace context, priority and token
    * @param window chunks the worker may send ahead of what the listener consumed
    * @param maxChunkBytes the most tensor bytes one chunk may hold
    */

@@ -195,11 +195,6 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
       @Override
       public void resume() {
       }
-
-      @Override
-      public void cancel() {
-        f.cancel(false);
-      }
     };
   }
 

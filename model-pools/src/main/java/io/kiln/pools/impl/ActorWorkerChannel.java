@@ -4,6 +4,7 @@ import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelWorker;
 import java.time.Duration;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.trace.RequestTrace;
 import io.kiln.runtime.ActorHandle;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -45,20 +46,9 @@ public final class ActorWorkerChannel implements WorkerChannel {
   }
 
   @Override
-  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch) {
+  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch, List<RequestTrace> traces) {
     DispatchTimes.Stamp stamp = times.dispatched(batch, clock.getAsLong());
-    CompletableFuture<List<List<Tensor>>> call = handle.call(ModelWorker::infer, batch).toCompletableFuture();
-    CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> stamp.done(clock.getAsLong()));
-    last = out;
-    return out;
-  }
-
-  @Override
-  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
-                                                  List<io.kiln.pools.trace.RequestTrace> traces) {
-    DispatchTimes.Stamp stamp = times.dispatched(batch, clock.getAsLong());
-    CompletableFuture<List<List<Tensor>>> call = handle.call(ModelWorker::inferTraced, batch, traces)
-        .toCompletableFuture();
+    CompletableFuture<List<List<Tensor>>> call = handle.call(ModelWorker::infer, batch, traces).toCompletableFuture();
     CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> stamp.done(clock.getAsLong()));
     last = out;
     return out;

@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The two ends of a batch's trip to its worker, for the {@link PoolDispatcher}: what the worker is sent (the
- * requests, their traces when any is traced, or the stream calls of a batch of streams), and, when the worker
- * failed under it, which of its requests go back to the queue and which fail. Stateless.
+ * requests and their traces, {@link WorkerChannel#UNTRACED} when none is traced, or the stream calls of a batch of
+ * streams), and, when the worker failed under it, which of its requests go back to the queue and which fail.
+ * Stateless.
  */
 final class BatchHandOff {
 
@@ -43,24 +44,23 @@ final class BatchHandOff {
         return Objects.requireNonNull(worker.stream(calls), "stream returned null");
       }
       List<InferenceRequest> requests = new ArrayList<>(batch.size());
-      List<RequestTrace> traces = null;
+      List<RequestTrace> traces = WorkerChannel.UNTRACED; // until a traced request shows: nothing allocated
       for (int i = 0; i < batch.size(); i++) {
         PendingRequest p = batch.get(i);
         requests.add(p.request);
         RequestTrace trace = p.context.trace();
-        if (trace != null && traces == null) {
+        if (trace != null && traces == WorkerChannel.UNTRACED) {
           traces = new ArrayList<>(batch.size());
           for (int j = 0; j < i; j++) {
             traces.add(null);
           }
         }
-        if (traces != null) {
+        if (traces != WorkerChannel.UNTRACED) {
           traces.add(trace);
         }
       }
-      List<InferenceRequest> view = Collections.unmodifiableList(requests);
-      return Objects.requireNonNull(traces == null ? worker.infer(view)
-          : worker.infer(view, Collections.unmodifiableList(traces)), "infer returned null");
+      return Objects.requireNonNull(worker.infer(Collections.unmodifiableList(requests),
+          traces == WorkerChannel.UNTRACED ? traces : Collections.unmodifiableList(traces)), "infer returned null");
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }

@@ -1,11 +1,13 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.Cancellation;
 import io.kiln.pools.ChunkListener;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.ResponseStream;
 import io.kiln.runtime.Futures;
 import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -15,7 +17,8 @@ import java.util.concurrent.CompletableFuture;
  * The receiving end of one stream (see {@link ResponseStream}): puts the worker's messages in order, hands them
  * to the listener on the opening context, grants credit as chunks are consumed, and settles the stream once: on
  * the worker's END or ERROR, or on the pool call's failure (worker or node died, refused, deadline), or, when the
- * call succeeded but END never came, after {@value #END_GRACE_MS} ms.
+ * call succeeded but END never came, after {@value #END_GRACE_MS} ms; or, without a word to the listener, when its
+ * request's token is cancelled (it then tells the worker to stop and withdraws the pool call).
  *
  * <p>State is confined to {@code context}; {@link #receive} and {@link #callDone} may be called from any thread.
  */
@@ -33,8 +36,8 @@ public final class InboundStream implements ResponseStream {
   private final String deployment;
   private final String version;
   private final TreeMap<Long, StreamMessage> early = new TreeMap<>();
-  /** Withdraws the pool call carrying the request (the same as cancelling the request's token would). */
-  private Runnable withdraw = () -> { };
+  /** Withdraws the pool call carrying the request, once its token was cancelled. */
+  private Runnable withdrawCall = () -> { };
   private long expected;
   private int unacked;
   private int heldWhilePaused;
@@ -61,12 +64,25 @@ public final class InboundStream implements ResponseStream {
   }
 
   /**
-   * The pool call carrying the request, and how to withdraw it (run when the stream is cancelled); the call's
-   * outcome settles a stream END missed.
+   * The pool call carrying the request, how to withdraw that call, and the request's token, whose cancellation
+   * withdraws the stream (see {@link ResponseStream}); the call's outcome settles a stream END missed.
    */
-  public void watch(CompletableFuture<?> poolCall, Runnable withdraw) {
-    this.withdraw = withdraw;
+  public void watch(CompletableFuture<?> poolCall, Runnable withdraw, Cancellation token) {
+    this.withdrawCall = withdraw;
     poolCall.whenComplete((r, e) -> context.runOnContext(v -> callDone(e)));
+    if (token.cancellable()) {
+      token.onCancel(this::cancelled);
+    }
+  }
+
+  // The stream's state is its context's: a token cancelled there (a listener's callback) withdraws it at once, so
+  // that the listener hears nothing more; from elsewhere the withdrawal hops there.
+  private void cancelled() {
+    if (Vertx.currentContext() == context) {
+      withdraw();
+    } else {
+      context.runOnContext(v -> withdraw());
+    }
   }
 
   void receive(StreamMessage m) {
@@ -145,14 +161,13 @@ public final class InboundStream implements ResponseStream {
     }
   }
 
-  @Override
-  public void cancel() {
+  private void withdraw() {
     if (done) {
       return;
     }
     settle();
     hub.send(StreamHub.CTL + poolNode, StreamMessage.cancel(id));
-    withdraw.run();
+    withdrawCall.run();
   }
 
   private void callDone(Throwable error) {

@@ -11,7 +11,6 @@ import io.kiln.pools.Tensor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -45,10 +44,11 @@ import org.slf4j.LoggerFactory;
  * {@link #limitParallelism parallelism} set (the cores CPU workers share), a busy pool lets a partial batch
  * fill until a worker frees instead of starting another one beside it.
  *
- * <p><b>Parts.</b> This class schedules: queue, batches, workers. {@link BatchFormer} decides when a batch
- * goes and what it holds; {@link BatchRuns} hands batches to workers and takes their answers (in flight,
- * worker failures, the recent batch time and completion rate); {@link BatchHandOff} builds what a worker is
- * sent and sorts out a failed batch;
+ * <p><b>Parts.</b> This class admits requests, holds the queue and the workers, and drives the rest:
+ * {@link BatchPlacement} sends each ready batch to an idle worker (or arms the batch timer), with
+ * {@link BatchFormer} deciding when a batch goes and what it holds; {@link BatchRuns} hands batches to workers and
+ * takes their answers (in flight, worker failures, the recent batch time and completion rate); {@link BatchHandOff}
+ * builds what a worker is sent and sorts out a failed batch;
  * {@link Settlements} ends requests (answered, failed, refused, withdrawn) and defers their completions;
  * the runtime's {@link io.kiln.runtime.time.Deadlines} expire them, queued or executing, on one timer for all.
  *
@@ -79,16 +79,13 @@ public final class PoolDispatcher implements AutoCloseable {
   private final PoolMetrics metrics;
   private final ModelAffinity affinity; // null in a pool of one model
   private final RepositoryControl control; // null in a pool of one model
-  private final BatchFormer former;
   private final RequestQueue queue = new RequestQueue();
   private final WorkerSet workers = new WorkerSet();
-  private final List<PendingRequest> dead = new ArrayList<>();
-  /** How many batches can usefully run at once; see {@link #limitParallelism}. */
-  private int parallelism = Integer.MAX_VALUE;
-  private final BatchTimer batchTimer;
   private final Settlements settlements;
   /** The batches running on workers: in flight, their answers, worker failures. */
   private final BatchRuns runs;
+  /** Which batch goes to which idle worker, and when. */
+  private final BatchPlacement placement;
   /** Hands a withdrawal (a request's token cancelled, on any thread) to this dispatcher's thread. */
   private final Consumer<PendingRequest> withdrawn;
   private boolean running;
@@ -144,14 +141,14 @@ public final class PoolDispatcher implements AutoCloseable {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.withdrawn = p -> executor.execute(() -> withdraw(p));
     Objects.requireNonNull(listener, "listener");
-    this.former = new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos());
     this.metrics = new PoolMetrics(Objects.requireNonNull(registry, "registry"), tags, config.maxQueued());
-    this.batchTimer = new BatchTimer(timers, this::run);
     this.settlements = new Settlements(queue, metrics, timers, nanoClock, this::run);
     this.control = affinity == null ? null
         : new RepositoryControl(affinity, workers, executor, settlements.queue(), this::run);
     this.runs = new BatchRuns(config, nanoClock, executor, listener, metrics, queue, workers, settlements, affinity,
         control, this::run);
+    this.placement = new BatchPlacement(new BatchFormer(config.maxBatchSize(), config.maxBatchDelay().toNanos()),
+        queue, workers, affinity, runs, settlements, new BatchTimer(timers, this::run));
     publish();
   }
 
@@ -272,7 +269,7 @@ public final class PoolDispatcher implements AutoCloseable {
     if (batches < 1) {
       throw new IllegalArgumentException("parallelism must be at least 1, got " + batches);
     }
-    parallelism = batches;
+    placement.limitParallelism(batches);
     run();
   }
 
@@ -331,7 +328,7 @@ public final class PoolDispatcher implements AutoCloseable {
       return;
     }
     closed = true;
-    batchTimer.disarm();
+    placement.stop();
     InferenceException ex = InferenceException.unavailable("pool is closed");
     for (PendingRequest p = queue.peek(); p != null; p = queue.peek()) {
       settlements.settle(p, Outcome.FAILED, null, ex);
@@ -378,54 +375,12 @@ public final class PoolDispatcher implements AutoCloseable {
   }
 
   private void dispatchReady() {
-    long now = clock.getAsLong();
-    boolean armed = false;
-    while (!closed) {
-      PendingRequest head = former.liveHead(queue, now, dead);
-      if (head == null || !workers.hasIdle()) {
-        break;
+    if (!closed) {
+      placement.dispatchReady(clock.getAsLong(), drained != null);
+      if (drained != null && !drainSignalled && queue.isEmpty() && workers.busyCount() == 0) {
+        drainSignalled = true;
+        settlements.later(() -> drained.complete(null));
       }
-      ModelAffinity.Choice choice = null;
-      if (affinity != null) {
-        choice = affinity.choose(queue, head, workers.idle(), now);
-        if (choice == null) {
-          break; // every queued model waits for a load, a busy holder or a load slot: a batch's end re-runs this
-        }
-        head = choice.request();
-      }
-      if (!former.isReady(queue, head, now, drained != null)) {
-        batchTimer.arm(former.dueAt(head), now);
-        armed = true;
-        break;
-      }
-      if (choice == null && former.holdsPartial(queue, head, workers.busyCount(), parallelism, runs.batchNanos(), now,
-          drained != null)) {
-        batchTimer.arm(head.enqueuedNanos + runs.batchNanos(), now); // a batch's end re-runs this sooner, normally
-        armed = true;
-        break;
-      }
-      List<PendingRequest> batch = former.take(queue, head, now, dead);
-      if (choice == null) {
-        runs.dispatch(workers.takeIdle(batch, now), batch, now);
-      } else {
-        affinity.dispatched(choice.worker().id(), head.key.model(), choice.miss());
-        runs.dispatch(workers.takeIdle(choice.worker(), batch, now), batch, now);
-      }
-    }
-    if (!armed) {
-      batchTimer.disarm();
-    }
-    for (PendingRequest p : dead) {
-      if (p.cancelled()) {
-        settlements.withdrawn(p);
-      } else {
-        settlements.settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded("deadline passed while queued"));
-      }
-    }
-    dead.clear();
-    if (!closed && drained != null && !drainSignalled && queue.isEmpty() && workers.busyCount() == 0) {
-      drainSignalled = true;
-      settlements.later(() -> drained.complete(null));
     }
     publish();
   }

@@ -33,7 +33,8 @@ final class StreamLane implements WorkerChannel {
   }
 
   @Override
-  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch) {
+  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
+                                                  List<io.kiln.pools.trace.RequestTrace> traces) {
     return CompletableFuture.failedFuture(InferenceException.invalid("worker " + id + " only streams"));
   }
 

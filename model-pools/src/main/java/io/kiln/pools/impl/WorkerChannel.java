@@ -2,6 +2,7 @@ package io.kiln.pools.impl;
 
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.trace.RequestTrace;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
@@ -25,18 +26,16 @@ public interface WorkerChannel {
   /** Unique within one dispatcher; names the worker in logs, metrics and failure messages. */
   String id();
 
-  /** Executes one batch; see the interface contract. */
-  CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch);
-
   /**
-   * {@link #infer(List)} for a batch of which some requests carry a trace ({@code traces}: one per request, null for
-   * one without), so that the worker's spans and log lines continue theirs. Channels that cannot carry them run the
-   * batch as {@link #infer(List)} does.
+   * Executes one batch; see the interface contract. {@code traces} carries its requests' trace contexts to the
+   * worker, so that the worker's spans and log lines continue theirs: one per request, in batch order (null for one
+   * without), or {@link #UNTRACED} when none is (the dispatcher's untraced path allocates nothing for it). A channel
+   * that cannot carry them runs the batch all the same.
    */
-  default CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
-                                                    List<io.kiln.pools.trace.RequestTrace> traces) {
-    return infer(batch);
-  }
+  CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch, List<RequestTrace> traces);
+
+  /** The {@code traces} of a batch none of whose requests is traced: shared, empty. */
+  List<RequestTrace> UNTRACED = List.of();
 
   /**
    * Runs a batch of streams (a streaming model's requests); completes, as {@link #infer} does, with one (empty)

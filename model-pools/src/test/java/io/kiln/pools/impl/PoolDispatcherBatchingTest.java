@@ -245,7 +245,8 @@ class PoolDispatcherBatchingTest {
       }
 
       @Override
-      public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch) {
+      public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
+                                                        List<io.kiln.pools.trace.RequestTrace> traces) {
         batchRows.add(batch.stream().mapToInt(Requests::rowsOf).sum());
         return CompletableFuture.completedFuture(batch.stream().map(TestWorker::echo).toList());
       }
@@ -277,5 +278,26 @@ class PoolDispatcherBatchingTest {
     assertThat(c).isCompletedExceptionally();
     assertThat(b.get(0)).isNotDone();
     assertThat(h.stats()).extracting("completed", "cancelled", "queueDepth").containsExactly(1L, 1L, 0);
+  }
+
+  @Test
+  void aBatchCarriesOneTracePerRequestWhenAnyIsTracedAndTheSharedEmptyListWhenNone() {
+    harness(4, DELAY);
+    TestWorker w = h.addWorker("w1");
+    io.kiln.pools.trace.RequestTrace t = new io.kiln.pools.trace.RequestTrace("b",
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", null);
+    long deadline = h.clock.getAsLong() + PoolConfig.DEFAULT_TIMEOUT.toNanos();
+    for (String id : List.of("a", "b", "c", "d")) {
+      h.dispatcher.submit(request(id, 1), io.kiln.pools.RequestContext.of(id, deadline, id.equals("b") ? t : null),
+          false, null);
+    }
+    assertThat(w.lastCall().traces()).containsExactly(null, t, null, null);
+    w.lastCall().succeed();
+
+    for (String id : List.of("e", "f", "g", "h")) {
+      h.submit(id, 1);
+    }
+    assertThat(w.lastCall().ids()).containsExactly("e", "f", "g", "h");
+    assertThat(w.lastCall().traces()).as("untraced: nothing allocated").isSameAs(WorkerChannel.UNTRACED);
   }
 }

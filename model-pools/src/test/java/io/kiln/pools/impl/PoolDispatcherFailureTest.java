@@ -221,7 +221,8 @@ class PoolDispatcherFailureTest {
       }
 
       @Override
-      public java.util.concurrent.CompletionStage<List<List<Tensor>>> infer(List<io.kiln.pools.InferenceRequest> batch) {
+      public java.util.concurrent.CompletionStage<List<List<Tensor>>> infer(List<io.kiln.pools.InferenceRequest> batch,
+          List<io.kiln.pools.trace.RequestTrace> traces) {
         throw new IllegalStateException("mailbox closed");
       }
     });

@@ -323,7 +323,8 @@ class PoolDispatcherLifecycleTest {
       }
 
       @Override
-      public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch) {
+      public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch,
+                                                        List<io.kiln.pools.trace.RequestTrace> traces) {
         return null;
       }
     });

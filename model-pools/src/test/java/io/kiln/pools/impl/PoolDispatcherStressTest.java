@@ -234,7 +234,8 @@ class PoolDispatcherStressTest {
     }
 
     @Override
-    public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> requests) {
+    public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> requests,
+                                                      List<io.kiln.pools.trace.RequestTrace> traces) {
       check(liveWorkers.contains(id), "only workers in rotation get batches", id);
       check(pendingCalls.stream().noneMatch(c -> c.workerId.equals(id)), "one batch at a time per worker", id);
       check(!requests.isEmpty(), "no empty batch", id);

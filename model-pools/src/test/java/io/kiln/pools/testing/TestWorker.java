@@ -3,6 +3,7 @@ package io.kiln.pools.testing;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.impl.WorkerChannel;
+import io.kiln.pools.trace.RequestTrace;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -11,8 +12,12 @@ import java.util.concurrent.CompletionStage;
 /** A worker whose batches complete only when the test says; it records every batch it was sent. */
 public final class TestWorker implements WorkerChannel {
 
-  /** One batch sent to the worker and the future the test completes. */
-  public record Call(TestWorker worker, List<InferenceRequest> batch, CompletableFuture<List<List<Tensor>>> future) {
+  /**
+   * One batch sent to the worker, its requests' traces as sent ({@link WorkerChannel#UNTRACED} when none is traced),
+   * and the future the test completes.
+   */
+  public record Call(TestWorker worker, List<InferenceRequest> batch, List<RequestTrace> traces,
+                     CompletableFuture<List<List<Tensor>>> future) {
 
     /** Completes with {@link #echo} of every request, in order. */
     public void succeed() {
@@ -50,8 +55,8 @@ public final class TestWorker implements WorkerChannel {
   }
 
   @Override
-  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch) {
-    Call call = new Call(this, List.copyOf(batch), new CompletableFuture<>());
+  public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch, List<RequestTrace> traces) {
+    Call call = new Call(this, List.copyOf(batch), traces, new CompletableFuture<>());
     calls.add(call);
     return call.future;
   }

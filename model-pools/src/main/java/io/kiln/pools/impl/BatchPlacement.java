@@ -1,0 +1,103 @@
+package io.kiln.pools.impl;
+
+import io.kiln.pools.InferenceException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where a {@link PoolDispatcher}'s queue goes next: while a worker is idle, the head's batch goes to it when
+ * {@link BatchFormer} says the batch is ready (the most recently used idle worker; in a multiplexed pool, the one
+ * {@link ModelAffinity} chooses, the head then being the request it chose), else the batch timer is armed for when it
+ * will be; with a parallelism set, a partial batch waits for a busy worker instead of starting another beside it
+ * (see {@link PoolDispatcher#limitParallelism}). The dead requests it unlinks from the queue's front on the way
+ * (cancelled, or past their deadline) are settled at the end of each pass.
+ *
+ * <p>Not thread-safe: the dispatcher's thread only; {@link BatchRuns} hands the batches to the workers.
+ */
+final class BatchPlacement {
+
+  private final BatchFormer former;
+  private final RequestQueue queue;
+  private final WorkerSet workers;
+  private final ModelAffinity affinity; // null in a pool of one model
+  private final BatchRuns runs;
+  private final Settlements settlements;
+  private final BatchTimer timer;
+  private final List<PendingRequest> dead = new ArrayList<>();
+  /** How many batches can usefully run at once; see {@link PoolDispatcher#limitParallelism}. */
+  private int parallelism = Integer.MAX_VALUE;
+
+  /** @param timer fires when the head's batch is due (the dispatcher then brings itself to rest) */
+  BatchPlacement(BatchFormer former, RequestQueue queue, WorkerSet workers, ModelAffinity affinity, BatchRuns runs,
+                 Settlements settlements, BatchTimer timer) {
+    this.former = former;
+    this.queue = queue;
+    this.workers = workers;
+    this.affinity = affinity;
+    this.runs = runs;
+    this.settlements = settlements;
+    this.timer = timer;
+  }
+
+  void limitParallelism(int batches) {
+    parallelism = batches;
+  }
+
+  /** Stops the batch timer for good (the pool closed). */
+  void stop() {
+    timer.disarm();
+  }
+
+  /**
+   * Dispatches every batch that may go at {@code now}, arms the batch timer for the next one that is not ready (or
+   * disarms it when none waits for it), and settles the dead requests found on the way.
+   *
+   * @param draining whether the pool drains: batches go without waiting to fill
+   */
+  void dispatchReady(long now, boolean draining) {
+    boolean armed = false;
+    while (true) {
+      PendingRequest head = former.liveHead(queue, now, dead);
+      if (head == null || !workers.hasIdle()) {
+        break;
+      }
+      ModelAffinity.Choice choice = null;
+      if (affinity != null) {
+        choice = affinity.choose(queue, head, workers.idle(), now);
+        if (choice == null) {
+          break; // every queued model waits for a load, a busy holder or a load slot: a batch's end re-runs this
+        }
+        head = choice.request();
+      }
+      if (!former.isReady(queue, head, now, draining)) {
+        timer.arm(former.dueAt(head), now);
+        armed = true;
+        break;
+      }
+      if (choice == null && former.holdsPartial(queue, head, workers.busyCount(), parallelism, runs.batchNanos(), now,
+          draining)) {
+        timer.arm(head.enqueuedNanos + runs.batchNanos(), now); // a batch's end re-runs this sooner, normally
+        armed = true;
+        break;
+      }
+      List<PendingRequest> batch = former.take(queue, head, now, dead);
+      if (choice == null) {
+        runs.dispatch(workers.takeIdle(batch, now), batch, now);
+      } else {
+        affinity.dispatched(choice.worker().id(), head.key.model(), choice.miss());
+        runs.dispatch(workers.takeIdle(choice.worker(), batch, now), batch, now);
+      }
+    }
+    if (!armed) {
+      timer.disarm();
+    }
+    for (PendingRequest p : dead) {
+      if (p.cancelled()) {
+        settlements.withdrawn(p);
+      } else {
+        settlements.settle(p, Outcome.EXPIRED, null, InferenceException.deadlineExceeded("deadline passed while queued"));
+      }
+    }
+    dead.clear();
+  }
+}
