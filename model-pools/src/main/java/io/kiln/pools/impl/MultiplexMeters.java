@@ -49,7 +49,8 @@ public final class MultiplexMeters implements AutoCloseable {
   }
 
   void loadedModels(IntSupplier loaded) {
-    own(Gauge.builder("kiln.pool.multiplex.loaded", loaded, IntSupplier::getAsInt)
+    // Strong: the supplier is a method reference only this gauge holds; a weak one is collected and reads NaN.
+    own(Gauge.builder("kiln.pool.multiplex.loaded", loaded, IntSupplier::getAsInt).strongReference(true)
         .description("Distinct models loaded by the pool's workers").tags(tags).register(registry));
   }
 
