@@ -22,10 +22,16 @@ import java.util.regex.Pattern;
  *                    gRPC: HTTP/2 connections, requests multiplexed over them
  * @param maxInFlight open loop: requests outstanding at once before further due requests wait in the
  *                    generator (their wait still counts as latency); bounds memory on a dead server
+ * @param targets     every server to send to, {@code target} first: request {@code i} goes to
+ *                    {@code targets[i % n]}, each with a pool of {@code connections} (the cluster's gateways, say)
+ * @param source      HTTP: makes each request (path, body, headers) in place of {@code model} and {@code mix},
+ *                    and the run sends those only (no unrecorded priming request first); null: the mix
+ * @param check       HTTP: judges each answer by its body too; null: by status alone, bodies unread. With either
+ *                    of the two, {@code requestTimeout} bounds a request's whole exchange, not only idle time
  */
 public record LoadOptions(String name, URI target, Protocol protocol, String model, RequestMix mix, LoadMode mode,
     double rate, int connections, Duration warmup, Duration duration, long maxRequests, Duration requestTimeout,
-    int maxInFlight) {
+    int maxInFlight, List<URI> targets, RequestSource source, ResponseCheck check) {
 
   public static final URI DEFAULT_HTTP_TARGET = URI.create("http://127.0.0.1:8000");
   public static final URI DEFAULT_GRPC_TARGET = URI.create("http://127.0.0.1:8001");
@@ -51,8 +57,18 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
     Objects.requireNonNull(warmup, "warmup");
     Objects.requireNonNull(duration, "duration");
     Objects.requireNonNull(requestTimeout, "requestTimeout");
-    if (!"http".equalsIgnoreCase(target.getScheme()) || target.getHost() == null) {
-      throw new IllegalArgumentException("target must be http://HOST[:PORT] (TLS is not supported), got " + target);
+    targets = targets == null || targets.isEmpty() ? List.of(target) : List.copyOf(targets);
+    if (!targets.get(0).equals(target)) {
+      throw new IllegalArgumentException("targets must start with target " + target + ", got " + targets);
+    }
+    for (URI t : targets) {
+      if (!"http".equalsIgnoreCase(t.getScheme()) || t.getHost() == null) {
+        throw new IllegalArgumentException("target must be http://HOST[:PORT] (TLS is not supported), got " + t);
+      }
+    }
+    if ((source != null || check != null || targets.size() > 1) && protocol == Protocol.GRPC) {
+      throw new IllegalArgumentException("source, check and several targets are for HTTP; protocol is "
+          + protocol.cliName());
     }
     if (!MODEL_NAME.matcher(model).matches()) {
       throw new IllegalArgumentException("model name must match " + MODEL_NAME + ", got '" + model + "'");
@@ -81,7 +97,7 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
   public Builder toBuilder() {
     return new Builder().name(name).target(target).protocol(protocol).model(model).mix(mix).mode(mode).rate(rate)
         .connections(connections).warmup(warmup).duration(duration).maxRequests(maxRequests)
-        .requestTimeout(requestTimeout).maxInFlight(maxInFlight);
+        .requestTimeout(requestTimeout).maxInFlight(maxInFlight).targets(targets).source(source).check(check);
   }
 
   /** The same test in open loop at another rate (the max-throughput search uses this). */
@@ -91,7 +107,12 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
 
   /** The port to connect to: the URI's, else 80. */
   public int port() {
-    return target.getPort() > 0 ? target.getPort() : 80;
+    return port(target);
+  }
+
+  /** {@code uri}'s port, else 80. */
+  public static int port(URI uri) {
+    return uri.getPort() > 0 ? uri.getPort() : 80;
   }
 
   /** The configuration as plain values for the JSON summary and reports. */
@@ -99,6 +120,9 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("name", name);
     m.put("target", target.toString());
+    if (targets.size() > 1) {
+      m.put("targets", targets.stream().map(URI::toString).toList());
+    }
     m.put("protocol", protocol.cliName());
     m.put("model", model);
     m.put("mode", mode.name().toLowerCase(java.util.Locale.ROOT));
@@ -119,7 +143,10 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
       r.put("jsonBytes", e.template().jsonSize());
       requests.add(r);
     }
-    m.put("requests", requests);
+    m.put("requests", source != null ? "made per request" : requests);
+    if (check != null) {
+      m.put("check", "answers judged by body");
+    }
     return m;
   }
 
@@ -138,8 +165,30 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
     private long maxRequests = Long.MAX_VALUE;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+    private List<URI> targets;
+    private RequestSource source;
+    private ResponseCheck check;
 
     private Builder() {
+    }
+
+    /** Every server to send to, round robin; the first is also {@link #target(URI)}. */
+    public Builder targets(List<URI> v) {
+      targets = v == null ? null : List.copyOf(v);
+      if (targets != null && !targets.isEmpty()) {
+        target = targets.get(0);
+      }
+      return this;
+    }
+
+    public Builder source(RequestSource v) {
+      source = v;
+      return this;
+    }
+
+    public Builder check(ResponseCheck v) {
+      check = v;
+      return this;
     }
 
     public Builder name(String v) {
@@ -150,6 +199,7 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
     /** Default: {@link #DEFAULT_HTTP_TARGET}, or {@link #DEFAULT_GRPC_TARGET} for gRPC. */
     public Builder target(URI v) {
       target = v;
+      targets = null; // one target, unless targets(...) follows
       return this;
     }
 
@@ -222,7 +272,7 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
       RequestMix m = mix != null ? mix
           : RequestMix.single(RequestTemplate.generatedFp32(RequestMix.DEFAULT_INPUT_NAME, new long[] {1, 64}, 42));
       return new LoadOptions(name, t, protocol, model, m, mode, rate, connections, warmup, duration, maxRequests,
-          requestTimeout, maxInFlight);
+          requestTimeout, maxInFlight, targets != null && !targets.isEmpty() ? targets : List.of(t), source, check);
     }
   }
 }

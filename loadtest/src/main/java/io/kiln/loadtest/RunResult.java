@@ -8,8 +8,8 @@ import java.util.Map;
  * milliseconds, times in seconds from the start of measurement.
  *
  * <p>Every measured request is counted exactly once in {@code outcomes}: {@code http:<status>},
- * {@code grpc:<STATUS>}, {@code timeout}, {@code connection_error}, or {@code unfinished} (still
- * unanswered, or never sent, when the run ended). The latency distribution covers every outcome except
+ * {@code grpc:<STATUS>} (or, with a {@link ResponseCheck}, the check's key), {@code timeout},
+ * {@code connection_error}, or {@code unfinished} (still unanswered, or never sent, when the run ended). The latency distribution covers every outcome except
  * {@code connection_error}; for {@code timeout} and {@code unfinished} the recorded value is the time
  * waited so far, a lower bound.
  *
@@ -22,11 +22,18 @@ import java.util.Map;
  * @param offeredRps    the open-loop arrival rate; null in closed loop
  * @param series        one sample per second of measurement (the last may be shorter)
  * @param distribution  latency by percentile, for "nines" plots
+ * @param latencyByOutcome the latency summary of each outcome key's requests (those with a latency)
+ * @param examples      per outcome key, why its requests ended so, by kind: a {@link ResponseCheck}'s examples, or
+ *                      a transport failure's cause; at most {@link #MAX_EXAMPLES} kinds per key, then
+ *                      {@code (other)}
  */
 public record RunResult(String name, Map<String, Object> config, String startedAt, String latencyFrom,
     double measuredSeconds, long requests, long ok, long errors, double achievedRps, double okRps,
     Double offeredRps, Latency latencyMs, Map<String, Long> outcomes, List<Sample> series,
-    List<PercentilePoint> distribution) {
+    List<PercentilePoint> distribution, Map<String, Latency> latencyByOutcome, Map<String, Map<String, Long>> examples) {
+
+  /** Distinct examples kept per outcome key; later kinds are counted under {@code (other)}. */
+  public static final int MAX_EXAMPLES = 16;
 
   public RunResult {
     // Immutable and canonical (sorted outcomes), whether built by a run or read back from JSON.
@@ -34,6 +41,14 @@ public record RunResult(String name, Map<String, Object> config, String startedA
     outcomes = outcomes == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(outcomes));
     series = series == null ? List.of() : List.copyOf(series);
     distribution = distribution == null ? List.of() : List.copyOf(distribution);
+    latencyByOutcome = latencyByOutcome == null ? Map.of()
+        : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(latencyByOutcome));
+    examples = examples == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(examples));
+  }
+
+  /** How many measured requests ended as {@code key}. */
+  public long count(String key) {
+    return outcomes.getOrDefault(key, 0L);
   }
 
   /** Latency summary of the measured requests, in milliseconds. */

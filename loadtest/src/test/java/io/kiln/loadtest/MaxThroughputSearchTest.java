@@ -41,7 +41,7 @@ class MaxThroughputSearchTest {
   void verdictNamesEveryReason() {
     RunResult r = new RunResult("x", java.util.Map.of(), "", "intended", 1, 100, 90, 10, 100, 90, 100.0,
         new RunResult.Latency(100, 1, 5, 5, 8, 70, 80, 90), java.util.Map.of("http:200", 90L, "http:503", 10L),
-        List.of(), List.of());
+        List.of(), List.of(), null, null);
     String why = MaxThroughputSearch.verdict(r, MaxThroughputSearch.Options.of(50));
     assertThat(why).contains("p99 70.000 ms > 50.000 ms").contains("errors 10.000%");
     assertThat(MaxThroughputSearch.verdict(r, new MaxThroughputSearch.Options(80, 0.2, 1, 1, 1, 0.1))).isEmpty();

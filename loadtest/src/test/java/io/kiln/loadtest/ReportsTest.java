@@ -122,6 +122,6 @@ class ReportsTest {
         Map.of("http:200", (long) (rps * 10)),
         List.of(new RunResult.Sample(1, 1, (long) rps, rps, 0, p50, p99, p99 * 2)),
         List.of(new RunResult.PercentilePoint(0, p50 / 2), new RunResult.PercentilePoint(50, p50),
-            new RunResult.PercentilePoint(99, p99), new RunResult.PercentilePoint(100, p99 * 2)));
+            new RunResult.PercentilePoint(99, p99), new RunResult.PercentilePoint(100, p99 * 2)), null, null);
   }
 }

@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
 /**
  * No Kiln module uses another module's {@code impl} packages (see {@link ModuleBoundaries}). The deploy
  * module depends on every main module, so its test class path holds all their main classes; test classes
- * are not scanned. {@code loadtest} is not on it and needs no rule: its pom has no Kiln dependency, so the
- * compiler already refuses any Kiln import there (it talks to Kiln over HTTP and gRPC only).
+ * are not scanned. {@code loadtest} is on it too (the reliability tests send their load with it) and is scanned
+ * like the rest; its pom has no Kiln dependency but the protocol, so the compiler already refuses any other Kiln
+ * import there (it talks to Kiln over HTTP and gRPC only).
  */
 class ModuleBoundariesTest {
 

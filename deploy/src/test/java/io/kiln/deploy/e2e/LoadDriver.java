@@ -1,32 +1,35 @@
 package io.kiln.deploy.e2e;
 
+import io.kiln.loadtest.HttpCall;
+import io.kiln.loadtest.LiveRun;
+import io.kiln.loadtest.LoadMode;
+import io.kiln.loadtest.LoadOptions;
+import io.kiln.loadtest.LoadRunner;
+import io.kiln.loadtest.ProgressListener;
+import io.kiln.loadtest.RequestSource;
+import io.kiln.loadtest.ResponseCheck;
+import io.kiln.loadtest.RunResult;
 import io.kiln.testkit.OipRequest;
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
 /**
- * HTTP traffic for reliability scenarios, counting every request: closed loop (N clients, each sending its
- * next request when the last was answered) or open loop (a fixed rate, latency measured from the intended
- * send time, so a stalled server is not hidden). Each answer is classified: success (200 and the body passes
- * the check), clean (503 with a JSON error and {@code Retry-After}, or 504 with a JSON error), or lost (no
- * answer by the deadline plus slack, a transport error, or any other answer).
+ * HTTP traffic for reliability scenarios, every request counted, sent by the loadtest module's generator
+ * ({@link LoadRunner}): closed loop (N clients, each sending its next request when the last was answered) or open
+ * loop (a fixed rate, latency measured from the intended send time, so a stalled server is not hidden), request
+ * {@code i} to port {@code i % ports}. This class is the reliability contract: each answer is judged as success (200
+ * and the body passes the request's check), clean (503 with a JSON error and {@code Retry-After}, or 504 with a JSON
+ * error), or lost (no answer within the deadline plus slack, a transport error, or any other answer).
  */
 final class LoadDriver {
 
@@ -37,54 +40,85 @@ final class LoadDriver {
   record Request(String path, byte[] body, String headerLength, String expect) {
   }
 
-  /** What happened to every request of one run. */
-  static final class Outcome {
-    final AtomicLong sent = new AtomicLong();
-    final AtomicLong ok = new AtomicLong();
-    final AtomicLong clean = new AtomicLong();
-    final AtomicLong lost = new AtomicLong();
-    final Map<Integer, AtomicLong> byStatus = new ConcurrentHashMap<>();
-    final ConcurrentLinkedQueue<Long> okMicros = new ConcurrentLinkedQueue<>();
-    final ConcurrentLinkedQueue<Long> cleanMicros = new ConcurrentLinkedQueue<>();
-    final ConcurrentLinkedQueue<String> lostReasons = new ConcurrentLinkedQueue<>();
-    /** Clean failures by status and error message (digits masked, at most 16 kinds): why requests were refused. */
-    final Map<String, AtomicLong> cleanByReason = new ConcurrentHashMap<>();
-    volatile long wallNanos;
+  /** Outcome keys this driver's check gives; the generator's own are {@code timeout}, {@code unfinished}, ... */
+  static final String OK = "ok";
+  static final String CLEAN = "clean";
+  static final String LOST = "lost";
+  /** Distinct reasons kept per outcome, beyond which a status's further reasons count as {@code <status> (other)}. */
+  private static final int REASONS = 12;
+  /** Open loop: connections per gateway, enough that an overload's requests never queue in the generator. */
+  private static final int OPEN_CONNECTIONS = 256;
+
+  /** What happened to the requests of one run, or of a running one so far (then counts only). */
+  record Outcome(long sent, long ok, long clean, long lost, Map<Integer, Long> byStatus, List<String> lostReasons,
+      Map<String, Long> cleanByReason, double seconds, RunResult.Latency okLatency, RunResult.Latency cleanLatency) {
+
+    private static final RunResult.Latency NONE = new RunResult.Latency(0, 0, 0, 0, 0, 0, 0, 0);
+
+    static Outcome of(RunResult r) {
+      long ok = r.count(OK);
+      long clean = r.count(CLEAN);
+      Map<Integer, Long> byStatus = new TreeMap<>();
+      if (ok > 0) {
+        byStatus.put(200, ok);
+      }
+      List<String> lostReasons = new ArrayList<>();
+      r.examples().forEach((key, kinds) -> kinds.forEach((why, n) -> {
+        if (key.equals(OK) || key.equals(CLEAN) || key.equals(LOST)) {
+          Integer status = leadingStatus(why);
+          if (status != null) {
+            byStatus.merge(status, n, Long::sum);
+          }
+        }
+        if (!key.equals(CLEAN) && !key.equals(OK)) {
+          lostReasons.add(key + ": " + why + " (" + n + ")");
+        }
+      }));
+      long unfinished = r.count("unfinished");
+      if (unfinished > 0) {
+        lostReasons.add("unfinished: still unanswered when the run ended (" + unfinished + ")");
+      }
+      return new Outcome(r.requests(), ok, clean, r.requests() - ok - clean, byStatus, lostReasons,
+          r.examples().getOrDefault(CLEAN, Map.of()), r.measuredSeconds(),
+          r.latencyByOutcome().getOrDefault(OK, NONE), r.latencyByOutcome().getOrDefault(CLEAN, NONE));
+    }
+
+    static Outcome of(LiveRun.Snapshot s) {
+      long ok = s.count(OK);
+      long clean = s.count(CLEAN);
+      return new Outcome(s.issued(), ok, clean, s.completed() - ok - clean, Map.of(), List.of(), Map.of(), 0, NONE,
+          NONE);
+    }
+
+    /** Requests sent and not answered yet (a running load's). */
+    long inFlight() {
+      return sent - ok - clean - lost;
+    }
 
     double throughput() {
-      return ok.get() / Math.max(1e-9, wallNanos / 1e9);
-    }
-
-    static long percentileMillis(ConcurrentLinkedQueue<Long> micros, double p) {
-      long[] v = micros.stream().mapToLong(Long::longValue).sorted().toArray();
-      if (v.length == 0) {
-        return 0;
-      }
-      return Math.round(v[(int) Math.min(v.length - 1, Math.ceil(p / 100 * v.length) - 1)] / 1000.0);
-    }
-
-    double okP99Millis() {
-      return percentileMillis(okMicros, 99);
+      return ok / Math.max(1e-9, seconds);
     }
 
     double okP50Millis() {
-      return percentileMillis(okMicros, 50);
+      return okLatency.p50();
+    }
+
+    double okP99Millis() {
+      return okLatency.p99();
     }
 
     double cleanP99Millis() {
-      return percentileMillis(cleanMicros, 99);
+      return cleanLatency.p99();
     }
 
     Map<String, Object> figures() {
       Map<String, Object> f = new LinkedHashMap<>();
-      f.put("sent", sent.get());
-      f.put("succeeded", ok.get());
-      f.put("failedCleanly", clean.get());
-      f.put("lost", lost.get());
-      Map<String, Long> codes = new java.util.TreeMap<>();
-      byStatus.forEach((k, v) -> codes.put(Integer.toString(k), v.get()));
-      f.put("byStatus", codes);
-      f.put("seconds", Math.round(wallNanos / 1e7) / 100.0);
+      f.put("sent", sent);
+      f.put("succeeded", ok);
+      f.put("failedCleanly", clean);
+      f.put("lost", lost);
+      f.put("byStatus", byStatus);
+      f.put("seconds", Math.round(seconds * 100) / 100.0);
       f.put("okPerSecond", Math.round(throughput()));
       f.put("okP50Ms", okP50Millis());
       f.put("okP99Ms", okP99Millis());
@@ -93,26 +127,42 @@ final class LoadDriver {
         f.put("lostExamples", lostReasons.stream().limit(5).toList());
       }
       if (!cleanByReason.isEmpty()) {
-        Map<String, Long> reasons = new java.util.TreeMap<>();
-        cleanByReason.forEach((k, v) -> reasons.put(k, v.get()));
-        f.put("failedCleanlyByReason", reasons);
+        f.put("failedCleanlyByReason", cleanByReason);
       }
       return f;
     }
   }
 
-  /**
-   * The client's callbacks run on a fixed pool: the JDK's default (a cached pool) grows a thread per
-   * concurrent answer while latency spikes, which a test counting the process's threads would take for the nodes'.
-   */
-  private static final ExecutorService CALLBACKS = Executors.newFixedThreadPool(4, r -> {
-    Thread t = new Thread(r, "load-driver-callbacks");
-    t.setDaemon(true);
-    return t;
-  });
+  /** Load that runs until {@link #stop()}: for changes that take as long as they take. */
+  static final class Running {
+    private final LiveRun run;
 
-  private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(10)).executor(CALLBACKS).build();
+    private Running(LiveRun run) {
+      this.run = run;
+    }
+
+    /** The counts so far (requests in flight are counted as sent only). */
+    Outcome sofar() {
+      return Outcome.of(run.snapshot());
+    }
+
+    /** Stops sending new requests; those in flight go on. Returns the counts at that moment. */
+    Outcome stopSending() {
+      run.stopIssuing();
+      return sofar();
+    }
+
+    /** Stops sending, waits until every request was answered, returns the count. */
+    Outcome stop() {
+      return Outcome.of(run.finish());
+    }
+  }
+
+  /** One generator for every test of a JVM: its event loops are made once, so thread counts stay level. */
+  private static final class Generator {
+    static final LoadRunner RUNNER = LoadRunner.create(2);
+  }
+
   private final Duration deadline;
   private final Duration slack;
 
@@ -124,147 +174,93 @@ final class LoadDriver {
 
   /** Closed loop: {@code clients} loops over their ports for {@code duration}; blocks until all answered. */
   Outcome closed(List<Integer> ports, int clients, Duration duration, IntFunction<Request> next) {
-    Outcome o = new Outcome();
-    long start = System.nanoTime();
-    long end = start + duration.toNanos();
-    List<CompletableFuture<Void>> loops = new ArrayList<>();
-    AtomicLong n = new AtomicLong();
-    for (int c = 0; c < clients; c++) {
-      int port = ports.get(c % ports.size());
-      loops.add(loop(port, end, o, next, n));
-    }
-    CompletableFuture.allOf(loops.toArray(CompletableFuture[]::new)).join();
-    o.wallNanos = System.nanoTime() - start;
-    return o;
+    return Outcome.of(Generator.RUNNER.run(options("closed", ports, next).connections(clients).duration(duration)
+        .build(), ProgressListener.NONE));
   }
 
-  /** Closed-loop load that runs until {@link Running#stop()}: for changes that take as long as they take. */
-  final class Running {
-    private final Outcome outcome = new Outcome();
-    private final long start = System.nanoTime();
-    private volatile boolean stopped;
-    private final CompletableFuture<Void> loops;
-
-    private Running(List<Integer> ports, int clients, IntFunction<Request> next) {
-      List<CompletableFuture<Void>> all = new ArrayList<>();
-      AtomicLong n = new AtomicLong();
-      for (int c = 0; c < clients; c++) {
-        all.add(loop(ports.get(c % ports.size()), () -> stopped, outcome, next, n));
-      }
-      loops = CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
-    }
-
-    /** What has happened so far (requests still in flight are counted as sent only). */
-    Outcome sofar() {
-      return outcome;
-    }
-
-    /** Stops sending new requests; those in flight go on. Returns the live count. */
-    Outcome stopSending() {
-      stopped = true;
-      return outcome;
-    }
-
-    /** Stops sending, waits until every request was answered, returns the count. */
-    Outcome stop() {
-      stopped = true;
-      loops.join();
-      outcome.wallNanos = System.nanoTime() - start;
-      return outcome;
-    }
+  /** Closed loop: exactly {@code count} requests from {@code clients} loops; blocks until all answered. */
+  Outcome requests(List<Integer> ports, int clients, long count, IntFunction<Request> next) {
+    return Outcome.of(Generator.RUNNER.run(options("counted", ports, next).connections(clients)
+        .duration(Duration.ofHours(1)).maxRequests(count).build(), ProgressListener.NONE));
   }
 
   /** Starts {@code clients} closed loops over {@code ports} that run until stopped. */
   Running start(List<Integer> ports, int clients, IntFunction<Request> next) {
-    return new Running(ports, clients, next);
-  }
-
-  private CompletableFuture<Void> loop(int port, long end, Outcome o, IntFunction<Request> next, AtomicLong n) {
-    return loop(port, () -> System.nanoTime() >= end, o, next, n);
-  }
-
-  private CompletableFuture<Void> loop(int port, java.util.function.BooleanSupplier done, Outcome o,
-                                       IntFunction<Request> next, AtomicLong n) {
-    if (done.getAsBoolean()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    long sentAt = System.nanoTime();
-    return send(port, next.apply((int) n.getAndIncrement()), sentAt, o)
-        .thenCompose(v -> loop(port, done, o, next, n));
+    return new Running(Generator.RUNNER.start(options("running", ports, next).connections(clients)
+        .duration(Duration.ofHours(1)).build()));
   }
 
   /** Open loop at {@code perSecond}, spread over {@code ports}; blocks until every request was answered. */
   Outcome open(List<Integer> ports, double perSecond, Duration duration, IntFunction<Request> next) {
-    Outcome o = new Outcome();
-    long interval = (long) (1e9 / perSecond);
-    long start = System.nanoTime();
-    long total = (long) (perSecond * duration.toNanos() / 1e9);
-    List<CompletableFuture<Void>> all = new ArrayList<>();
-    for (long i = 0; i < total; i++) {
-      long intended = start + i * interval;
-      for (long wait = intended - System.nanoTime(); wait > 0; wait = intended - System.nanoTime()) {
-        LockSupport.parkNanos(wait); // pacing the generator, not waiting for a condition
-      }
-      all.add(send(ports.get((int) (i % ports.size())), next.apply((int) i), intended, o));
-    }
-    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
-    o.wallNanos = System.nanoTime() - start;
-    return o;
+    return Outcome.of(Generator.RUNNER.run(options("open", ports, next).mode(LoadMode.OPEN).rate(perSecond)
+        .connections(OPEN_CONNECTIONS).duration(duration).build(), ProgressListener.NONE));
   }
 
-  private CompletableFuture<Void> send(int port, Request r, long since, Outcome o) {
-    o.sent.incrementAndGet();
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + r.path()))
-        .timeout(deadline.plus(slack)).POST(HttpRequest.BodyPublishers.ofByteArray(r.body()));
-    if (r.headerLength() != null) {
-      b.header("Content-Type", "application/octet-stream").header("Inference-Header-Content-Length", r.headerLength());
-    } else {
-      b.header("Content-Type", "application/json");
+  private LoadOptions.Builder options(String name, List<Integer> ports, IntFunction<Request> next) {
+    Judge judge = new Judge();
+    return LoadOptions.builder().name(name).warmup(Duration.ZERO).requestTimeout(deadline.plus(slack))
+        .targets(ports.stream().map(p -> URI.create("http://127.0.0.1:" + p)).toList())
+        .source(judge.source(next)).check(judge);
+  }
+
+  /**
+   * One run's judgement: remembers what each request's answer must contain, and keeps the reasons it reports few
+   * (digits masked, {@value #REASONS} kinds per outcome, then {@code <status> (other)}).
+   */
+  private static final class Judge implements ResponseCheck {
+    private final Map<Long, String> expected = new ConcurrentHashMap<>();
+    private final Map<String, Set<String>> reasons = new ConcurrentHashMap<>();
+
+    RequestSource source(IntFunction<Request> next) {
+      return index -> {
+        Request r = next.apply((int) index);
+        if (r.expect() != null) {
+          expected.put(index, r.expect());
+        }
+        return new HttpCall(r.path(), r.body(), r.headerLength() != null
+            ? Map.of("content-type", "application/octet-stream", "Inference-Header-Content-Length", r.headerLength())
+            : Map.of("content-type", "application/json"));
+      };
     }
-    HttpRequest req = b.build();
-    return client.sendAsync(req, HttpResponse.BodyHandlers.ofString()).handle((resp, err) -> {
-      long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - since);
-      if (err != null) {
-        Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-            ? err.getCause() : err;
-        lost(o, cause instanceof HttpTimeoutException ? "no answer within the deadline + slack" : cause.toString());
-        return null;
+
+    @Override
+    public Verdict check(long index, int status, MultiMap headers, Buffer answer) {
+      String expect = expected.remove(index);
+      String body = answer.toString();
+      if (status == 200 && (expect == null || body.replace(" ", "").contains(expect))) {
+        return Verdict.ok(OK);
       }
-      o.byStatus.computeIfAbsent(resp.statusCode(), k -> new AtomicLong()).incrementAndGet();
-      boolean late = micros > TimeUnit.NANOSECONDS.toMicros(deadline.plus(slack).toNanos());
-      String body = resp.body();
-      if (late) {
-        lost(o, "answered " + resp.statusCode() + " after " + micros / 1000 + " ms");
-      } else if (resp.statusCode() == 200 && (r.expect() == null || body.replace(" ", "").contains(r.expect()))) {
-        o.ok.incrementAndGet();
-        o.okMicros.add(micros);
-      } else if ((resp.statusCode() == 503 && resp.headers().firstValue("Retry-After").isPresent()
-          || resp.statusCode() == 504) && body.contains("\"error\"")) {
-        o.clean.incrementAndGet();
-        o.cleanMicros.add(micros);
-        cleanReason(o, resp.statusCode(), body);
-      } else {
-        lost(o, resp.statusCode() + " " + body.substring(0, Math.min(200, body.length())));
+      if ((status == 503 && headers.contains("Retry-After") || status == 504) && body.contains("\"error\"")) {
+        int at = body.indexOf("\"error\"");
+        String why = body.substring(at + 7).replaceFirst("^\\s*:\\s*\"", "");
+        why = why.substring(0, Math.min(120, why.length())).replaceAll("\"\\s*}?$", "");
+        return Verdict.failed(CLEAN, bounded(CLEAN, status, why));
       }
+      return Verdict.failed(LOST, bounded(LOST, status, body.substring(0, Math.min(200, body.length()))));
+    }
+
+    private String bounded(String key, int status, String why) {
+      String reason = status + " " + why.replaceAll("[0-9]+", "N");
+      Set<String> seen = reasons.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet());
+      if (seen.contains(reason)) {
+        return reason;
+      }
+      synchronized (seen) {
+        if (seen.size() < REASONS) {
+          seen.add(reason);
+          return reason;
+        }
+      }
+      return status + " (other)";
+    }
+  }
+
+  private static Integer leadingStatus(String reason) {
+    int space = reason.indexOf(' ');
+    try {
+      return Integer.parseInt(space < 0 ? reason : reason.substring(0, space));
+    } catch (NumberFormatException e) {
       return null;
-    });
-  }
-
-  private static void cleanReason(Outcome o, int status, String body) {
-    int at = body.indexOf("\"error\"");
-    String why = at < 0 ? body : body.substring(at + 7).replaceFirst("^\\s*:\\s*\"", "");
-    why = status + " " + why.substring(0, Math.min(120, why.length())).replaceAll("[0-9]+", "N").replaceAll("\"\\s*}?$", "");
-    AtomicLong n = o.cleanByReason.get(why);
-    if (n == null && o.cleanByReason.size() >= 16) {
-      why = status + " (other)";
-    }
-    o.cleanByReason.computeIfAbsent(why, k -> new AtomicLong()).incrementAndGet();
-  }
-
-  private static void lost(Outcome o, String why) {
-    o.lost.incrementAndGet();
-    if (o.lostReasons.size() < 20) {
-      o.lostReasons.add(why);
     }
   }
 

@@ -83,9 +83,9 @@ class OnnxLoadFailureTest {
           failure -> assertThat(failure).contains("pixels").contains("input"));
 
       LoadDriver.Outcome o = steady.stop();
-      assertThat(o.lost.get()).as("lost: %s", o.lostReasons).isZero();
-      assertThat(o.clean.get()).as("the other deployment failed requests: %s", o.byStatus).isZero();
-      assertThat(o.ok.get()).isEqualTo(o.sent.get()).isPositive();
+      assertThat(o.lost()).as("lost: %s", o.lostReasons()).isZero();
+      assertThat(o.clean()).as("the other deployment failed requests: %s", o.byStatus()).isZero();
+      assertThat(o.ok()).isEqualTo(o.sent()).isPositive();
 
       new Figures("onnx-load-failure").put("maxRestarts", MAX_RESTARTS).put("truncated", truncated)
           .put("wrongInput", wrongInput).put("otherDeployment", o.figures()).write();
@@ -111,8 +111,8 @@ class OnnxLoadFailureTest {
 
     // No retry storm: while the other deployment serves a few hundred more requests, the load is not tried again.
     double restarts = PythonWorkers.restartsMetric(cluster, name, NODE);
-    long okBefore = steady.sofar().ok.get();
-    await().atMost(ServingCluster.WAIT).until(() -> steady.sofar().ok.get() > okBefore + 300);
+    long okBefore = steady.sofar().ok();
+    await().atMost(ServingCluster.WAIT).until(() -> steady.sofar().ok() > okBefore + 300);
     assertThat(PythonWorkers.restartsMetric(cluster, name, NODE)).as("restarts after FAILED").isEqualTo(restarts)
         .isLessThanOrEqualTo(MAX_RESTARTS);
     assertThat(phase(cluster, name)).isEqualTo(DeploymentStatus.Phase.FAILED);

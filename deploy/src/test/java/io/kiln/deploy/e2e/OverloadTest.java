@@ -58,8 +58,8 @@ class OverloadTest {
       // Capacity: enough clients to keep the worker's batches full and a batch queued behind them.
       LoadDriver.Outcome normal = driver.closed(port, 4, MEASURE, row);
       double capacity = normal.throughput();
-      assertThat(normal.lost.get()).as("%s", normal.lostReasons).isZero();
-      assertThat(normal.ok.get()).isEqualTo(normal.sent.get());
+      assertThat(normal.lost()).as("%s", normal.lostReasons()).isZero();
+      assertThat(normal.ok()).isEqualTo(normal.sent());
 
       LoadDriver.Outcome over = driver.open(port, FACTOR * capacity, OVERLOAD, row);
       long heapAfter = Figures.heapAfterGc();
@@ -75,16 +75,16 @@ class OverloadTest {
           .put("rssBeforeBytes", rssBefore).put("rssAfterBytes", rssAfter)
           .put("poolRejected", stats.rejected()).write();
 
-      assertThat(over.lost.get()).as("lost: %s", over.lostReasons).isZero();
-      assertThat(over.ok.get() + over.clean.get()).isEqualTo(over.sent.get());
-      assertThat(over.byStatus).containsOnlyKeys(200, 503);
-      assertThat(over.clean.get()).as("most of a 10x offer is refused").isGreaterThan(over.sent.get() / 2);
-      assertThat(over.ok.get()).as("while the pool stays busy").isPositive();
+      assertThat(over.lost()).as("lost: %s", over.lostReasons()).isZero();
+      assertThat(over.ok() + over.clean()).isEqualTo(over.sent());
+      assertThat(over.byStatus()).containsOnlyKeys(200, 503);
+      assertThat(over.clean()).as("most of a 10x offer is refused").isGreaterThan(over.sent() / 2);
+      assertThat(over.ok()).as("while the pool stays busy").isPositive();
       // Admitted requests wait behind at most MAX_QUEUED others, never for the 10 s queue timeout: within 2x the
       // normal p99 plus slack for a shared, loaded 2-core machine (a GC pause or a descheduled event loop).
       assertThat(over.okP99Millis()).isLessThanOrEqualTo(2 * normal.okP99Millis() + SLACK_MS);
       assertThat(over.cleanP99Millis()).as("refusals are fast, not a queue timeout").isLessThan(2 * SLACK_MS);
-      assertThat(after.lost.get() + after.clean.get()).isZero();
+      assertThat(after.lost() + after.clean()).isZero();
       assertThat(after.okP99Millis()).as("recovered at once").isLessThanOrEqualTo(2 * normal.okP99Millis() + SLACK_MS);
       assertThat(heapAfter - heapBefore).as("heap growth").isLessThan(128L << 20);
       assertThat(stats.outstanding()).isZero();

@@ -89,9 +89,9 @@ class PythonMemoryLeakTest {
       long restarts = PythonWorkers.restarts(cluster, "py-leak", NODE);
       long oomKills = cgroup.oomKills();
 
-      assertThat(o.lost.get()).as("lost: %s", o.lostReasons).isZero();
-      assertThat(o.ok.get() + o.clean.get()).isEqualTo(o.sent.get());
-      assertThat(o.ok.get()).isPositive();
+      assertThat(o.lost()).as("lost: %s", o.lostReasons()).isZero();
+      assertThat(o.ok() + o.clean()).isEqualTo(o.sent());
+      assertThat(o.ok()).isPositive();
       assertThat(oomKills).as("the kernel's OOM killer did the killing").isGreaterThanOrEqualTo(KILLS);
       assertThat(workers).anySatisfy(w -> assertThat(w.lastError()).contains("SIGKILL: out of memory"));
       assertThat(PythonWorkers.restartsMetric(cluster, "py-leak", NODE)).as("kiln.pool.worker.restarts")
@@ -112,7 +112,7 @@ class PythonMemoryLeakTest {
       // It stays bounded: more traffic elsewhere, no more attempts.
       LoadDriver.Outcome after = driver.closed(List.of(port), 2, Duration.ofSeconds(2),
           i -> LoadDriver.row("py-leak", i, i));
-      assertThat(after.lost.get()).isZero();
+      assertThat(after.lost()).isZero();
       assertThat(PythonWorkers.restartsMetric(cluster, "py-oom-load", NODE)).isEqualTo(loopRestarts);
 
       new Figures("python-oom").put("cgroup", cgroup.version).put("limitMiB", LIMIT_MB).put("leakMiBPerBatch", 8)

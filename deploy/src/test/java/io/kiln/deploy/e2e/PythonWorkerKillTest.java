@@ -83,8 +83,8 @@ class PythonWorkerKillTest {
       List<Integer> rowsInKilledBatch = new ArrayList<>();
       for (int k = 0; k < KILLS; k++) {
         int index = k % WORKERS;
-        long answeredBefore = load.sofar().ok.get();
-        await().atMost(ServingCluster.WAIT).until(() -> load.sofar().ok.get() > answeredBefore + 20);
+        long answeredBefore = load.sofar().ok();
+        await().atMost(ServingCluster.WAIT).until(() -> load.sofar().ok() > answeredBefore + 20);
         ProcessHandle victim = PythonWorkers.process("py-kill", NODE, index).orElseThrow();
         Path busy = markers.resolve("busy-" + victim.pid());
         await().atMost(ServingCluster.WAIT).pollInterval(Duration.ofMillis(1)).until(() -> Files.exists(busy));
@@ -104,14 +104,14 @@ class PythonWorkerKillTest {
         recoveryMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
         assertThat(worker(cluster, index).lastError()).contains("SIGKILL");
       }
-      long answeredAfter = load.sofar().ok.get();
-      await().atMost(ServingCluster.WAIT).until(() -> load.sofar().ok.get() > answeredAfter + 20);
+      long answeredAfter = load.sofar().ok();
+      await().atMost(ServingCluster.WAIT).until(() -> load.sofar().ok() > answeredAfter + 20);
       LoadDriver.Outcome o = load.stop();
       PoolStats stats = cluster.stats("py-kill", "1", NODE);
 
-      assertThat(o.lost.get()).as("lost: %s", o.lostReasons).isZero();
-      assertThat(o.ok.get() + o.clean.get()).isEqualTo(o.sent.get());
-      assertThat(o.ok.get()).isPositive();
+      assertThat(o.lost()).as("lost: %s", o.lostReasons()).isZero();
+      assertThat(o.ok() + o.clean()).isEqualTo(o.sent());
+      assertThat(o.ok()).isPositive();
       assertThat(stats.requeued()).as("each killed batch was re-queued").isGreaterThanOrEqualTo(KILLS);
       assertThat(PythonWorkers.restartsMetric(cluster, "py-kill", NODE) - restartsBefore)
           .as("kiln.pool.worker.restarts").isGreaterThanOrEqualTo(KILLS);

@@ -99,15 +99,15 @@ class SoakTest {
           restart = CompletableFuture.runAsync(() -> cluster.restart(RESTARTED)); // under load
         }
         LoadDriver.Outcome w = driver.open(ports, rate, Duration.ofSeconds(WINDOW_SECONDS), mix());
-        sent += w.sent.get();
-        ok += w.ok.get();
-        lost += w.lost.get();
-        failed += w.clean.get();
-        w.lostReasons.stream().limit(5 - Math.min(5, lostReasons.size())).forEach(lostReasons::add);
+        sent += w.sent();
+        ok += w.ok();
+        lost += w.lost();
+        failed += w.clean();
+        w.lostReasons().stream().limit(5 - Math.min(5, lostReasons.size())).forEach(lostReasons::add);
         samples.add(new SoakReport.Sample(elapsed(start), w.throughput(), w.okP99Millis(),
             Figures.heapAfterGc() / 1048576.0, Figures.rssBytes() / 1048576.0, threads(), fds(ports), loadSockets(ports),
-            w.sent.get(),
-            w.lost.get(), w.clean.get(), event));
+            w.sent(),
+            w.lost(), w.clean(), event));
       }
       restart.get(2, TimeUnit.MINUTES);
       LoadDriver.Outcome poisoned = poison.get(2, TimeUnit.MINUTES);
@@ -129,7 +129,7 @@ class SoakTest {
               + "%d windows of %d s, %d poison requests, %d rolling restart(s) of %s: sent %d, answered %d, failed "
               + "cleanly %d, lost %d; heap slope %.2f MiB/min, RSS slope %.2f MiB/min; threads %d -> %d, fds %d -> %d;"
               + " p99 early %.0f ms, late %.0f ms", SECONDS, rate, capacity, samples.size(), WINDOW_SECONDS,
-          poisoned.sent.get(), restarts, RESTARTED, sent, ok, failed, lost, heapSlope, rssSlope, first.threads(),
+          poisoned.sent(), restarts, RESTARTED, sent, ok, failed, lost, heapSlope, rssSlope, first.threads(),
           last.threads(), first.fds(), last.fds(), p99Early, p99Late);
       SoakReport.write(Path.of(System.getProperty("kiln.reliability.out", "target/reliability"), "soak.html"),
           "Kiln soak", samples, summary);
@@ -143,7 +143,7 @@ class SoakTest {
           .put("p99EarlyMs", p99Early).put("p99LateMs", p99Late).write();
 
       assertThat(lost).as("lost: %s", lostReasons).isZero();
-      assertThat(poisoned.lost.get()).as("poison lost: %s", poisoned.lostReasons).isZero();
+      assertThat(poisoned.lost()).as("poison lost: %s", poisoned.lostReasons()).isZero();
       assertThat(failed).as("normal requests failed cleanly").isLessThanOrEqualTo(sent / 100);
       assertThat(ok + failed).isEqualTo(sent);
       assertThat(restarts).isPositive();

@@ -54,18 +54,18 @@ class WorkerCrashUnderLoadTest {
       LoadDriver.Outcome normal = driver.closed(ports, 6, SECONDS, i -> LoadDriver.row("fragile", i, -i));
       LoadDriver.Outcome poisoned = poison.get(2, TimeUnit.MINUTES);
 
-      assertThat(normal.lost.get()).as("lost normal requests: %s", normal.lostReasons).isZero();
-      assertThat(normal.clean.get()).as("normal requests failed: %s", normal.byStatus).isZero();
-      assertThat(normal.ok.get()).isEqualTo(normal.sent.get()).isPositive();
-      assertThat(poisoned.lost.get()).as("lost poison requests: %s", poisoned.lostReasons).isZero();
-      assertThat(poisoned.clean.get()).as("every poison answered 503").isEqualTo(poisoned.sent.get()).isPositive();
-      assertThat(poisoned.byStatus).containsOnlyKeys(503);
+      assertThat(normal.lost()).as("lost normal requests: %s", normal.lostReasons()).isZero();
+      assertThat(normal.clean()).as("normal requests failed: %s", normal.byStatus()).isZero();
+      assertThat(normal.ok()).isEqualTo(normal.sent()).isPositive();
+      assertThat(poisoned.lost()).as("lost poison requests: %s", poisoned.lostReasons()).isZero();
+      assertThat(poisoned.clean()).as("every poison answered 503").isEqualTo(poisoned.sent()).isPositive();
+      assertThat(poisoned.byStatus()).containsOnlyKeys(503);
 
       // Each poison crashed a worker twice (in its batch, then alone on its retry), unless two poisons shared a
       // first batch; each crash reloads the model.
       await().atMost(ServingCluster.WAIT).until(() -> allReady(cluster));
       long restarts = restarts(cluster);
-      assertThat(restarts).isBetween(poisoned.sent.get(), 2 * poisoned.sent.get());
+      assertThat(restarts).isBetween(poisoned.sent(), 2 * poisoned.sent());
       assertThat(loads(cluster) - loadsBefore).isEqualTo(restarts);
 
       // Recovery of one crash, timed: from the poison's answer until its pool is whole again.
@@ -79,12 +79,11 @@ class WorkerCrashUnderLoadTest {
 
   private static long timeOneRecovery(ServingCluster cluster, int port, LoadDriver driver) {
     long before = restarts(cluster);
-    LoadDriver.Outcome one = driver.closed(List.of(port), 1, Duration.ofMillis(1),
-        i -> LoadDriver.row("fragile", Float.NaN, 0));
+    LoadDriver.Outcome one = driver.requests(List.of(port), 1, 1, i -> LoadDriver.row("fragile", Float.NaN, 0));
     long answeredAt = System.nanoTime();
-    assertThat(one.clean.get()).isEqualTo(one.sent.get());
+    assertThat(one.clean()).isEqualTo(one.sent()).isOne();
     await().atMost(ServingCluster.WAIT).pollInterval(Duration.ofMillis(5))
-        .until(() -> restarts(cluster) == before + 2 * one.sent.get() && allReady(cluster));
+        .until(() -> restarts(cluster) == before + 2 * one.sent() && allReady(cluster));
     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answeredAt);
   }
 

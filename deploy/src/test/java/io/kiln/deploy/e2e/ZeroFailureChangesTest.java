@@ -68,14 +68,14 @@ class ZeroFailureChangesTest {
       f.put((String) figures[i], figures[i + 1]);
     }
     f.write();
-    assertThat(o.lost.get()).as("lost: %s", o.lostReasons).isZero();
-    assertThat(o.clean.get()).as("failed (cleanly, but failed): %s", o.byStatus).isZero();
-    assertThat(o.ok.get()).isEqualTo(o.sent.get()).isPositive();
+    assertThat(o.lost()).as("lost: %s", o.lostReasons()).isZero();
+    assertThat(o.clean()).as("failed (cleanly, but failed): %s", o.byStatus()).isZero();
+    assertThat(o.ok()).isEqualTo(o.sent()).isPositive();
   }
 
   private static void awaitAnswered(LoadDriver.Running load, long more) {
-    long target = load.sofar().ok.get() + more;
-    await().atMost(ServingCluster.WAIT).until(() -> load.sofar().ok.get() >= target || load.sofar().lost.get() > 0);
+    long target = load.sofar().ok() + more;
+    await().atMost(ServingCluster.WAIT).until(() -> load.sofar().ok() >= target || load.sofar().lost() > 0);
   }
 
   @Test
@@ -85,7 +85,7 @@ class ZeroFailureChangesTest {
     cluster.awaitReady("roll", 2);
     LoadDriver.Running load = driver.start(ports, 6, rows("roll", SLEEP_MS));
     awaitAnswered(load, ANSWERS);
-    long before = load.sofar().ok.get();
+    long before = load.sofar().ok();
 
     cluster.deploy(sleepy("roll", "2", pool, ""));
     await().atMost(ServingCluster.WAIT).until(() -> {
@@ -132,19 +132,18 @@ class ZeroFailureChangesTest {
     // A 200 ms model, batches of 4, 16 clients: requests are executing and queued when the delete comes.
     LoadDriver.Running load = driver.start(ports, 16, rows("gone", 200));
     awaitAnswered(load, 40);
-    LoadDriver.Outcome o = load.stopSending();
+    load.stopSending();
     // Every request in flight has reached a gateway (none is still on the wire), so none arrives after the delete.
-    await().atMost(ServingCluster.WAIT).until(() -> inFlightAtGateways() == o.sent.get() - answered(o));
-    long inFlight = o.sent.get() - answered(o);
+    long[] inFlight = {0};
+    await().atMost(ServingCluster.WAIT).until(() -> {
+      inFlight[0] = load.sofar().inFlight();
+      return inFlightAtGateways() == inFlight[0];
+    });
     assertThat(ServingCluster.join(cluster.node("za").serve().delete("gone"))).isTrue();
-    load.stop();
-    assertNoneFailed("delete", o, "inFlightWhenDeleted", inFlight);
-    assertThat(inFlight).as("requests were still in flight when the delete came").isPositive();
+    LoadDriver.Outcome o = load.stop();
+    assertNoneFailed("delete", o, "inFlightWhenDeleted", inFlight[0]);
+    assertThat(inFlight[0]).as("requests were still in flight when the delete came").isPositive();
     await().atMost(ServingCluster.WAIT).until(() -> !cluster.node("zb").serve().statuses().containsKey("gone"));
-  }
-
-  private static long answered(LoadDriver.Outcome o) {
-    return o.ok.get() + o.clean.get() + o.lost.get();
   }
 
   private static long inFlightAtGateways() {

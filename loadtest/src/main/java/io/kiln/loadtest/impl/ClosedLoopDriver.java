@@ -76,4 +76,9 @@ public final class ClosedLoopDriver implements Driver {
   public void stop(long endNs) {
     stopped = true;
   }
+
+  @Override
+  public void halt() {
+    stopped = true; // a user's next request is not sent; nothing is due here
+  }
 }

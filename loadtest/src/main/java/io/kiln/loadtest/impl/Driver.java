@@ -6,7 +6,7 @@ public interface Driver {
   /** Starts issuing; returns at once. */
   void start();
 
-  /** True once the driver will issue no more requests (duration over or request count reached). */
+  /** True once the driver will issue no more requests (duration over, request count reached, or stopped). */
   boolean issuingDone();
 
   /**
@@ -14,4 +14,7 @@ public interface Driver {
    * never sent as unfinished, their latency bounded below by {@code endNs}.
    */
   void stop(long endNs);
+
+  /** Stops issuing, as {@link #stop}, but a request due and not sent yet is withdrawn, not counted: it never was. */
+  void halt();
 }

@@ -1,5 +1,6 @@
 package io.kiln.loadtest.impl;
 
+import io.kiln.loadtest.HttpCall;
 import io.kiln.loadtest.LoadOptions;
 import io.kiln.loadtest.RequestMix;
 import io.kiln.loadtest.RequestTemplate;
@@ -13,6 +14,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -28,31 +30,16 @@ final class HttpTransport implements Transport {
   private final Buffer[] bodies;
 
   HttpTransport(Vertx vertx, LoadOptions options, boolean binary) {
-    List<RequestMix.Entry> entries = options.mix().entries();
-    requests = new RequestOptions[entries.size()];
-    bodies = new Buffer[entries.size()];
-    String uri = "/v2/models/" + options.model() + "/infer";
+    HttpCall[] calls = calls(options, binary);
+    requests = new RequestOptions[calls.length];
+    bodies = new Buffer[calls.length];
     long timeoutMs = options.requestTimeout().toMillis();
-    for (int i = 0; i < requests.length; i++) {
-      RequestTemplate t = entries.get(i).template();
+    for (int i = 0; i < calls.length; i++) {
       RequestOptions r = new RequestOptions().setMethod(HttpMethod.POST).setHost(options.target().getHost())
-          .setPort(options.port()).setURI(uri).setIdleTimeout(timeoutMs);
-      if (binary) {
-        List<TensorData> inputs = t.inputs();
-        byte[] header = OipJson.binaryHeader(inputs);
-        Buffer body = Buffer.buffer(header);
-        for (TensorData in : inputs) {
-          byte[] raw = new byte[in.byteSize()];
-          in.raw().get(raw);
-          body.appendBytes(raw);
-        }
-        r.putHeader("content-type", "application/octet-stream").putHeader(HEADER_LENGTH, Integer.toString(header.length));
-        bodies[i] = body;
-      } else {
-        r.putHeader("content-type", "application/json");
-        bodies[i] = Buffer.buffer(t.json());
-      }
+          .setPort(options.port()).setURI(calls[i].path()).setIdleTimeout(timeoutMs);
+      calls[i].headers().forEach(r::putHeader);
       requests[i] = r;
+      bodies[i] = Buffer.buffer(calls[i].body());
     }
     client = vertx.createHttpClient(
         // Kiln closes a connection idle for 30 s; dropping ours at 15 s means we never reuse one it is closing.
@@ -62,6 +49,31 @@ final class HttpTransport implements Transport {
             // connect timeout that can fire after the wait was served ("Promise already completed" ERRORs).
             .setConnectTimeout((int) Math.min(timeoutMs, Integer.MAX_VALUE)),
         new PoolOptions().setHttp1MaxSize(options.connections()).setMaxWaitQueueSize(-1));
+  }
+
+  /** The mix's requests, one per entry: JSON bodies, or the binary extension's header and raw tensors. */
+  static HttpCall[] calls(LoadOptions options, boolean binary) {
+    List<RequestMix.Entry> entries = options.mix().entries();
+    HttpCall[] calls = new HttpCall[entries.size()];
+    String uri = "/v2/models/" + options.model() + "/infer";
+    for (int i = 0; i < calls.length; i++) {
+      RequestTemplate t = entries.get(i).template();
+      if (binary) {
+        List<TensorData> inputs = t.inputs();
+        byte[] header = OipJson.binaryHeader(inputs);
+        Buffer body = Buffer.buffer(header);
+        for (TensorData in : inputs) {
+          byte[] raw = new byte[in.byteSize()];
+          in.raw().get(raw);
+          body.appendBytes(raw);
+        }
+        calls[i] = new HttpCall(uri, body.getBytes(), Map.of("content-type", "application/octet-stream",
+            HEADER_LENGTH, Integer.toString(header.length)));
+      } else {
+        calls[i] = HttpCall.json(uri, t.json());
+      }
+    }
+    return calls;
   }
 
   @Override

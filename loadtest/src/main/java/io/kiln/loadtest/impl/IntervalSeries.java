@@ -80,13 +80,18 @@ public final class IntervalSeries {
 
   /** Summary, in milliseconds, of all latencies recorded up to the last tick. */
   public RunResult.Latency latency() {
-    if (total.getTotalCount() == 0) {
+    return summary(total);
+  }
+
+  /** Summary, in milliseconds, of the latencies (microseconds) in {@code h}. */
+  static RunResult.Latency summary(Histogram h) {
+    if (h.getTotalCount() == 0) {
       return new RunResult.Latency(0, 0, 0, 0, 0, 0, 0, 0);
     }
-    return new RunResult.Latency(total.getTotalCount(), ms(total.getMinValue(), total), round(total.getMean() / 1000),
-        ms(total.getValueAtPercentile(50), total), ms(total.getValueAtPercentile(90), total),
-        ms(total.getValueAtPercentile(99), total), ms(total.getValueAtPercentile(99.9), total),
-        ms(total.getMaxValue(), total));
+    return new RunResult.Latency(h.getTotalCount(), ms(h.getMinValue(), h), round(h.getMean() / 1000),
+        ms(h.getValueAtPercentile(50), h), ms(h.getValueAtPercentile(90), h),
+        ms(h.getValueAtPercentile(99), h), ms(h.getValueAtPercentile(99.9), h),
+        ms(h.getMaxValue(), h));
   }
 
   /** Latency by percentile, about five points per halving of the remaining fraction, ending at 100. */

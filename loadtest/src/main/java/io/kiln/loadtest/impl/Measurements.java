@@ -1,5 +1,6 @@
 package io.kiln.loadtest.impl;
 
+import io.kiln.loadtest.RunResult;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -8,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.AtomicHistogram;
 import org.HdrHistogram.Recorder;
 
 /**
@@ -38,13 +40,29 @@ public final class Measurements {
     final LongAdder errors = new LongAdder();
     final LongAccumulator lastEndNs = new LongAccumulator(Math::max, Long.MIN_VALUE);
 
+    private final ConcurrentHashMap<String, AtomicHistogram> byOutcome = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, LongAdder>> examples = new ConcurrentHashMap<>();
+
     void count(Outcome o, long startNs, long endNs) {
       outcomes.computeIfAbsent(o.key(), k -> new LongAdder()).increment();
       if (!o.ok()) {
         errors.increment();
       }
       if (o.hasLatency()) {
-        recorder.recordValue(Math.max(1, Math.min(HIGHEST_TRACKABLE_US, (endNs - startNs) / 1_000)));
+        long micros = Math.max(1, Math.min(HIGHEST_TRACKABLE_US, (endNs - startNs) / 1_000));
+        recorder.recordValue(micros);
+        byOutcome.computeIfAbsent(o.key(), k -> new AtomicHistogram(1, HIGHEST_TRACKABLE_US, 3)).recordValue(micros);
+      }
+      if (o.example() != null) {
+        ConcurrentHashMap<String, LongAdder> kinds = examples.computeIfAbsent(o.key(), k -> new ConcurrentHashMap<>());
+        LongAdder n = kinds.get(o.example());
+        if (n == null) {
+          synchronized (kinds) { // a new kind is rare; the bound holds exactly
+            String kind = kinds.size() < RunResult.MAX_EXAMPLES ? o.example() : "(other)";
+            n = kinds.computeIfAbsent(kind, k -> new LongAdder());
+          }
+        }
+        n.increment();
       }
       lastEndNs.accumulate(endNs);
       // Counted last, so a sampler that sees the count also sees the latency.
@@ -68,6 +86,24 @@ public final class Measurements {
 
     public long lastEndNs() {
       return lastEndNs.get();
+    }
+
+    /** Outcome key → the latency summary of its requests so far (those with a latency). */
+    public Map<String, RunResult.Latency> latencyByOutcome() {
+      Map<String, RunResult.Latency> m = new TreeMap<>();
+      byOutcome.forEach((k, h) -> m.put(k, IntervalSeries.summary(h.copy())));
+      return m;
+    }
+
+    /** Outcome key → example → count, for the outcomes that carried examples. */
+    public Map<String, Map<String, Long>> examples() {
+      Map<String, Map<String, Long>> m = new TreeMap<>();
+      examples.forEach((k, kinds) -> {
+        Map<String, Long> counts = new TreeMap<>();
+        kinds.forEach((why, n) -> counts.put(why, n.sum()));
+        m.put(k, counts);
+      });
+      return m;
     }
   }
 

@@ -147,7 +147,14 @@ public final class OpenLoopDriver implements Driver {
   }
 
   @Override
-  public void stop(long endNs) {
+  public void halt() {
+    if (stopPacer()) {
+      done = true;
+    }
+  }
+
+  /** Stops the pacer; true once it is gone. */
+  private boolean stopPacer() {
     stopped = true;
     LockSupport.unpark(pacer);
     try {
@@ -155,7 +162,12 @@ public final class OpenLoopDriver implements Driver {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (pacer.isAlive()) {
+    return !pacer.isAlive();
+  }
+
+  @Override
+  public void stop(long endNs) {
+    if (!stopPacer()) {
       return;
     }
     // Due but never sent: the generator was blocked by maxInFlight until the run ended.
@@ -166,5 +178,6 @@ public final class OpenLoopDriver implements Driver {
       }
       next++;
     }
+    done = true; // the pacer is gone: nothing more will be issued
   }
 }

@@ -6,32 +6,33 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * How one request ended, with the key it is counted under in reports ({@code http:200},
- * {@code grpc:UNAVAILABLE}, {@code timeout}, {@code connection_error}, {@code unfinished}). Instances are
+ * {@code grpc:UNAVAILABLE}, {@code timeout}, {@code connection_error}, {@code unfinished}, or a
+ * {@link io.kiln.loadtest.ResponseCheck}'s key) and, optionally, an example of why. The status-only instances are
  * interned, so counting them allocates nothing.
  */
-public record Outcome(String key, Kind kind) {
+public record Outcome(String key, Kind kind, String example) {
 
   /** Only SUCCESS counts as success; only CONNECTION_ERROR and UNFINISHED carry no latency. */
   public enum Kind { SUCCESS, ERROR_STATUS, TIMEOUT, CONNECTION_ERROR, UNFINISHED }
 
-  public static final Outcome TIMEOUT = new Outcome("timeout", Kind.TIMEOUT);
-  public static final Outcome CONNECTION_ERROR = new Outcome("connection_error", Kind.CONNECTION_ERROR);
-  public static final Outcome UNFINISHED = new Outcome("unfinished", Kind.UNFINISHED);
+  public static final Outcome TIMEOUT = new Outcome("timeout", Kind.TIMEOUT, null);
+  public static final Outcome CONNECTION_ERROR = new Outcome("connection_error", Kind.CONNECTION_ERROR, null);
+  public static final Outcome UNFINISHED = new Outcome("unfinished", Kind.UNFINISHED, null);
 
   private static final Outcome[] HTTP = new Outcome[600];
   private static final Outcome[] GRPC = new Outcome[GrpcStatus.values().length];
 
   static {
     for (int s = 0; s < HTTP.length; s++) {
-      HTTP[s] = new Outcome("http:" + s, s >= 200 && s < 300 ? Kind.SUCCESS : Kind.ERROR_STATUS);
+      HTTP[s] = new Outcome("http:" + s, s >= 200 && s < 300 ? Kind.SUCCESS : Kind.ERROR_STATUS, null);
     }
     for (GrpcStatus s : GrpcStatus.values()) {
-      GRPC[s.ordinal()] = new Outcome("grpc:" + s.name(), s == GrpcStatus.OK ? Kind.SUCCESS : Kind.ERROR_STATUS);
+      GRPC[s.ordinal()] = new Outcome("grpc:" + s.name(), s == GrpcStatus.OK ? Kind.SUCCESS : Kind.ERROR_STATUS, null);
     }
   }
 
   public static Outcome http(int status) {
-    return status >= 0 && status < HTTP.length ? HTTP[status] : new Outcome("http:" + status, Kind.ERROR_STATUS);
+    return status >= 0 && status < HTTP.length ? HTTP[status] : new Outcome("http:" + status, Kind.ERROR_STATUS, null);
   }
 
   public static Outcome grpc(GrpcStatus status) {
@@ -49,6 +50,16 @@ public record Outcome(String key, Kind kind) {
       }
     }
     return CONNECTION_ERROR;
+  }
+
+  /** A check's verdict on an answer: a success or a failure with an answer's status (latency meaningful). */
+  public static Outcome judged(String key, boolean ok, String example) {
+    return new Outcome(key, ok ? Kind.SUCCESS : Kind.ERROR_STATUS, example);
+  }
+
+  /** This outcome with {@code why} as its example. */
+  public Outcome because(String why) {
+    return new Outcome(key, kind, why);
   }
 
   public boolean ok() {
