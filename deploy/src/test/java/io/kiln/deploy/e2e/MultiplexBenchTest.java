@@ -4,27 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.testkit.OipRequest;
 import io.kiln.testkit.PromText;
-import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The multiplexing benchmark ({@code loadtest/bench-multiplex.sh}) and its CI-sized run: a repository of
  * {@code mux.models} copies of the project's ONNX MLP (each a real load) on two assembled nodes, one worker per node
- * keeping K={@code mux.k} models, and closed-loop HTTP clients sending {@code /v2/models/m<i>/infer} for a model drawn
+ * keeping K={@code mux.k} models, and closed-loop HTTP clients (the loadtest module's generator) sending {@code /v2/models/m<i>/infer} for a model drawn
  * Zipf(s={@code mux.zipf}) over the repository, alternating the two gateways. Phase {@code zipf}: the whole mix
  * (misses included); phase {@code hot}: only the K most popular models, after one warm pass (the holders keep them, so
  * few or no misses). Each phase prints one {@code [bench]} line: batch hit ratio (the pools' hits / (hits + misses)),
@@ -75,13 +69,13 @@ class MultiplexBenchTest {
       print("zipf", all);
       int[] hot = new int[Math.min(K, MODELS)];
       Arrays.setAll(hot, i -> i);
-      run(ports, hot.length * 2, 1, r -> hot[(int) (r.nextInt(hot.length))]); // warm pass: each hot model loaded
+      run(ports, hot.length * 2, 1, r -> hot[r.nextInt(hot.length)]); // warm pass: each hot model loaded
       Phase hotOnly = run(ports, REQUESTS, CONCURRENCY, r -> hot[r.nextInt(hot.length)]);
       print("hot", hotOnly);
 
       for (Phase p : List.of(all, hotOnly)) {
-        assertThat(p.errors()).isZero();
-        assertThat(p.latency().count()).isEqualTo(REQUESTS);
+        assertThat(p.errors()).as("%s", p.load().lostReasons()).isZero();
+        assertThat(p.load().sent()).isEqualTo(REQUESTS);
         assertThat(p.hits() + p.misses()).as("every request was one batch at least").isPositive();
       }
       assertThat(all.misses()).as("a Zipf mix over more models than slots misses").isPositive();
@@ -89,55 +83,42 @@ class MultiplexBenchTest {
   }
 
   /** What one phase measured: the clients' latencies and the pools' counts over the phase. */
-  record Phase(BenchStats latency, long errors, double hits, double misses, double loads) {
+  record Phase(LoadDriver.Outcome load, double hits, double misses, double loads) {
     double hitRatio() {
       return hits + misses == 0 ? Double.NaN : hits / (hits + misses);
+    }
+
+    long errors() {
+      return load.sent() - load.ok();
     }
   }
 
   private static void print(String phase, Phase p) {
     System.out.println(BenchStats.f("[bench] multiplex phase=%s models=%d k=%d nodes=2 zipf=%.2f c=%d: %d requests,"
             + " %d errors, hit ratio %.1f %% (%.0f hits, %.0f misses), %.0f loads, p50 %.2f ms p99 %.2f ms", phase, MODELS,
-        K, ZIPF, CONCURRENCY, p.latency().count(), p.errors(), 100 * p.hitRatio(), p.hits(), p.misses(), p.loads(),
-        p.latency().millis(0.50), p.latency().millis(0.99)));
+        K, ZIPF, CONCURRENCY, p.load().sent(), p.errors(), 100 * p.hitRatio(), p.hits(), p.misses(), p.loads(),
+        p.load().okP50Millis(), p.load().okP99Millis()));
   }
 
   interface ModelChoice {
     int next(SplittableRandom random);
   }
 
-  private Phase run(int[] ports, int requests, int clients, ModelChoice choice) throws Exception {
+  /**
+   * {@code requests} requests from {@code clients} closed loops through the loadtest module's generator, request
+   * {@code i} to gateway {@code i % 2}, for the {@code i}-th model of a sequence drawn once from the seed.
+   */
+  private Phase run(int[] ports, int requests, int clients, ModelChoice choice) {
     double[] before = counts(ports);
-    BenchStats latency = new BenchStats();
-    AtomicInteger left = new AtomicInteger(requests);
-    AtomicLong errors = new AtomicLong();
-    String body = body();
-    ExecutorService pool = Executors.newFixedThreadPool(clients);
-    try {
-      List<Future<?>> all = new ArrayList<>();
-      for (int c = 0; c < clients; c++) {
-        SplittableRandom random = new SplittableRandom(SEED + c);
-        all.add(pool.submit(() -> {
-          for (int n = left.getAndDecrement(); n > 0; n = left.getAndDecrement()) {
-            int port = ports[n % ports.length];
-            long t0 = System.nanoTime();
-            Http.Response r = http.postJson(port, "/v2/models/m" + choice.next(random) + "/infer", body);
-            latency.add(System.nanoTime() - t0);
-            if (r.status() != 200) {
-              errors.incrementAndGet();
-            }
-          }
-          return null;
-        }));
-      }
-      for (Future<?> f : all) {
-        f.get(30, TimeUnit.MINUTES);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    SplittableRandom random = new SplittableRandom(SEED);
+    int[] models = new int[requests];
+    Arrays.setAll(models, i -> choice.next(random));
+    byte[] body = body().getBytes(StandardCharsets.UTF_8);
+    LoadDriver driver = new LoadDriver(ServingCluster.REQUEST_TIMEOUT, Duration.ofSeconds(5));
+    LoadDriver.Outcome load = driver.requests(Arrays.stream(ports).boxed().toList(), clients, requests,
+        i -> new LoadDriver.Request("/v2/models/m" + models[i] + "/infer", body, null, null));
     double[] after = counts(ports);
-    return new Phase(latency, errors.get(), after[0] - before[0], after[1] - before[1], after[2] - before[2]);
+    return new Phase(load, after[0] - before[0], after[1] - before[1], after[2] - before[2]);
   }
 
   // Hits, misses and successful loads of the deployment's pools, summed over both nodes' /metrics.
