@@ -83,6 +83,9 @@ class LauncherCacheIT {
           () -> http.send(infer, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
       assertThat(read(out)).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
       assertThat(Files.getLastModifiedTime(cache).toMillis()).isGreaterThan(stale.toMillis() + 1_800_000);
+      // The JVM itself says nothing: no unified-logging warning (JDK 25's AOT code cache), no JNA/Unsafe notice (24+).
+      assertThat(read(out).lines().filter(l -> l.contains("[warning]") || l.startsWith("WARNING: ")))
+          .as("JVM warnings in %s", out).isEmpty();
       // KILN_AOT=on passes -Xshare:on / -XX:AOTMode=on: this JVM is serving because it mapped the rebuilt cache.
       assertThat(node.process().info().arguments().map(List::of).orElse(List.of()))
           .anySatisfy(a -> assertThat(a).contains(cache.toString()));
