@@ -34,7 +34,8 @@ public final class LoadGen {
                                                --record writes the rounds ('round N RPS', 'flat yes|no')
 
       target and request
-        --url URL               default http://127.0.0.1:8000 (8001 for grpc)
+        --url URL[,URL...]      default http://127.0.0.1:8000 (8001 for grpc); several (HTTP): request i goes
+                                to the (i mod n)-th, each with its own --connections (a cluster's gateways)
         --protocol P            http-json (default) | http-binary | grpc
         --model NAME            default mlp; requests go to /v2/models/NAME/infer
         --request FILE          an OIP v2 JSON request body
@@ -162,7 +163,13 @@ public final class LoadGen {
         .requestTimeout(args.duration("timeout", LoadOptions.DEFAULT_REQUEST_TIMEOUT))
         .maxInFlight(args.integer("max-in-flight", LoadOptions.DEFAULT_MAX_IN_FLIGHT));
     if (args.has("url")) {
-      b.target(URI.create(args.string("url", null)));
+      List<URI> urls = java.util.Arrays.stream(args.string("url", null).split(",")).map(String::trim)
+          .filter(u -> !u.isEmpty()).map(URI::create).toList();
+      if (urls.size() == 1) {
+        b.target(urls.get(0));
+      } else {
+        b.targets(urls);
+      }
     }
     b.mix(mix(args));
     return b;

@@ -27,7 +27,8 @@ import java.util.regex.Pattern;
  * @param source      HTTP: makes each request (path, body, headers) in place of {@code model} and {@code mix},
  *                    and the run sends those only (no unrecorded priming request first); null: the mix
  * @param check       HTTP: judges each answer by its body too; null: by status alone, bodies unread. With either
- *                    of the two, {@code requestTimeout} bounds a request's whole exchange, not only idle time
+ *                    of the two, or several targets, answers' bodies are read and {@code requestTimeout} bounds a
+ *                    request's whole exchange, not only idle time
  */
 public record LoadOptions(String name, URI target, Protocol protocol, String model, RequestMix mix, LoadMode mode,
     double rate, int connections, Duration warmup, Duration duration, long maxRequests, Duration requestTimeout,

@@ -42,6 +42,34 @@ class LoadGenTest {
   }
 
   @Test
+  void severalUrlsShareTheRequestsRoundRobin(@TempDir Path dir) throws Exception {
+    java.util.concurrent.atomic.AtomicInteger a = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger b = new java.util.concurrent.atomic.AtomicInteger();
+    String[] urls = new String[2];
+    try (TestServer first = TestServer.start(v -> req -> req.end().onSuccess(x -> {
+      a.incrementAndGet();
+      req.response().end("{}");
+    })); TestServer second = TestServer.start(v -> req -> req.end().onSuccess(x -> {
+      b.incrementAndGet();
+      req.response().end("{}");
+    }))) {
+      urls[0] = "http://127.0.0.1:" + first.port;
+      urls[1] = "http://127.0.0.1:" + second.port;
+      int code = run("--url", urls[0] + "," + urls[1], "--connections",
+          "2", "--warmup", "0s", "--duration", "30s", "--max-requests", "40", "--event-loops", "1", "--quiet",
+          "--out", dir.resolve("two.json").toString());
+
+      assertThat(code).as(err.toString()).isZero();
+    }
+    RunResult r = Reports.readJson(dir.resolve("two.json"));
+    assertThat(r.outcomes()).containsOnly(java.util.Map.entry("http:200", 40L));
+    assertThat(r.config().get("targets")).isEqualTo(java.util.List.of(urls[0], urls[1]));
+    // One priming request first (index 0, to the first), then the 40 measured ones alternate.
+    assertThat(a.get()).isEqualTo(21);
+    assertThat(b.get()).isEqualTo(20);
+  }
+
+  @Test
   void warmRunsRoundsInOneJvmUntilFlatAndRecordsThem(@TempDir Path dir) throws Exception {
     Path record = dir.resolve("bare.warm.txt");
     try (BareServer server = BareServer.start(BareServer.Options.defaults())) {
