@@ -15,17 +15,29 @@ import org.junit.jupiter.api.io.TempDir;
 
 class KilnProcessTest {
 
-  /** A child JVM for these tests: prints its arguments' lines, then waits for stdin to close (or exits with 3). */
+  /**
+   * A child JVM for these tests: prints its arguments' lines, then waits for stdin to close (or exits with 3, or with
+   * {@code hold} waits until it is signalled: SIGTERM closes stdin too, and a main that returned on that EOF could
+   * win the race against the signal's exit code 143).
+   */
   public static final class Child {
     public static void main(String[] args) throws Exception {
+      boolean hold = false;
       for (String a : args) {
         if (a.equals("exit")) {
           System.out.println("giving up");
           System.exit(3);
         }
+        if (a.equals("hold")) {
+          hold = true;
+          continue;
+        }
         System.out.println(a);
       }
       System.out.flush();
+      while (hold) {
+        java.util.concurrent.locks.LockSupport.park(); // until a signal ends the JVM
+      }
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
       while (in.readLine() != null) {
         // until the parent closes stdin
@@ -86,10 +98,10 @@ class KilnProcessTest {
 
   @Test
   void stopIsSigtermAndKillIsSigkill(@TempDir Path dir) {
-    KilnProcess a = child(dir, "a").log(dir.resolve("a.out")).start();
+    KilnProcess a = child(dir, "a", "hold").log(dir.resolve("a.out")).start();
     a.awaitLog("a", Duration.ofSeconds(60));
     assertThat(a.stop(Duration.ofSeconds(30))).isEqualTo(143);
-    KilnProcess b = child(dir, "b").log(dir.resolve("b.out")).start();
+    KilnProcess b = child(dir, "b", "hold").log(dir.resolve("b.out")).start();
     b.awaitLog("b", Duration.ofSeconds(60));
     b.kill();
     assertThat(b.isAlive()).isFalse();
