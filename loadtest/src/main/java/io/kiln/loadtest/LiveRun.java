@@ -121,11 +121,11 @@ public final class LiveRun {
    * For a run started with {@link LoadRunner#start}; blocks, so never call it on an event loop.
    */
   public RunResult finish() {
-    stopIssuing();
     Thread t = thread;
     if (t == null) {
       throw new IllegalStateException("finish() is for runs started with LoadRunner.start");
     }
+    stopIssuing();
     try {
       t.join();
     } catch (InterruptedException e) {

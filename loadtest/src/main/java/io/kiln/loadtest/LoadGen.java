@@ -163,13 +163,8 @@ public final class LoadGen {
         .requestTimeout(args.duration("timeout", LoadOptions.DEFAULT_REQUEST_TIMEOUT))
         .maxInFlight(args.integer("max-in-flight", LoadOptions.DEFAULT_MAX_IN_FLIGHT));
     if (args.has("url")) {
-      List<URI> urls = java.util.Arrays.stream(args.string("url", null).split(",")).map(String::trim)
-          .filter(u -> !u.isEmpty()).map(URI::create).toList();
-      if (urls.size() == 1) {
-        b.target(urls.get(0));
-      } else {
-        b.targets(urls);
-      }
+      b.targets(java.util.Arrays.stream(args.string("url", null).split(",")).map(String::trim)
+          .filter(u -> !u.isEmpty()).map(URI::create).toList());
     }
     b.mix(mix(args));
     return b;

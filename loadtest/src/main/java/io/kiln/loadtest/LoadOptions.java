@@ -273,7 +273,7 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
       RequestMix m = mix != null ? mix
           : RequestMix.single(RequestTemplate.generatedFp32(RequestMix.DEFAULT_INPUT_NAME, new long[] {1, 64}, 42));
       return new LoadOptions(name, t, protocol, model, m, mode, rate, connections, warmup, duration, maxRequests,
-          requestTimeout, maxInFlight, targets != null && !targets.isEmpty() ? targets : List.of(t), source, check);
+          requestTimeout, maxInFlight, targets, source, check); // no targets: [target]
     }
   }
 }

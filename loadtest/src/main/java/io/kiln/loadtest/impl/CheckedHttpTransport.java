@@ -9,11 +9,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientAgent;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import java.net.URI;
 import java.util.List;
@@ -50,10 +48,7 @@ final class CheckedHttpTransport implements Transport {
     check = options.check();
     timeoutMs = Math.max(1, options.requestTimeout().toMillis());
     timedOut = "no answer within " + timeoutMs + " ms";
-    client = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setKeepAliveTimeout(15)
-            .setTcpNoDelay(true).setPipelining(false).setMaxRedirects(0)
-            .setConnectTimeout((int) Math.min(timeoutMs, Integer.MAX_VALUE)),
-        new PoolOptions().setHttp1MaxSize(options.connections()).setMaxWaitQueueSize(-1));
+    client = HttpTransport.client(vertx, options);
   }
 
   @Override

@@ -41,7 +41,13 @@ final class HttpTransport implements Transport {
       requests[i] = r;
       bodies[i] = Buffer.buffer(calls[i].body());
     }
-    client = vertx.createHttpClient(
+    client = client(vertx, options);
+  }
+
+  /** The generator's HTTP/1.1 client: keep-alive connections, {@code connections} of them per server. */
+  static HttpClientAgent client(Vertx vertx, LoadOptions options) {
+    long timeoutMs = Math.max(1, options.requestTimeout().toMillis());
+    return vertx.createHttpClient(
         // Kiln closes a connection idle for 30 s; dropping ours at 15 s means we never reuse one it is closing.
         new HttpClientOptions().setKeepAlive(true).setKeepAliveTimeout(15).setTcpNoDelay(true).setPipelining(false)
             .setMaxRedirects(0)
