@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -56,11 +57,13 @@ import java.util.Set;
  *     built-in ({@code builtin:chunks}, which always streams); see {@link SpecRules#streamingFits}
  * @param sha256 the hex SHA-256 of what a remote {@code uri} names (see {@link ModelUris}): required for
  *     {@code https://}, optional for {@code s3://}, empty for a local folder
+ * @param options the engine's own settings ({@code options:} in YAML, e.g. a decoder's KV-cache budget), as written;
+ *     each engine judges its own in {@link io.kiln.pools.spi.Engine#check} (empty: none)
  */
 public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                         List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
                         int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming,
-                        String sha256) {
+                        String sha256, Map<String, String> options) {
 
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
@@ -88,6 +91,16 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     architecture = architecture == null ? "" : architecture.trim();
     inputs = copyTensors("inputs", Objects.requireNonNull(inputs, "inputs"));
     outputs = outputs == null ? List.of() : copyTensors("outputs", outputs);
+    options = copyOptions(options);
+    if (inputs.isEmpty()) { // an engine whose models all take the same tensors (a decoder's text) may say which
+      SpecFields declared = new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming, options);
+      java.util.Optional<ModelSignature> given = Engines.installed().get(engine).defaultSignature(declared);
+      if (given.isPresent()) {
+        inputs = given.get().inputs();
+        outputs = outputs.isEmpty() ? given.get().outputs() : outputs;
+        streaming = streaming || given.get().streaming();
+      }
+    }
     if (warmupBatchSizes != null && warmupBatchSizes.stream().anyMatch(Objects::isNull)) {
       throw new IllegalArgumentException("warmupBatchSizes: contains null");
     }
@@ -117,8 +130,15 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     if (engine.equals(ENGINE_PYTHON) && python == null) {
       python = PythonOptions.DEFAULTS;
     }
+    List<String> known = Engines.installed().get(engine).optionNames();
+    for (String option : options.keySet()) {
+      if (!known.contains(option)) {
+        throw new IllegalArgumentException("options." + option + ": unknown option of engine " + engine
+            + (known.isEmpty() ? " (it takes none)" : "; expected one of " + String.join(", ", known)));
+      }
+    }
     List<SpecProblem> problems = Engines.installed().get(engine)
-        .check(new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming));
+        .check(new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming, options));
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(problems.get(0).toString());
     }
@@ -133,7 +153,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
                    List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
                    PythonOptions python, boolean allowCpuFallback, boolean streaming) {
     this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
-        allowCpuFallback, streaming, "");
+        allowCpuFallback, streaming, "", Map.of());
   }
 
   /** A spec of a model that streams only if it is a streaming built-in. */
@@ -167,7 +187,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public Builder toBuilder() {
     return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
         .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming).sha256(sha256);
+        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming).sha256(sha256).options(options);
   }
 
   /** The remote URI this spec's model is downloaded from, or empty for a local folder or a built-in. */
@@ -237,6 +257,20 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     }
   }
 
+  private static Map<String, String> copyOptions(Map<String, String> options) {
+    if (options == null || options.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, String> copy = new java.util.TreeMap<>(); // sorted: one wire and YAML form per spec
+    options.forEach((k, v) -> {
+      if (k == null || k.isBlank() || v == null) {
+        throw new IllegalArgumentException("options: '" + k + "' needs a name and a value");
+      }
+      copy.put(k.trim(), v.trim());
+    });
+    return java.util.Collections.unmodifiableMap(copy);
+  }
+
   private static void checkThreads(String field, int n) {
     if (n < 0 || n > MAX_THREADS) {
       throw new IllegalArgumentException(field + ": must be in 0.." + MAX_THREADS + " (0 = engine default), got " + n);
@@ -258,6 +292,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     private boolean allowCpuFallback;
     private boolean streaming;
     private String sha256 = "";
+    private Map<String, String> options = Map.of();
 
     private Builder() {
     }
@@ -360,13 +395,19 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
+    /** The engine's own settings (see {@link ModelSpec#options()}); empty by default. */
+    public Builder options(Map<String, String> options) {
+      this.options = options == null ? Map.of() : Map.copyOf(options);
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
       if (uri == null) {
         throw new IllegalArgumentException("uri: required");
       }
       return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads, python, allowCpuFallback, streaming, sha256);
+          interOpThreads, python, allowCpuFallback, streaming, sha256, options);
     }
   }
 }

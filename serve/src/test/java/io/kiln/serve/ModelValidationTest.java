@@ -53,6 +53,14 @@ class ModelValidationTest {
   }
 
   @Test
+  void engineOptionsAreCheckedByTheirEngineAtTheirLine() {
+    onlyProblem(MINIMAL.replace("engine: Builtin", "engine: Builtin\n      options: {max_num_seqs: 8}"), 7, 17,
+        "deployments[0].model.options.max_num_seqs", "unknown option of engine Builtin (it takes none)");
+    onlyProblem(MINIMAL.replace("engine: Builtin", "engine: Builtin\n      options: {nested: {a: 1}}"), 7, 25,
+        "deployments[0].model.options.nested", "must be a single value (text, number or boolean), got a mapping");
+  }
+
+  @Test
   void aBuiltinModelThatDoesNotExistIsRefusedWhenLoaded() {
     onlyProblem(MINIMAL.replace("builtin:identity", "builtin:nope"), 5, 7, "deployments[0].model",
         "unknown built-in model 'builtin:nope'");

@@ -8,7 +8,8 @@ import java.util.List;
  * Where a {@link PoolDispatcher}'s queue goes next: while a worker is idle, the head's batch goes to it when
  * {@link BatchFormer} says the batch is ready (the most recently used idle worker; in a multiplexed pool, the one
  * {@link ModelAffinity} chooses, the head then being the request it chose), else the batch timer is armed for when it
- * will be; with a parallelism set, a partial batch waits for a busy worker instead of starting another beside it
+ * will be; a stream goes to the idle lane {@link StreamPlacement} chooses (its prompt prefix's worker, else the least
+ * loaded one); with a parallelism set, a partial batch waits for a busy worker instead of starting another beside it
  * (see {@link PoolDispatcher#limitParallelism}). The dead requests it unlinks from the queue's front on the way
  * (cancelled, or past their deadline) are settled at the end of each pass.
  *
@@ -23,6 +24,7 @@ final class BatchPlacement {
   private final BatchRuns runs;
   private final Settlements settlements;
   private final BatchTimer timer;
+  private final StreamPlacement streams;
   private final List<PendingRequest> dead = new ArrayList<>();
   /** How many batches can usefully run at once; see {@link PoolDispatcher#limitParallelism}. */
   private int parallelism = Integer.MAX_VALUE;
@@ -37,6 +39,7 @@ final class BatchPlacement {
     this.runs = runs;
     this.settlements = settlements;
     this.timer = timer;
+    this.streams = new StreamPlacement(workers);
   }
 
   void limitParallelism(int batches) {
@@ -80,8 +83,12 @@ final class BatchPlacement {
         armed = true;
         break;
       }
+      WorkerSlot lane = choice == null && head.stream != null
+          ? streams.choose(io.kiln.pools.PrefixAffinity.keys(head.request)) : null;
       List<PendingRequest> batch = former.take(queue, head, now, dead);
-      if (choice == null) {
+      if (lane != null) {
+        runs.dispatch(workers.takeIdle(lane, batch, now), batch, now);
+      } else if (choice == null) {
         runs.dispatch(workers.takeIdle(batch, now), batch, now);
       } else {
         affinity.dispatched(choice.worker().id(), head.key.model(), choice.miss());

@@ -150,6 +150,9 @@ public final class StreamSteps {
       Open o = stepping.get(i);
       ChunkStep step = steps.get(i);
       StreamSender s = o.sender();
+      if (step.pending()) {
+        continue;
+      }
       InferenceException failure = step.failure();
       if (!step.over()) {
         try {

@@ -76,6 +76,11 @@ final class WorkerSet {
     return idle;
   }
 
+  /** The workers executing a batch. */
+  Iterable<WorkerSlot> busy() {
+    return busy;
+  }
+
   /** The idle worker of id {@code id}, or null. */
   WorkerSlot idleById(String id) {
     WorkerSlot s = byId.get(id);

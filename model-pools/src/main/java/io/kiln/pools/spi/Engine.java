@@ -63,6 +63,23 @@ public interface Engine {
    */
   Loaded load(ModelSpec spec, List<Integer> gpuIndices);
 
+  /**
+   * The names of the settings a spec may give this engine in {@code options:} (empty, the default: it takes none).
+   * Kiln refuses any other name, naming the ones there are; {@link #check} judges the values.
+   */
+  default List<String> optionNames() {
+    return List.of();
+  }
+
+  /**
+   * The tensors a spec that declares no inputs gets, for an engine whose models all take and return the same ones
+   * (a decoder: text in, text chunks out); empty (the default): a spec must declare its inputs. Declared outputs
+   * are kept; the signature's {@code streaming} turns streaming on. Pure and cheap, as {@link #check}.
+   */
+  default java.util.Optional<io.kiln.pools.ModelSignature> defaultSignature(SpecFields spec) {
+    return java.util.Optional.empty();
+  }
+
   /** The platform metadata names for this engine's models (KServe/Triton style, e.g. {@code onnxruntime_onnx}). */
   default String platform(ModelSpec spec) {
     return name().toLowerCase(Locale.ROOT);

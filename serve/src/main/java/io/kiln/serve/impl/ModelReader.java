@@ -65,8 +65,10 @@ final class ModelReader {
     if (format != null && !arch(m, format, architecture)) {
       format = null;
     }
-    List<TensorSpec> inputs = tensors(m, "input");
+    boolean engineSignature = engine != null && uri != null && defaultSignature(engine, uri);
+    List<TensorSpec> inputs = engineSignature && !m.has("inputs") ? List.of() : tensors(m, "input");
     List<TensorSpec> outputs = tensors(m, "output");
+    Map<String, String> engineOptions = options(m.section("options"));
     List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
     int[] threads = threads(m.section("threads"));
     Boolean allowCpuFallback = m.bool("allow_cpu_fallback", false);
@@ -88,12 +90,45 @@ final class ModelReader {
           .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
           .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python)
           .allowCpuFallback(Boolean.TRUE.equals(allowCpuFallback))
-          .streaming(Boolean.TRUE.equals(streaming)).sha256(sha256).build();
+          .streaming(Boolean.TRUE.equals(streaming)).sha256(sha256).options(engineOptions).build();
     } catch (IllegalArgumentException e) {
-      // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model).
-      problems.at(m.node(), m.path(), e.getMessage());
+      // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model); an engine's
+      // option problem ("options.max_num_seqs: ...") is reported at that option.
+      String message = e.getMessage();
+      String option = message.startsWith("options.") ? message.substring(8).split("[:\\s]", 2)[0] : null;
+      MappingReader o = m.section("options");
+      if (option != null && o.has(option)) {
+        String problem = message.substring(message.indexOf(':') + 1).trim();
+        problems.at(problem.startsWith("unknown option") ? o.keyAt(option) : o.at(option), o.path(option), problem);
+      } else {
+        problems.at(m.node(), m.path(), message);
+      }
       return null;
     }
+  }
+
+  /** Whether {@code engine} gives models that declare no inputs its own signature (a decoder's text tensors). */
+  private static boolean defaultSignature(String engine, String uri) {
+    return io.kiln.pools.spi.Engines.installed().get(engine)
+        .defaultSignature(io.kiln.pools.spi.SpecFields.streaming(uri)).isPresent();
+  }
+
+  /** The engine's own settings, each a scalar, as text; their engine checks them when the spec is built. */
+  private Map<String, String> options(MappingReader o) {
+    Map<String, String> options = new java.util.TreeMap<>();
+    if (!o.present()) {
+      return options;
+    }
+    for (org.yaml.snakeyaml.nodes.NodeTuple e : o.entries()) {
+      String key = ((org.yaml.snakeyaml.nodes.ScalarNode) e.getKeyNode()).getValue();
+      if (e.getValueNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode v) {
+        options.put(key, v.getValue());
+      } else {
+        problems.at(e.getValueNode(), o.path(key), "must be a single value (text, number or boolean), got "
+            + Reading.describe(e.getValueNode()));
+      }
+    }
+    return options;
   }
 
   /** The engine, spelled exactly as one of {@link ModelSpec#ENGINES}; null if missing or unknown (reported). */

@@ -108,6 +108,10 @@ public final class SpecJsonWriter {
     if (m.streaming()) {
       o.put("streaming", true);
     }
+    if (!m.options().isEmpty()) {
+      ObjectNode options = o.putObject("options");
+      m.options().forEach(options::put);
+    }
     if (m.python() != null) {
       ObjectNode py = o.putObject("python");
       py.put("class", m.python().className());
