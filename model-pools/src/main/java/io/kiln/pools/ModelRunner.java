@@ -57,6 +57,15 @@ public interface ModelRunner extends AutoCloseable {
     return OptionalLong.empty();
   }
 
+  /**
+   * Registers the runner's own meters (a decoder's KV cache and scheduler, say) in the node's registry under the
+   * worker's {@code tags} (deployment, version, node, worker). Called once, on the worker's thread, after warm-up;
+   * the runner removes them when it closes. The default registers none.
+   */
+  default void bindMeters(io.micrometer.core.instrument.MeterRegistry registry,
+                          io.micrometer.core.instrument.Tags tags) {
+  }
+
   /** Frees the model and its native memory; the runner cannot be used afterwards. */
   @Override
   void close();

@@ -93,6 +93,8 @@ public final class ModelWorker implements AutoCloseable {
             spec.version(), "node", spec.node(), "worker", Integer.toString(spec.index())), runner.loadInfo().device(),
             runner.processId(), before, gpus.get().nanoTime())
         : null;
+    registry.ifPresent(r -> runner.bindMeters(r, Tags.of("deployment", spec.deployment(), "version", spec.version(),
+        "node", spec.node(), "worker", Integer.toString(spec.index()))));
     if (spec.model().streaming() && runner instanceof StreamingModelRunner) {
       this.streams = StreamHub.of(ctx.runtime());
       streams.awaitRegistered();
