@@ -31,11 +31,14 @@ import java.util.Objects;
  *     readiness hold is in place: {@code false} (default) ready, whatever the models' state (a failing or
  *     loading model is reported by its own {@code /v2/models/{m}/ready}, and does not take the node out of a
  *     load balancer); {@code true} ready only while every model the directory lists is ready (Triton's rule)
+ * @param apiKey the key the OpenAI API ({@code /v1/*}) requires as {@code Authorization: Bearer <key>}, or
+ *     {@code null} (the default) for none: those routes are then open, as the OIP inference routes are. Only the
+ *     {@code /v1/*} routes check it; {@link #toString()} never shows it
  */
 public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
                              int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
                              boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout,
-                             int httpEventLoops, TlsFiles tls, boolean strictReadiness) {
+                             int httpEventLoops, TlsFiles tls, boolean strictReadiness, String apiKey) {
 
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 8000;
@@ -75,6 +78,24 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     checkTimeout("requestReadTimeout", requestReadTimeout);
     checkTimeout("idleTimeout", idleTimeout);
     checkEventLoops(httpEventLoops);
+    checkApiKey(apiKey);
+  }
+
+  private static void checkApiKey(String key) {
+    if (key != null && (key.isEmpty() || !key.chars().allMatch(c -> c > 0x20 && c < 0x7f))) {
+      throw new IllegalArgumentException("apiKey must be printable ASCII without spaces (or null for none)");
+    }
+  }
+
+  /** The options, the API key hidden: options are logged, keys must not be. */
+  @Override
+  public String toString() {
+    return "GatewayOptions[host=" + host + ", httpPort=" + httpPort + ", grpcPort=" + grpcPort + ", maxBodyBytes="
+        + maxBodyBytes + ", defaultTimeout=" + defaultTimeout + ", retryAfterSeconds=" + retryAfterSeconds
+        + ", serverVersion=" + serverVersion + ", registry=" + registry + ", bindJvmMetrics=" + bindJvmMetrics
+        + ", requestReadTimeout=" + requestReadTimeout + ", idleTimeout=" + idleTimeout + ", httpEventLoops="
+        + httpEventLoops + ", tls=" + tls + ", strictReadiness=" + strictReadiness + ", apiKey="
+        + (apiKey == null ? "none" : "(set)") + "]";
   }
 
   /** One REST event loop per core, at most {@value #MAX_DEFAULT_HTTP_EVENT_LOOPS}. */
@@ -113,7 +134,8 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     return new Builder().host(host).httpPort(httpPort).grpcPort(grpcPort).maxBodyBytes(maxBodyBytes)
         .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
         .registry(registry).bindJvmMetrics(bindJvmMetrics).requestReadTimeout(requestReadTimeout)
-        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops).tls(tls).strictReadiness(strictReadiness);
+        .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops).tls(tls).strictReadiness(strictReadiness)
+        .apiKey(apiKey);
   }
 
   private static void checkPort(String what, int port) {
@@ -138,8 +160,21 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     private int httpEventLoops = defaultHttpEventLoops();
     private TlsFiles tls;
     private boolean strictReadiness;
+    private String apiKey;
 
     private Builder() {
+    }
+
+    /**
+     * See {@link GatewayOptions#apiKey()}: {@code null} or empty for none.
+     *
+     * @throws IllegalArgumentException if the key is blank or holds spaces or non-printable characters
+     */
+    public Builder apiKey(String value) {
+      String key = value == null || value.isEmpty() ? null : value;
+      checkApiKey(key);
+      apiKey = key;
+      return this;
     }
 
     /** See {@link GatewayOptions#strictReadiness()}. */
@@ -234,7 +269,8 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
 
     public GatewayOptions build() {
       return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
-          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops, tls, strictReadiness);
+          serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops, tls,
+          strictReadiness, apiKey);
     }
   }
 }

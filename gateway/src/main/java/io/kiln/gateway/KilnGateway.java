@@ -33,6 +33,11 @@ import java.util.concurrent.CompletionStage;
  * or version), 413 (body over {@link GatewayOptions#maxBodyBytes()}), 503 (not ready, no pool, over capacity;
  * with Retry-After), 504 (deadline passed) and 500 only for bugs; gRPC INVALID_ARGUMENT, NOT_FOUND,
  * RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED and INTERNAL likewise.
+ *
+ * <p>OpenAI's API ({@code /v1/models}, {@code /v1/completions}, {@code /v1/chat/completions}, {@code /v1/embeddings})
+ * is served on the HTTP port too, for the models that keep the {@link io.kiln.pools.TextModels} contract, with the same
+ * statuses and OpenAI's error shape {@code {"error": {"message", "type", "param", "code"}}}; it asks for
+ * {@link GatewayOptions#apiKey()} when one is set (docs/openai.md).
  */
 public final class KilnGateway {
 

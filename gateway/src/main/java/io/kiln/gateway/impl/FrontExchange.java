@@ -15,10 +15,10 @@ import java.util.concurrent.Callable;
 
 /**
  * One front-end request from arrival to answer, whatever its protocol (HTTP infer, gRPC ModelInfer, generate and
- * generate_stream): it holds the request's start, model, trace and pool call, answers it at most once, and records
- * it exactly once (one metrics record, one debug log line, the span's end). It is its request's
- * {@link Cancellation}, the token carried in the request's context to the pool (the edge makes it; being the token
- * saves an object per request): a client that goes away (connection closed or reset, gRPC stream cancelled) cancels
+ * generate_stream, the OpenAI API's inference calls): it holds the request's start, model, trace and pool call,
+ * answers it at most once, and records it exactly once (one metrics record, one debug log line, the span's end).
+ * It is its request's {@link Cancellation}, the token carried in the request's context to the pool (the edge makes
+ * it; being the token saves an object per request): a client that goes away (connection closed or reset, gRPC stream cancelled) cancels
  * it, which withdraws the pool call or stream wherever it is. How an answer, an error or a chunk is written is the
  * {@link Protocol}'s, one instance per server (not per request): a request costs this one object.
  *

@@ -107,6 +107,7 @@ public final class GatewayServers {
     StreamDispatcher streams = new StreamDispatcher(pools, router, dispatcher, metrics, new StreamMetrics(registry),
         options.defaultTimeout().toMillis(), nanoClock, () -> streamOptions, options.retryAfterSeconds());
     new GenerateApi(gw, streams).register(httpRouter);
+    new OpenAiApi(gw, streams, System::currentTimeMillis).register(httpRouter);
     extraRoutes.forEach(r -> r.accept(httpRouter));
     // While the node drains, every answer asks its client to reconnect, so kept-alive clients move to other nodes.
     io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> httpHandler = req -> {

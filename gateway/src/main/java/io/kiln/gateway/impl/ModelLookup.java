@@ -54,6 +54,21 @@ final class ModelLookup {
   }
 
   /**
+   * The serving version of every model the directory lists, never an internal one, each ready as {@link #find}
+   * reads it (not while a readiness hold keeps the models).
+   */
+  java.util.List<ModelInfo> listed() {
+    boolean held = holds.modelsHeld();
+    return directory.models().stream().filter(m -> !directory.internal(m.name()))
+        .map(m -> held && m.ready() ? m.withReady(false) : m).toList();
+  }
+
+  /** Whether {@code name} is one of the node's own models (see {@link ModelDirectory#internal}). */
+  boolean internal(String name) {
+    return directory.internal(name);
+  }
+
+  /**
    * The metrics label for a model name: the name if the directory knows it, else a fixed placeholder;
    * {@link GatewayMetrics#UNMETERED} for an internal model, whose requests are not recorded.
    */

@@ -16,6 +16,8 @@ import java.util.random.RandomGenerator;
  * <ol>
  *   <li>A locality hint pins the request to that node, hard: if the node has no ready pool the request fails
  *       (503) rather than running elsewhere.</li>
+ *   <li>Otherwise, for a text request, the node its prompt's prefix went to ({@link Reason#PREFIX}, see
+ *       {@link #route(String, List, String, String, long[])}).</li>
  *   <li>Otherwise the local node's pool, if it is ready and has room.</li>
  *   <li>Otherwise power-of-two-choices by {@code queueDepth + inFlight} over the ready pools with room: a
  *       {@link Reason#SPILL} when the local pool was full, {@link Reason#BALANCED} when there was none.</li>
@@ -30,7 +32,12 @@ import java.util.random.RandomGenerator;
 public final class Router {
 
   /** Why a pool was chosen. */
-  public enum Reason { PINNED, LOCAL, SPILL, BALANCED, HOLDER }
+  public enum Reason { PINNED, LOCAL, SPILL, BALANCED, HOLDER, PREFIX }
+
+  /** Prompt-prefix keys remembered per gateway (a key per 64 bytes of a prompt's first 4 KiB). */
+  static final int PREFIX_CAPACITY = 65_536;
+  /** A prefix's node may be this much busier than the least loaded pool (plus a quarter) and keep its prompts. */
+  static final int PREFIX_LOAD_SLACK = 4;
 
   /** The chosen pool and why. */
   public record Route(PoolEndpoint target, Reason reason) {
@@ -38,6 +45,8 @@ public final class Router {
 
   private final RandomGenerator random;
   private final Duration retryAfter;
+  private final io.kiln.pools.PrefixAffinity prefixes =
+      new io.kiln.pools.PrefixAffinity(PREFIX_CAPACITY, PREFIX_LOAD_SLACK);
 
   public Router(RandomGenerator random, Duration retryAfter) {
     this.random = Objects.requireNonNull(random, "random");
@@ -61,6 +70,37 @@ public final class Router {
    * the local one, else the less loaded of two such), so the request skips a load; without one it is routed as any.
    */
   public Route route(String model, List<PoolEndpoint> pools, String pinnedNode, String repositoryModel) {
+    return route(model, pools, pinnedNode, repositoryModel, NO_KEYS);
+  }
+
+  private static final long[] NO_KEYS = new long[0];
+
+  /**
+   * {@link #route(String, List, String, String)} for a text request of prompt-prefix {@code prefixKeys}
+   * ({@link io.kiln.pools.PrefixAffinity#keys}; empty for none): unless pinned or held, the node its longest known
+   * prefix (or its session) went to takes it ({@link Reason#PREFIX}: that node's workers hold the prefix's KV cache)
+   * while that pool is ready, has room and is not clearly busier than the least loaded one; wherever it goes, its
+   * prefixes are remembered there.
+   */
+  public Route route(String model, List<PoolEndpoint> pools, String pinnedNode, String repositoryModel,
+                     long[] prefixKeys) {
+    if (prefixKeys.length == 0) {
+      return place(model, pools, pinnedNode, repositoryModel);
+    }
+    Route route = null;
+    if (pinnedNode == null && repositoryModel == null) {
+      PoolEndpoint holder = prefixes.choose(prefixKeys, pools, PoolEndpoint::nodeId,
+          p -> p.ready() && p.hasRoom() ? (int) Math.min(Integer.MAX_VALUE, p.load()) : -1);
+      route = holder == null ? null : new Route(holder, Reason.PREFIX);
+    }
+    if (route == null) {
+      route = place(model, pools, pinnedNode, repositoryModel);
+    }
+    prefixes.record(prefixKeys, route.target().nodeId());
+    return route;
+  }
+
+  private Route place(String model, List<PoolEndpoint> pools, String pinnedNode, String repositoryModel) {
     if (pinnedNode != null) {
       return pinned(model, pools, pinnedNode);
     }

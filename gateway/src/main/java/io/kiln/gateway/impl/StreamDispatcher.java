@@ -92,7 +92,8 @@ final class StreamDispatcher {
           : defaultTimeoutMillis;
       long deadline = nanoClock.getAsLong() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
       List<PoolEndpoint> candidates = pools.pools(model.name(), model.version());
-      Router.Route route = router.route(model.name(), candidates, hints.pinnedNode());
+      Router.Route route = router.route(model.name(), candidates, hints.pinnedNode(), null,
+          io.kiln.pools.PrefixAffinity.keys(request.request()));
       metrics.routed(route.reason(), false);
       return pools.stream(route.target(), model.name(), model.version(), request,
           io.kiln.pools.RequestContext.of(request.request().id(), deadline, trace,

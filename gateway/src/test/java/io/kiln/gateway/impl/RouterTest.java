@@ -175,4 +175,27 @@ class RouterTest {
     assertThatThrownBy(() -> router().route("m", List.of(new PoolEndpoint("a", true, false, 0, 0, 10)), null))
         .isInstanceOf(InferenceException.class).hasMessageContaining("no ready pool");
   }
+
+  @Test
+  void promptsSharingAPrefixFollowItsNodeWhileThatNodeIsNotClearlyBusier() {
+    Router router = new Router(new SplittableRandom(1), RETRY);
+    String system = "You are a support agent for Kiln. Answer in two sentences and name the docs page you used. ";
+    long[] first = io.kiln.pools.PrefixAffinity.keys((system + "How do I deploy?").getBytes());
+    long[] second = io.kiln.pools.PrefixAffinity.keys((system + "How do I scale?").getBytes());
+    List<PoolEndpoint> remoteOnly = List.of(pool("a", false, 0, 0), pool("b", false, 0, 0));
+    String holder = router.route("m", remoteOnly, null, null, first).target().nodeId();
+
+    List<PoolEndpoint> localA = List.of(pool("a", holder.equals("b"), 1, 0), pool("b", holder.equals("a"), 0, 1));
+    Route followed = router.route("m", localA, null, null, second);
+    assertThat(followed.target().nodeId()).as("the prefix's node, not the local one").isEqualTo(holder);
+    assertThat(followed.reason()).isEqualTo(Reason.PREFIX);
+
+    List<PoolEndpoint> holderBusy = List.of(pool(holder, false, 6, 0), pool(holder.equals("a") ? "b" : "a", true, 0, 0));
+    Route balanced = router.route("m", holderBusy, null, null, second);
+    assertThat(balanced.reason()).as("6 queued against 0: past the slack").isEqualTo(Reason.LOCAL);
+    assertThat(router.route("m", holderBusy, holder, null, second).reason()).as("a pin still wins")
+        .isEqualTo(Reason.PINNED);
+    assertThat(router.route("m", remoteOnly, null, null, io.kiln.pools.PrefixAffinity.keys("other".getBytes()))
+        .reason()).isEqualTo(Reason.BALANCED);
+  }
 }

@@ -7,6 +7,7 @@ import io.kiln.gateway.spi.PoolDirectory;
 import io.kiln.gateway.spi.PoolEndpoint;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
+import io.kiln.pools.TextModels;
 import io.kiln.pools.ValidatedRequest;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +42,11 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
     public volatile boolean hold;
     /** Fail every request with this. */
     public volatile RuntimeException failWith;
+    /** Streams send this many chunks, then hold (-1: they send all). */
+    public volatile int holdStreamsAfter = -1;
+    /** Streams send {@link #streamFailureAfter} chunks, then end with this error (null: none). */
+    public volatile RuntimeException streamFailure;
+    public volatile int streamFailureAfter;
 
     Node(String id, boolean local) {
       this.id = id;
@@ -54,6 +60,9 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
       capacity = 16;
       hold = false;
       failWith = null;
+      holdStreamsAfter = -1;
+      streamFailure = null;
+      streamFailureAfter = 0;
     }
   }
 
@@ -63,6 +72,12 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
   private final List<ModelInfo> models = new CopyOnWriteArrayList<>();
   private final List<ModelInfo> notReady = new CopyOnWriteArrayList<>();
   public final List<Sent> sent = new CopyOnWriteArrayList<>();
+  /** The pieces a generation model's streams answer ({@link TestModels#textChunks}); reset restores the default. */
+  public volatile List<String> reply = TestModels.REPLY;
+  /** How often streams were paused (by a client that reads slower than the model writes). */
+  public final java.util.concurrent.atomic.AtomicInteger pauses = new java.util.concurrent.atomic.AtomicInteger();
+  /** Whether generation streams end with the contract's finish chunk; false plays a model that breaks it. */
+  public volatile boolean finishes = true;
 
   public FakeCluster(List<ModelInfo> models) {
     this.models.addAll(models);
@@ -98,6 +113,9 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
   /** Back to the initial state: all nodes idle and answering, nothing recorded. */
   public void reset() {
     nodes.values().forEach(Node::reset);
+    reply = TestModels.REPLY;
+    finishes = true;
+    pauses.set(0);
     notReady.clear();
     sent.forEach(s -> s.future().cancel(false));
     sent.clear();
@@ -159,8 +177,11 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
   }
 
   /**
-   * Records the stream as a {@link Sent} (its future completes with the one chunk, or reads cancelled once its token
-   * is) and, unless the node holds, answers one chunk (the model's computation) and ends, on the calling context.
+   * Records the stream as a {@link Sent} (its future completes with the last chunk, or reads cancelled once its token
+   * is) and, unless the node holds, answers on the calling context: a model that keeps the text generation contract
+   * with {@link TestModels#textChunks} of {@link #reply}, any other with one chunk (the model's computation). The
+   * chunks honour pause and resume, stop at the token's cancel, and follow the node's
+   * {@link Node#holdStreamsAfter} and {@link Node#streamFailure}.
    */
   @Override
   public io.kiln.pools.ResponseStream stream(PoolEndpoint target, String model, String version,
@@ -174,28 +195,81 @@ public final class FakeCluster implements ModelDirectory, PoolDirectory, DataLoc
     if (n.failWith != null) {
       throw n.failWith;
     }
+    ModelInfo info = model(model, version).orElseThrow();
+    List<InferenceResponse> chunks = TextModels.generates(info.signature())
+        ? TestModels.textChunks(info, request, n.id, reply) : List.of(TestModels.compute(info, request, n.id));
+    if (!finishes && TextModels.generates(info.signature())) {
+      chunks = chunks.subList(0, chunks.size() - 1);
+    }
+    Chunks stream = new Chunks("fake-" + sent.size(), n, chunks, f, context.cancellation(), listener, pauses);
     if (!n.hold) {
-      InferenceResponse r = TestModels.compute(model(model, version).orElseThrow(), request, n.id);
-      f.complete(r);
-      io.vertx.core.Vertx.currentContext().runOnContext(v -> {
-        listener.chunk(r);
-        listener.end(Map.of("kiln_node", n.id, "kiln_chunks", 1L));
+      stream.context.runOnContext(v -> stream.pump());
+    }
+    return stream;
+  }
+
+  /** One stream's chunks, sent on its context while it has not been paused, held or cancelled. */
+  private static final class Chunks implements io.kiln.pools.ResponseStream {
+    private final String id;
+    private final Node node;
+    private final List<InferenceResponse> chunks;
+    private final CompletableFuture<InferenceResponse> done;
+    private final io.kiln.pools.Cancellation token;
+    private final io.kiln.pools.ChunkListener listener;
+    private final java.util.concurrent.atomic.AtomicInteger pauses;
+    private final io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+    private int next;
+    private boolean paused;
+    private boolean over;
+
+    Chunks(String id, Node node, List<InferenceResponse> chunks, CompletableFuture<InferenceResponse> done,
+           io.kiln.pools.Cancellation token, io.kiln.pools.ChunkListener listener,
+           java.util.concurrent.atomic.AtomicInteger pauses) {
+      this.pauses = pauses;
+      this.id = id;
+      this.node = node;
+      this.chunks = chunks;
+      this.done = done;
+      this.token = token;
+      this.listener = listener;
+    }
+
+    void pump() {
+      int holdAfter = node.holdStreamsAfter;
+      while (!over && !paused && !token.isCancelled() && next < chunks.size()
+          && (holdAfter < 0 || next < holdAfter)) {
+        if (node.streamFailure != null && next == node.streamFailureAfter) {
+          over = true;
+          listener.error(node.streamFailure);
+          return;
+        }
+        listener.chunk(chunks.get(next++));
+      }
+      if (!over && next == chunks.size() && !token.isCancelled()) {
+        over = true;
+        done.complete(chunks.get(chunks.size() - 1));
+        listener.end(Map.of("kiln_node", node.id, "kiln_chunks", (long) chunks.size()));
+      }
+    }
+
+    @Override
+    public String id() {
+      return id;
+    }
+
+    @Override
+    public void pause() {
+      paused = true;
+      pauses.incrementAndGet();
+    }
+
+    @Override
+    public void resume() {
+      context.runOnContext(v -> {
+        paused = false;
+        pump();
       });
     }
-    return new io.kiln.pools.ResponseStream() {
-      @Override
-      public String id() {
-        return "fake-" + sent.size();
-      }
-
-      @Override
-      public void pause() {
-      }
-
-      @Override
-      public void resume() {
-      }
-    };
   }
 
   @Override

@@ -55,18 +55,23 @@ public abstract class GatewayTestBase {
     cluster.addNode("node-b", false);
     cluster.addNode("node-c", false);
     registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    GatewayOptions options = GatewayOptions.builder()
+    GatewayOptions options = configure(GatewayOptions.builder()
         .host(HOST).httpPort(0).grpcPort(0)
         .maxBodyBytes(MAX_BODY)
         .defaultTimeout(DEFAULT_TIMEOUT)
         .retryAfterSeconds(2)
-        .registry(registry)
+        .registry(registry))
         .build();
     gateway = new KilnGateway(options, cluster, cluster, cluster);
     join(gateway.start(vertx));
     http = WebClient.create(vertx);
     grpcClient = GrpcClient.client(vertx);
     grpc = GRPCInferenceServiceGrpcClient.create(grpcClient, SocketAddress.inetSocketAddress(gateway.grpcPort(), HOST));
+  }
+
+  /** The options of this class's gateway beyond the base's (an API key, say); the base's as they are by default. */
+  protected GatewayOptions.Builder configure(GatewayOptions.Builder options) {
+    return options;
   }
 
   @BeforeEach
