@@ -55,6 +55,12 @@ class ReportingRunner implements ModelRunner {
   }
 
   @Override
+  public void bindMeters(io.micrometer.core.instrument.MeterRegistry registry,
+                         io.micrometer.core.instrument.Tags tags) {
+    runner.bindMeters(registry, tags);
+  }
+
+  @Override
   public void close() {
     runner.close();
   }
