@@ -67,7 +67,7 @@ final class ModelReader {
     }
     boolean engineSignature = engine != null && uri != null && defaultSignature(engine, uri);
     List<TensorSpec> inputs = engineSignature && !m.has("inputs") ? List.of() : tensors(m, "input");
-    List<TensorSpec> outputs = tensors(m, "output");
+    List<TensorSpec> outputs = engineSignature && !m.has("outputs") ? List.of() : tensors(m, "output");
     Map<String, String> engineOptions = options(m.section("options"));
     List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
     int[] threads = threads(m.section("threads"));
