@@ -39,14 +39,24 @@ public final class KilnNode implements AutoCloseable {
    * @param strictReadiness {@code --strict-readiness}: the node reads ready only while every deployment serves
    *     (see {@link GatewayOptions#strictReadiness()}); by default it is ready once up and warmed, whatever its
    *     deployments' state
+   * @param apiKey {@code --api-key}: the bearer key the OpenAI API ({@code /v1/*}) requires, or null for none
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                         Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
-                        io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness) {
+                        io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness, String apiKey) {
 
     public Options {
       warmup = warmup == null ? WarmupOptions.OFF : warmup;
       otelEndpoint = otelEndpoint == null || otelEndpoint.isBlank() ? null : otelEndpoint.strip();
+      apiKey = apiKey == null || apiKey.isBlank() ? null : apiKey;
+    }
+
+    /** Without an OpenAI API key. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
+                   io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, tls, otelEndpoint,
+          strictReadiness, null);
     }
 
     /** With the default (lenient) readiness. */
@@ -94,7 +104,7 @@ public final class KilnNode implements AutoCloseable {
     GatewayOptions gateway;
     try {
       gateway = GatewayOptions.builder().host(o.node().host()).httpPort(o.httpPort()).grpcPort(o.grpcPort())
-          .defaultTimeout(o.requestTimeout()).tls(o.tls()).strictReadiness(o.strictReadiness()).build();
+          .defaultTimeout(o.requestTimeout()).tls(o.tls()).strictReadiness(o.strictReadiness()).apiKey(o.apiKey()).build();
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
     }

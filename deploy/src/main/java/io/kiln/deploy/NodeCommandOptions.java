@@ -77,6 +77,10 @@ final class NodeCommandOptions {
   @Option(names = "--token", description = "require this bearer token on the management API (default: $KILN_TOKEN)")
   String token;
 
+  @Option(names = "--api-key", description = "require this bearer key on the OpenAI API, /v1/* (default: $KILN_API_KEY;"
+      + " none: open, like OIP inference)")
+  String apiKey;
+
   @Option(names = "--request-timeout-ms", description = "default inference deadline (default ${DEFAULT-VALUE})",
       defaultValue = "30000")
   long requestTimeoutMs;
@@ -322,6 +326,10 @@ final class NodeCommandOptions {
   static Path envPath(String name) {
     String v = System.getenv(name);
     return v == null || v.isBlank() ? null : Path.of(v);
+  }
+
+  String apiKey() {
+    return apiKey != null ? apiKey : System.getenv("KILN_API_KEY");
   }
 
   String token() {

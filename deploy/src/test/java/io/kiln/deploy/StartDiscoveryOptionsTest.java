@@ -32,6 +32,14 @@ class StartDiscoveryOptionsTest {
   }
 
   @Test
+  void theOpenAiApiKeyIsAFlagOfItsOwnBesideTheManagementToken() {
+    StartCommand c = parse("--api-key", "sk-test", "--token", "mgmt");
+    assertThat(c.opts.apiKey()).isEqualTo("sk-test");
+    assertThat(c.opts.token()).isEqualTo("mgmt");
+    assertThat(parse().opts.apiKey()).isEqualTo(System.getenv("KILN_API_KEY"));
+  }
+
+  @Test
   void kubernetesDnsIsAFoundClusterOnThePodsAddressWithTheGivenGuards() {
     ClusterOptions o = parse("--discovery", "k8s-dns:kiln-headless.kiln.svc.cluster.local", "--host", "10.1.2.3",
         "--cluster-port", "5701", "--min-cluster-size", "2", "--bus-port", "5702", "--cluster-name", "prod",
