@@ -44,8 +44,8 @@ import java.util.Set;
  * @param inputs the model's inputs in the order the model takes them; the first dimension is the batch
  * @param outputs the model's outputs in the order it returns them (may be empty for built-ins, meaning
  *     "named like the inputs")
- * @param warmupBatchSizes batch sizes (in requests) to warm the model with, zeros, before it serves (each repeated
- *     within a bounded budget, see {@link ModelRunners#load})
+ * @param warmupBatchSizes batch sizes (in requests) to warm the model with before it serves: zeros, or the model
+ *     folder's {@code warmup/*.json} samples (each repeated within a bounded budget, see {@link ModelRunners#load})
  * @param intraOpThreads threads per operator, 0 for the engine default
  * @param interOpThreads threads across operators, 0 for the engine default
  * @param python how to run a {@value #ENGINE_PYTHON} model ({@link PythonOptions#DEFAULTS} when null); null

@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * the work. Never call them directly; call them through an {@code ActorHandle}.
  *
  * <p><b>Errors:</b> the constructor fails with {@link ModelLoadException} when the model cannot be loaded
- * or warmed (the runtime restarts the worker while restarts remain). {@link #infer} fails with an
+ * (the runtime restarts the worker while restarts remain); a warm-up batch the model rejects only warns (see
+ * {@link ModelRunners#load}). {@link #infer} fails with an
  * {@link InferenceException} INVALID_INPUT for bad requests (the worker is fine), or with a
  * {@link ModelExecutionException} when the model failed: a failure of that call, which the manager treats
  * as a failed worker and answers by restarting it (reloading its model).

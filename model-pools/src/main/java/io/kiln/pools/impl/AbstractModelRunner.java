@@ -59,6 +59,15 @@ abstract class AbstractModelRunner implements ModelRunner {
     return loadInfo;
   }
 
+  /**
+   * Whether the runner can run another batch after one failed: the loader asks when a warm-up batch fails, and
+   * serves a runner that can (the model only rejected that input). True unless closed; a runner whose engine can
+   * break for good (a Python model's process that died) says so.
+   */
+  boolean usable() {
+    return !closed;
+  }
+
   /** Set once by the loader after warm-up. */
   final void loaded(ModelLoadInfo info) {
     this.loadInfo = info;
@@ -154,7 +163,7 @@ abstract class AbstractModelRunner implements ModelRunner {
 
   private void checkOutputs(List<Tensor> outputs, long totalRows) {
     if (outputs.size() != outputSpecs.size()) {
-      throw new ModelExecutionException("the model returned " + outputs.size() + " outputs, the spec declares "
+      throw new SpecMismatchException("the model returned " + outputs.size() + " outputs, the spec declares "
           + outputSpecs.size() + " " + outputSpecs);
     }
     for (int o = 0; o < outputs.size(); o++) {
@@ -167,7 +176,7 @@ abstract class AbstractModelRunner implements ModelRunner {
         fits = want[d] == -1 || want[d] == shape[d];
       }
       if (!fits) {
-        throw new ModelExecutionException("model output " + o + " is " + out.datatype() + Arrays.toString(shape)
+        throw new SpecMismatchException("model output " + o + " is " + out.datatype() + Arrays.toString(shape)
             + " for " + totalRows + " input rows, but the spec declares " + declared);
       }
     }

@@ -50,7 +50,7 @@ final class OnnxSignature {
 
   static DataType kilnType(OnnxJavaType t, TensorSpec declared) {
     if (toOnnx(declared.datatype()).orElse(null) != t) {
-      throw new ModelExecutionException("output '" + declared.name() + "' came back as " + t + ", the spec declares "
+      throw new SpecMismatchException("output '" + declared.name() + "' came back as " + t + ", the spec declares "
           + declared.datatype());
     }
     return declared.datatype();

@@ -41,7 +41,8 @@ public final class PoolErrorCodec implements WireErrorCodec {
       m.put("class", "InferenceException");
       m.put("kind", ie.kind().name());
     } else {
-      m.put("class", error.getClass().getSimpleName());
+      // A subclass (a SpecMismatchException) crosses as what the other side knows.
+      m.put("class", error instanceof ModelLoadException ? "ModelLoadException" : "ModelExecutionException");
     }
     return m;
   }

@@ -232,6 +232,12 @@ final class PythonModelRunner extends AbstractModelRunner implements StreamingMo
     return named;
   }
 
+  /** A batch that raised leaves the process going; one that killed it (died, hung, garbled its reply) does not. */
+  @Override
+  boolean usable() {
+    return super.usable() && process.alive();
+  }
+
   @Override
   protected void release() {
     process.close();

@@ -1,9 +1,12 @@
 package io.kiln.pools.impl;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
+import io.kiln.pools.ModelExecutionException;
+import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelLoadInfo;
 import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
@@ -16,8 +19,8 @@ import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
- * Model warm-up repeats each batch size so the JIT compiles the runner's path, within a bounded budget
- * judged on an injected clock.
+ * Model warm-up repeats each batch size (with each warm-up sample) so the JIT compiles the runner's path, within a
+ * bounded budget judged on an injected clock; a batch the model rejects is a problem recorded, not a failed load.
  */
 class RunnerLoaderWarmupTest {
 
@@ -79,6 +82,7 @@ class RunnerLoaderWarmupTest {
   /** The identity, counting the rows of every batch it runs. */
   private static final class Counting extends BuiltinModels.IdentityRunner {
     final List<Long> rowsPerBatch = new ArrayList<>();
+    final List<Float> firstValues = new ArrayList<>();
 
     Counting(ModelSpec spec) {
       super(spec, spec.outputs());
@@ -87,6 +91,110 @@ class RunnerLoaderWarmupTest {
     @Override
     protected List<Tensor> forward(List<Tensor> inputs) {
       rowsPerBatch.add(inputs.get(0).shape()[0]);
+      firstValues.add(inputs.get(0).asFloats()[0]);
+      return super.forward(inputs);
+    }
+  }
+
+  @Test
+  void eachSampleRunsAtEachBatchSizeWithinItsShareOfTheBudget() {
+    ModelSpec spec = identity(1, 2);
+    List<WarmupSamples.Sample> samples = List.of(sample("warmup/a.json", 1), sample("warmup/b.json", 2));
+    try (Counting runner = new Counting(spec)) {
+      // 4 batches of 250 ms each; every clock reading moves 150 ms.
+      RunnerLoader.Warmup warm = RunnerLoader.warmUp(runner, spec, samples, ModelRunners.WARMUP_MAX_ITERATIONS, 0,
+          ticking(150));
+
+      assertThat(warm.iterations()).isEqualTo(7);
+      assertThat(runner.firstValues).containsExactly(1f, 1f, 2f, 2f, 1f, 2f, 2f);
+      assertThat(runner.rowsPerBatch).containsExactly(1L, 1L, 1L, 1L, 2L, 2L, 2L);
+      assertThat(warm.samples()).containsExactly("warmup/a.json", "warmup/b.json");
+      assertThat(warm.problems()).isEmpty();
+    }
+  }
+
+  @Test
+  void aBatchTheModelRejectsIsRecordedOnceAndTheModelServes() {
+    ModelSpec spec = identity(1, 8, 2);
+    try (Picky runner = new Picky(spec)) {
+      RunnerLoader.Warmup warm = RunnerLoader.warmUp(runner, spec, List.of(), 3, 0, () -> 0L);
+
+      assertThat(warm.iterations()).as("size 1 three times; 8 rejected; zeros not tried again at 2").isEqualTo(3);
+      assertThat(warm.samples()).isEmpty();
+      assertThat(warm.problems()).containsExactly("warm-up batch of 8 requests of synthetic zeros (input FP32[1, 64])"
+          + " was rejected: picky: 8 rows");
+      assertThat(runner.infer(List.of(sample("x", 5).request()))).hasSize(1);
+    }
+  }
+
+  @Test
+  void aRejectedSampleIsDroppedAndTheOthersStillRun() {
+    ModelSpec spec = identity(1, 2);
+    List<WarmupSamples.Sample> samples = List.of(sample("warmup/a.json", 1), sample("warmup/nan.json", Float.NaN));
+    // The diagnostic model that crashes on NaN throws ModelExecutionException, as an engine error would.
+    try (ModelRunner runner = DiagnosticModels.create(spec.toBuilder().uri(DiagnosticModels.CRASH_ON_NAN).build(),
+        spec.outputs())) {
+      RunnerLoader.Warmup warm = RunnerLoader.warmUp(runner, spec, samples, 2, 0, () -> 0L);
+
+      assertThat(warm.iterations()).isEqualTo(4);
+      assertThat(warm.problems()).singleElement().asString().startsWith("warm-up batch of 1 request of warmup/nan.json"
+          + " (input FP32[1, 64]) was rejected: simulated worker crash");
+    }
+  }
+
+  @Test
+  void aBatchThatLeavesTheRunnerUnusableFailsTheLoadAsBefore() {
+    ModelSpec spec = identity(1);
+    Picky runner = new Picky(spec);
+    runner.breaksForGood = true;
+
+    assertThatThrownBy(() -> RunnerLoader.warmUp(runner, spec.toBuilder().warmupBatchSizes(8).build(), List.of(), 3, 0,
+        () -> 0L)).isInstanceOf(ModelLoadException.class).hasMessage("model builtin:identity failed its warm-up on"
+        + " warm-up batch of 8 requests of synthetic zeros (input FP32[1, 64]) and cannot go on: picky: 8 rows");
+  }
+
+  @Test
+  void outputsThatContradictTheSpecStillFailTheLoad() {
+    ModelSpec spec = identity(1);
+    // Returns rank 3 where the spec declares [-1, 64], whatever the input: the spec does not fit, every request fails.
+    try (ModelRunner runner = new BuiltinModels.IdentityRunner(spec, spec.outputs()) {
+      @Override
+      protected List<Tensor> forward(List<Tensor> inputs) {
+        Tensor in = inputs.get(0);
+        return List.of(new Tensor(in.name(), in.datatype(), new long[] {in.shape()[0], 64, 1}, in.data()));
+      }
+    }) {
+      assertThatThrownBy(() -> RunnerLoader.warmUp(runner, spec, List.of(), 3, 0, () -> 0L))
+          .isInstanceOf(ModelLoadException.class)
+          .hasMessage("model builtin:identity failed its warm-up on warm-up batch of 1 request of synthetic zeros"
+              + " (input FP32[1, 64]): its spec does not fit the model: model output 0 is FP32[1, 64, 1] for 1 input"
+              + " rows, but the spec declares " + spec.outputs().get(0));
+    }
+  }
+
+  /** A one-row request of 64 copies of {@code value}. */
+  private static WarmupSamples.Sample sample(String name, float value) {
+    float[] row = new float[64];
+    java.util.Arrays.fill(row, value);
+    return new WarmupSamples.Sample(name, InferenceRequest.of(Tensor.ofFloats("input", new long[] {1, 64}, row)));
+  }
+
+  /** The identity, refusing batches of 8 rows as an engine that cannot take them would. */
+  private static final class Picky extends BuiltinModels.IdentityRunner {
+    boolean breaksForGood;
+
+    Picky(ModelSpec spec) {
+      super(spec, spec.outputs());
+    }
+
+    @Override
+    protected List<Tensor> forward(List<Tensor> inputs) {
+      if (inputs.get(0).shape()[0] == 8) {
+        if (breaksForGood) {
+          close();
+        }
+        throw new ModelExecutionException("picky: 8 rows");
+      }
       return super.forward(inputs);
     }
   }

@@ -47,6 +47,35 @@ public final class ProjectModels {
     return BuildModels.mlpSpec(modelsDir().resolve("mlp-djl")).toBuilder();
   }
 
+  /**
+   * openWakeWord's melspectrogram front end, fetched by {@code models/wakeword/fetch.sh}: input {@code input} FP32
+   * [-1, -1] (16 kHz audio, at least 512 samples a row), output {@code output} FP32 [-1, 1, -1, 32] (a row's 32 mel
+   * bands per 10 ms frame). Without the file a test skips locally and fails under {@code CI=true}.
+   */
+  public static ModelSpec.Builder melspectrogram() {
+    Path folder = modelsDir().resolve("wakeword").resolve("melspectrogram");
+    if (!Files.isRegularFile(folder.resolve("model.onnx"))) {
+      String why = "openWakeWord's melspectrogram is missing: run models/wakeword/fetch.sh (./run-tests does)";
+      if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+        throw new AssertionError(why);
+      }
+      org.junit.jupiter.api.Assumptions.abort(why);
+    }
+    return ModelSpec.builder().uri(folder).engine(ModelSpec.ENGINE_ONNX)
+        .input("input", DataType.FP32, -1, -1)
+        .output("output", DataType.FP32, -1, 1, -1, 32)
+        .intraOpThreads(1).interOpThreads(1);
+  }
+
+  /** {@code seconds} of a {@code hertz} sine at 16 kHz, at half of 16-bit full scale (openWakeWord's input scale). */
+  public static float[] sine(double hertz, double seconds) {
+    float[] samples = new float[(int) Math.round(16_000 * seconds)];
+    for (int i = 0; i < samples.length; i++) {
+      samples[i] = (float) (16_384 * Math.sin(2 * Math.PI * hertz * i / 16_000));
+    }
+    return samples;
+  }
+
   /** The input recorded in a model folder's {@code expected.json}. */
   public static Tensor expectedInput(String model) {
     return tensor(readExpected(model).get("input"));

@@ -110,6 +110,14 @@ class PoolTypesOnTheWireTest {
     roundTripsThroughBoth(info, ModelLoadInfo.class);
     roundTripsThroughBoth(new ModelLoadInfo("cpu()", Duration.ZERO, Duration.ZERO, List.of(), "Builtin", "", "builtin",
         OptionalLong.empty()), ModelLoadInfo.class);
+    roundTripsThroughBoth(new ModelLoadInfo("cpu()", Duration.ofMillis(3), Duration.ofMillis(500), List.of(1),
+        ModelSpec.ENGINE_ONNX, "1.21.1", "onnx", OptionalLong.empty(), 488, List.of("warmup/good.json"),
+        List.of("warm-up sample warmup/fp64.json skipped: inputs[0].datatype: input 'input' is FP32, got FP64")),
+        ModelLoadInfo.class);
+    // From a node that knew no warm-up samples: none, and no problems.
+    String older = WireCodec.json().writeValueAsString(info).replaceAll(",\"warmup(Samples|Problems)\":\\[]", "");
+    assertThat(older).doesNotContain("warmupSamples");
+    assertThat(WireCodec.json().readValue(older, ModelLoadInfo.class)).isEqualTo(info);
     PoolStatus status = new PoolStatus("mlp", "1", "a", "abc", true, false, 2, CONFIG, stats, List.of(
         new WorkerStatus(0, "kiln/pool/mlp@1/a/worker-0", "w0", WorkerState.READY, true, 1, info, "boom"),
         new WorkerStatus(1, "kiln/pool/mlp@1/a/worker-1", null, WorkerState.STARTING, false, 0, null, null)));
@@ -159,6 +167,9 @@ class PoolTypesOnTheWireTest {
     assertThat(replyError(new ModelExecutionException("NaN"))).isExactlyInstanceOf(ModelExecutionException.class)
         .hasMessage("NaN");
     assertThat(replyError(new ModelLoadException("no file"))).isExactlyInstanceOf(ModelLoadException.class);
+    // A subclass (a runner's SpecMismatchException) arrives as the class the other side knows.
+    assertThat(replyError(new ModelExecutionException("output 'y' came back as FLOAT") { }))
+        .isExactlyInstanceOf(ModelExecutionException.class).hasMessage("output 'y' came back as FLOAT");
   }
 
   @Test
