@@ -24,7 +24,9 @@ import picocli.CommandLine.Spec;
 /**
  * {@code kiln deploy FILE.yaml [--dry-run]}: validate, plan and apply deployments. The file is validated
  * here first (every problem with line and column, no node needed), then sent to the node, which validates
- * it again, plans it on the cluster and applies it. {@code --prune} makes the file the whole truth
+ * it again, plans it on the cluster and applies it (or refuses it at once, exit 1, where no node of the cluster could
+ * ever host one of its deployments; see {@link io.kiln.serve.ServeController.Unplaceable}). {@code --prune} makes the
+ * file the whole truth
  * ({@code POST /api/v1/deployments?prune=true}); {@code --wait} then polls until the file's versions are READY.
  */
 @Command(name = "deploy", description = "Deploy (or with --dry-run, plan) the deployments in a YAML file;"
@@ -76,7 +78,7 @@ final class DeployCommand implements Callable<Integer> {
     try {
       new DeploymentLoader().load(yaml, file).deployments().forEach(d -> versions.put(d.name(), d.version()));
     } catch (DeploymentValidationException v) {
-      printProblems(v.problems().stream().map(Problem::toString).toList());
+      printProblems(v.problems());
       return 1;
     }
     String path = "api/v1/deployments?" + ManagementClient.query("source", abs.toString())
@@ -119,18 +121,18 @@ final class DeployCommand implements Callable<Integer> {
     lines.forEach(out::println);
   }
 
-  private void printProblems(List<String> problems) {
+  /** The file's problems, or the cluster's where no node could ever host a deployment of it (the node's refusal). */
+  private void printProblems(List<Problem> problems) {
     PrintWriter err = spec.commandLine().getErr();
-    err.println(file + " is invalid; nothing was applied:");
-    problems.forEach(p -> err.println("  " + p));
+    RefusedApply.lines(file, problems, "this cluster").forEach(err::println);
   }
 
-  /** The node's problems, as {@code file:line:column: path: message} like the local ones. */
-  private static List<String> serverProblems(JsonNode problems) {
-    List<String> out = new ArrayList<>();
+  /** The node's problems, printed like the local ones. */
+  private static List<Problem> serverProblems(JsonNode problems) {
+    List<Problem> out = new ArrayList<>();
     for (JsonNode p : problems) {
-      out.add(p.path("file").asText() + ":" + p.path("line").asInt() + ":" + p.path("column").asInt() + ": "
-          + (p.path("path").asText().isEmpty() ? "" : p.path("path").asText() + ": ") + p.path("message").asText());
+      out.add(new Problem(p.path("file").asText(), Math.max(1, p.path("line").asInt()),
+          Math.max(1, p.path("column").asInt()), p.path("path").asText(), p.path("message").asText()));
     }
     return out;
   }

@@ -82,8 +82,7 @@ final class StartupApply {
       return true;
     } catch (CompletionException e) {
       if (e.getCause() instanceof DeploymentValidationException v) {
-        err.println("kiln: --apply " + file + " is invalid; nothing was applied:");
-        err.println(v.getMessage());
+        RefusedApply.lines("kiln: --apply " + file, v.problems(), "this cluster").forEach(err::println);
       } else {
         err.println("kiln: --apply " + file + " failed: " + UpCommand.rootMessage(e));
       }

@@ -16,7 +16,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code kiln up}: one process, one node, the quickstart deployment, the gateway on :8000 — and a curl
- * line that works. Runs until Ctrl-C (or {@code kiln stop}).
+ * line that works. Runs until Ctrl-C (or {@code kiln stop}). A deployment the node could never host (more resources
+ * than its total, a GPU it lacks, labels it does not carry) ends it at once with exit code 1: no other node joins a
+ * {@code kiln up} node, so there is nothing to wait for.
  */
 @Command(name = "up", description = "Run a single-node Kiln with the quickstart deployment (Ctrl-C to stop).")
 final class UpCommand implements Callable<Integer> {
@@ -62,7 +64,7 @@ final class UpCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(nodeOptions, null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness))
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness, opts.apiKey()))
           .toCompletableFuture()
           .join();
     } catch (CompletionException e) {
@@ -97,7 +99,8 @@ final class UpCommand implements Callable<Integer> {
       printTry(name, scheme, tls, node.httpPort(), out);
     } catch (CompletionException e) {
       if (e.getCause() instanceof DeploymentValidationException v) {
-        err.println(v.getMessage());
+        RefusedApply.lines("kiln: " + yaml, v.problems(), "this node (kiln up runs a single node, which no other"
+            + " node joins)").forEach(err::println);
       } else {
         err.println("kiln: deploying " + yaml + " failed: " + rootMessage(e));
       }
@@ -134,8 +137,13 @@ final class UpCommand implements Callable<Integer> {
         if (s.phase() == DeploymentStatus.Phase.READY) {
           return s;
         }
-        if (s.phase() == DeploymentStatus.Phase.FAILED || s.phase() == DeploymentStatus.Phase.UNSCHEDULABLE) {
+        if (s.phase() == DeploymentStatus.Phase.FAILED) {
           throw new CompletionException(new CliException(name + " " + s.phase() + ": " + s.message()));
+        }
+        if (s.phase() == DeploymentStatus.Phase.UNSCHEDULABLE) {
+          // No node can join kiln up's one node, so what its status waits for never comes (pool.wait_for_capacity).
+          throw new CompletionException(new CliException(name + " can never run here, as kiln up runs a single node"
+              + " which no other node joins: " + s.phase() + ": " + s.message()));
         }
         String line = s.phase() + ": " + s.message();
         if (!line.equals(last)) {

@@ -70,9 +70,12 @@ public record Plan(List<DeploymentPlan> deployments, List<NodeLoad> nodes, List<
    * @param skipped nodes not selected, with the reason
    * @param problems what keeps the deployment from running as asked (no node, too few resources)
    * @param warnings what deserves a look but does not stop it (workers waiting for resources now held)
+   * @param noFit where no node of the view, alive or not, could ever host one worker (by its total resources, GPUs
+   *     and labels, whatever is reserved now): why, and what a node would need; null where one could (or the view
+   *     has no nodes)
    */
   public record DeploymentPlan(String name, String version, List<Placement> placements, List<SkippedNode> skipped,
-                               List<String> problems, List<String> warnings) {
+                               List<String> problems, List<String> warnings, NoFit noFit) {
 
     public DeploymentPlan {
       Objects.requireNonNull(name, "name");
@@ -120,6 +123,22 @@ public record Plan(List<DeploymentPlan> deployments, List<NodeLoad> nodes, List<
 
   /** A node a deployment does not use, and why (not alive, labels, too small). */
   public record SkippedNode(String nodeId, String reason) {
+  }
+
+  /**
+   * Why no node of the cluster could ever host one worker of a deployment, and what would: the difference between
+   * resources busy now (workers wait for them to free) and a cluster too small for even one worker.
+   *
+   * @param reason each node's reason, e.g. {@code solo: cannot host one worker: each needs {CPU: 64}, node total
+   *     {CPU: 2}} (the first few nodes, then how many more)
+   * @param needs what a node joining would need, e.g. {@code a node with CPU ≥ 64}
+   */
+  public record NoFit(String reason, String needs) {
+
+    public NoFit {
+      Objects.requireNonNull(reason, "reason");
+      Objects.requireNonNull(needs, "needs");
+    }
   }
 
   /**

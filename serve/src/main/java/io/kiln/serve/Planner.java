@@ -5,6 +5,7 @@ import io.kiln.pools.PoolNames;
 import io.kiln.runtime.ClusterView;
 import io.kiln.runtime.NodeView;
 import io.kiln.runtime.Resources;
+import io.kiln.serve.impl.Capacity;
 import io.kiln.serve.impl.Quantities;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -26,7 +27,9 @@ import java.util.TreeMap;
  * their total resources allow, the remainder to the first nodes by node id; a node left with none is skipped.
  * Fewer workers fitting in the node's total resources is a problem (they could never all start); fewer
  * fitting in what is available now is a warning (they wait for resources to free). Deployments are
- * planned in order, each seeing the resources the previous ones would take.
+ * planned in order, each seeing the resources the previous ones would take. A deployment no node of the view
+ * could ever host, alive or not, says why and what a node would need ({@link Plan.NoFit}): it waits for another
+ * node, not for resources to free.
  *
  * <p>A pure function of its inputs; stateless and thread-safe.
  */
@@ -86,10 +89,7 @@ public final class Planner {
 
     List<NodeView> selected = new ArrayList<>();
     for (NodeView node : nodes) {
-      String reason = skipReason(pool, node);
-      if (reason == null && pool.workers().on(node.total()) == 0) {
-        reason = "has no whole GPU for per_gpu";
-      }
+      String reason = node.alive() ? Capacity.reason(pool, node) : "not alive";
       if (reason != null) {
         skipped.add(new Plan.SkippedNode(node.nodeId(), reason));
       } else {
@@ -146,13 +146,15 @@ public final class Planner {
           PoolNames.poolManager(spec.name(), spec.version(), node.nodeId()), names));
       remaining.put(node.nodeId(), Quantities.minusClamped(avail, need));
     }
+    Plan.NoFit noFit = null;
     if (placements.isEmpty()) {
       long alive = nodes.stream().filter(NodeView::alive).count();
       problems.add(nodes.isEmpty() ? "no node selected: the cluster view has no nodes"
           : "no node selected: " + nodes.size() + " nodes known, " + alive + " alive, none qualifies"
               + " (see skipped)");
+      noFit = Capacity.noFit(pool, nodes);
     }
-    return new Plan.DeploymentPlan(spec.name(), spec.version(), placements, skipped, problems, warnings);
+    return new Plan.DeploymentPlan(spec.name(), spec.version(), placements, skipped, problems, warnings, noFit);
   }
 
   /**
@@ -197,26 +199,5 @@ public final class Planner {
 
   private static int fitsTotal(Resources perWorker, NodeView n) {
     return Quantities.fit(perWorker, Quantities.of(n.total()));
-  }
-
-  /** Why {@code node} is not selected, or null if it is. */
-  private static String skipReason(PoolPlacement pool, NodeView node) {
-    if (!node.alive()) {
-      return "not alive";
-    }
-    for (Map.Entry<String, String> want : new TreeMap<>(pool.nodeSelector()).entrySet()) {
-      String has = node.labels().get(want.getKey());
-      if (has == null) {
-        return "no label " + want.getKey() + " (node_selector wants " + want.getKey() + "=" + want.getValue() + ")";
-      }
-      if (!has.equals(want.getValue())) {
-        return "label " + want.getKey() + "=" + has + " (node_selector wants " + want.getKey() + "="
-            + want.getValue() + ")";
-      }
-    }
-    if (!pool.workerResources().fitsIn(node.total())) {
-      return "cannot host one worker: each needs " + pool.workerResources() + ", node total " + node.total();
-    }
-    return null;
   }
 }

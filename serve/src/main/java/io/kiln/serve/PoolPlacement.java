@@ -22,9 +22,13 @@ import java.util.TreeMap;
  * @param nodeSelector labels a node must carry (all of them, exact values) to be selected; empty selects
  *     every node that can host a worker
  * @param maxRestarts restarts of a dead worker before it is given up (-1: unlimited)
+ * @param waitForCapacity {@code wait_for_capacity}: where no node of the cluster could ever host one worker (by its
+ *     total resources, GPUs and labels), whether the deployment is applied anyway and waits for a node that can to
+ *     join (true), or a Kiln node refuses the apply at once (false, the default; see
+ *     {@link ServeController.Unplaceable}). Changes in place.
  */
 public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<String, String> nodeSelector,
-                            int maxRestarts) {
+                            int maxRestarts, boolean waitForCapacity) {
 
   public static final Resources DEFAULT_WORKER_RESOURCES = Resources.cpu(1);
   /** {@link RetryPolicy#WORKER_RESTART}'s. */
@@ -33,6 +37,12 @@ public record PoolPlacement(WorkerCount workers, Resources workerResources, Map<
   public static final int MAX_WORKERS = 1024;
   /** Upper bound of a cluster-wide worker count ({@code num_workers}). */
   public static final int MAX_TOTAL_WORKERS = 65_536;
+
+  /** A placement that does not wait for capacity ({@code wait_for_capacity: false}). */
+  public PoolPlacement(WorkerCount workers, Resources workerResources, Map<String, String> nodeSelector,
+                       int maxRestarts) {
+    this(workers, workerResources, nodeSelector, maxRestarts, false);
+  }
 
   public PoolPlacement {
     Objects.requireNonNull(workers, "workers");

@@ -4,6 +4,7 @@ import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnRuntime;
+import io.kiln.serve.impl.Capacity;
 import io.kiln.serve.impl.ControllerLoop;
 import io.kiln.serve.impl.DesiredState;
 import io.kiln.serve.impl.DrainingNodes;
@@ -63,20 +64,43 @@ public final class ServeController implements AutoCloseable {
   public static final Duration DEFAULT_DRAIN_GRACE = Duration.ofSeconds(2);
 
   /**
+   * What {@link #apply} does with a deployment that no node of the cluster could ever host: no node, alive or not,
+   * carries its node selector's labels and has the total resources (and, for {@code per_gpu}, a whole GPU) for one
+   * worker. Resources that are merely reserved now never count: workers wait for them to free.
+   */
+  public enum Unplaceable {
+    /**
+     * Store it; the controller reports it {@link DeploymentStatus.Phase#UNSCHEDULABLE}, waiting for a node that can
+     * host a worker to join. The default, for an embedder that adds nodes itself (and the behaviour of Kiln before
+     * the refusal).
+     */
+    WAIT,
+    /**
+     * Refuse the whole call at once ({@link DeploymentValidationException}, a problem per such deployment naming what
+     * each node lacks and what a node would need), unless the deployment's {@code pool.wait_for_capacity} says such a
+     * node is expected to join. Kiln's own nodes ({@code kiln up}, {@code kiln start}) apply this way.
+     */
+    REFUSE
+  }
+
+  /**
    * How the controller runs. Immutable.
    *
    * @param period how often the leader reconciles even without changes, greater than 0
    * @param drainGrace see {@link #DEFAULT_DRAIN_GRACE}, not negative
    * @param clockMillis the clock of autoscaling delays, health periods and the drain grace
+   * @param unplaceable what apply does with a deployment no node could ever host
    */
-  public record Options(Duration period, Duration drainGrace, LongSupplier clockMillis) {
+  public record Options(Duration period, Duration drainGrace, LongSupplier clockMillis, Unplaceable unplaceable) {
 
-    public static final Options DEFAULT = new Options(DEFAULT_PERIOD, DEFAULT_DRAIN_GRACE, System::currentTimeMillis);
+    public static final Options DEFAULT = new Options(DEFAULT_PERIOD, DEFAULT_DRAIN_GRACE, System::currentTimeMillis,
+        Unplaceable.WAIT);
 
     public Options {
       Objects.requireNonNull(period, "period");
       Objects.requireNonNull(drainGrace, "drainGrace");
       Objects.requireNonNull(clockMillis, "clockMillis");
+      Objects.requireNonNull(unplaceable, "unplaceable");
       if (period.isNegative() || period.isZero()) {
         throw new IllegalArgumentException("period must be positive, got " + period);
       }
@@ -86,17 +110,27 @@ public final class ServeController implements AutoCloseable {
     }
 
     public Options withPeriod(Duration p) {
-      return new Options(p, drainGrace, clockMillis);
+      return new Options(p, drainGrace, clockMillis, unplaceable);
     }
 
     public Options withDrainGrace(Duration g) {
-      return new Options(period, g, clockMillis);
+      return new Options(period, g, clockMillis, unplaceable);
     }
 
     public Options withClock(LongSupplier clock) {
-      return new Options(period, drainGrace, clock);
+      return new Options(period, drainGrace, clock, unplaceable);
+    }
+
+    public Options withUnplaceable(Unplaceable u) {
+      return new Options(period, drainGrace, clockMillis, u);
     }
   }
+
+  /**
+   * The {@link Problem#file()} of a refused unplaceable deployment (see {@link Unplaceable#REFUSE}): the problem is
+   * the cluster's, at no line of the file (line 1, column 1; path {@code deployments[i].pool}).
+   */
+  public static final String CLUSTER = "cluster";
 
   private final KilnRuntime runtime;
   private final DesiredState state;
@@ -105,6 +139,7 @@ public final class ServeController implements AutoCloseable {
   private final Planner planner = new Planner();
   private final DrainingNodes draining;
   private final LongSupplier clockMillis;
+  private final Unplaceable unplaceable;
 
   public ServeController(KilnRuntime runtime, PoolClient pools, PoolLoadBoard board) {
     this(runtime, pools, board, Options.DEFAULT);
@@ -117,6 +152,7 @@ public final class ServeController implements AutoCloseable {
         options.drainGrace());
     this.draining = new DrainingNodes(runtime);
     this.clockMillis = options.clockMillis();
+    this.unplaceable = options.unplaceable();
   }
 
   /**
@@ -159,6 +195,8 @@ public final class ServeController implements AutoCloseable {
    * them as desired state. A spec that changes what its running version's pools keep (see
    * {@link #apply(String, Path, boolean)}) fails the whole call with a problem at line 1, column 1 of
    * {@code "specs"} naming {@code deployments[i].version} (the YAML paths report it at the file's line first).
+   * With {@link Unplaceable#REFUSE}, a deployment no node of the cluster could ever host fails the whole call, dry
+   * run or not, with a problem in {@link #CLUSTER} naming {@code deployments[i].pool}, unless it waits for capacity.
    */
   public CompletionStage<ApplyResult> apply(List<DeploymentSpec> deployments, boolean dryRun) {
     List<DeploymentSpec> specs = List.copyOf(deployments);
@@ -166,6 +204,9 @@ public final class ServeController implements AutoCloseable {
     try {
       refuseUnversionedChanges(specs);
       plan = planner.plan(specs, runtime.clusterView());
+      if (unplaceable == Unplaceable.REFUSE) {
+        refuseUnplaceable(specs, plan);
+      }
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -196,6 +237,27 @@ public final class ServeController implements AutoCloseable {
       String why = SpecChanges.refusal(deployed(next.name()).orElse(null), next);
       if (why != null) {
         problems.add(new Problem("specs", 1, 1, "deployments[" + i + "].version", why));
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new DeploymentValidationException(problems);
+    }
+  }
+
+  /**
+   * Refuses what no node could ever host, unless it waits for capacity or the deployment of that name is desired
+   * with the same needs already: it was accepted, and the nodes that could host it may only be away (a node leaving
+   * cleanly takes its row with it), so re-applying the file, or a new version with the same pool, waits as it does.
+   */
+  private void refuseUnplaceable(List<DeploymentSpec> specs, Plan plan) {
+    List<Problem> problems = new ArrayList<>();
+    for (int i = 0; i < specs.size(); i++) {
+      Plan.DeploymentPlan p = plan.deployments().get(i);
+      DeploymentSpec spec = specs.get(i);
+      boolean accepted = state.desired(spec.name()).filter(d -> !d.deleting())
+          .filter(d -> Capacity.sameNeeds(d.spec().pool(), spec.pool())).isPresent();
+      if (p.noFit() != null && !spec.pool().waitForCapacity() && !accepted) {
+        problems.add(new Problem(CLUSTER, 1, 1, "deployments[" + i + "].pool", Capacity.refusal(p)));
       }
     }
     if (!problems.isEmpty()) {

@@ -189,7 +189,7 @@ class PoolValidationTest {
             health: {period: 10}
         """));
     assertThat(problems).extracting(Problem::message).containsExactly(
-        "unknown field 'worker'; expected one of: workers_per_node, per_gpu, num_workers, worker_resources, node_selector, max_restarts",
+        "unknown field 'worker'; expected one of: workers_per_node, per_gpu, num_workers, worker_resources, node_selector, max_restarts, wait_for_capacity",
         "unknown field 'max_batch'; expected one of: max_batch_size, max_batch_delay_ms",
         "unknown field 'max_queue'; did you mean 'max_queued'?",
         "unknown field 'min_worker'; did you mean 'min_workers'?",

@@ -160,7 +160,9 @@ public final class ServingNode implements AutoCloseable {
     }
     PoolLoadBoard board = new PoolLoadBoard(runtime);
     PoolClient pools = new PoolClient(runtime);
-    ServeController serve = new ServeController(runtime, pools, board);
+    // A deployment no node could ever host is refused at apply, not stored to wait (unless it says it waits).
+    ServeController serve = new ServeController(runtime, pools, board,
+        ServeController.Options.DEFAULT.withUnplaceable(ServeController.Unplaceable.REFUSE));
     Pipelines pipelines = new Pipelines(runtime, PipelineOptions.defaults(kilnHome, runtime.nodeId()),
         DeploymentResolver.of(serve), pools);
     NodeModelDirectory models = new NodeModelDirectory(new ServeModelDirectory(serve, board));

@@ -46,6 +46,9 @@ public final class PlanJson {
       d.skipped().forEach(s -> skipped.addObject().put("node", s.nodeId()).put("reason", s.reason()));
       strings(o.putArray("problems"), d.problems());
       strings(o.putArray("warnings"), d.warnings());
+      if (d.noFit() != null) {
+        o.putObject("no_fit").put("reason", d.noFit().reason()).put("needs", d.noFit().needs());
+      }
     }
     ArrayNode nodes = root.putArray("nodes");
     for (Plan.NodeLoad n : plan.nodes()) {

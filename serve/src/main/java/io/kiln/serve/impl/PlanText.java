@@ -35,6 +35,10 @@ public final class PlanText {
         out.append("  skipped ").append(s.nodeId()).append(": ").append(s.reason()).append('\n');
       }
       d.problems().forEach(p -> out.append("  PROBLEM: ").append(p).append('\n'));
+      if (d.noFit() != null) {
+        out.append("  no node can ever host one of its workers, whatever is free: it needs ").append(d.noFit().needs())
+            .append('\n');
+      }
       d.warnings().forEach(w -> out.append("  warning: ").append(w).append('\n'));
     }
 

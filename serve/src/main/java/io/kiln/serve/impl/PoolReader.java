@@ -18,7 +18,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Reads a deployment's {@code pool} section: worker count (per node, per GPU, or {@code num_workers} for the
- * cluster), worker resources, node selector, restarts.
+ * cluster), worker resources, node selector, restarts, whether it waits for capacity.
  */
 final class PoolReader {
 
@@ -62,6 +62,7 @@ final class PoolReader {
     Resources resources = resources(resourceSection);
     Map<String, String> selector = selector(p.section("node_selector"));
     Integer maxRestarts = p.integer("max_restarts", PoolPlacement.DEFAULT_MAX_RESTARTS, -1, 1_000_000);
+    Boolean waitForCapacity = p.bool("wait_for_capacity", false);
     p.finish();
 
     if (perGpu != null && resources != null) {
@@ -72,7 +73,7 @@ final class PoolReader {
         problems.at(at, p.path("worker_resources"), message);
       }
     }
-    if (problems.count() > before || autoscaling == null || !p.valid()) {
+    if (problems.count() > before || autoscaling == null || !p.valid() || waitForCapacity == null) {
       return null;
     }
     PoolPlacement.WorkerCount workers;
@@ -86,7 +87,7 @@ final class PoolReader {
       // Autoscaled without a count: the autoscaling bounds alone decide.
       workers = new PoolPlacement.PerNode(autoscaling.orElseThrow().maxWorkers());
     }
-    return new PoolPlacement(workers, resources, selector, maxRestarts);
+    return new PoolPlacement(workers, resources, selector, maxRestarts, waitForCapacity);
   }
 
   private Resources resources(MappingReader r) {

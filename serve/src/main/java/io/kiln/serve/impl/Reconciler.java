@@ -156,7 +156,8 @@ final class Reconciler {
     prune(name, wanted);
     Rollout.Outcome out = Rollout.decide(new Rollout.Facts(version, plan.placements().size(), ready,
         o.ready(name, version), previousServing, previousServing != null && o.ready(name, previousServing),
-        failure == null ? null : failure.reason(), plan.problems(), stale.size()));
+        failure == null ? null : failure.reason(),
+        plan.placements().isEmpty() ? List.of(Capacity.waiting(plan)) : plan.problems(), stale.size()));
     if (out.everywhere() && !stale.isEmpty()) {
       long since = readySince.computeIfAbsent(name, n -> now);
       if (now - since >= drainGrace.toMillis()) {

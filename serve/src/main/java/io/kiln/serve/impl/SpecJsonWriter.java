@@ -146,6 +146,11 @@ public final class SpecJsonWriter {
     p.nodeSelector().entrySet().stream().sorted(Map.Entry.comparingByKey())
         .forEach(e -> selector.put(e.getKey(), e.getValue()));
     o.put("max_restarts", p.maxRestarts());
+    // Written only when set: a node of an earlier build reads the desired state too (a rolling upgrade), and its
+    // reader refuses a field it does not know.
+    if (p.waitForCapacity()) {
+      o.put("wait_for_capacity", true);
+    }
     return o;
   }
 

@@ -56,9 +56,16 @@ final class ServeNodes implements AutoCloseable {
   final TestClock clock = new TestClock();
   private final List<Node> nodes = new CopyOnWriteArrayList<>();
   private final AtomicInteger roundRobin = new AtomicInteger();
+  private final ServeController.Unplaceable unplaceable;
 
-  /** Starts nodes with {@link #NODE} resources and no labels. */
+  /** Starts nodes with {@link #NODE} resources and no labels, their controllers storing unplaceable deployments. */
   ServeNodes(String... ids) {
+    this(ServeController.Unplaceable.WAIT, ids);
+  }
+
+  /** As {@link #ServeNodes(String...)}, the controllers treating unplaceable deployments as {@code unplaceable} says. */
+  ServeNodes(ServeController.Unplaceable unplaceable, String... ids) {
+    this.unplaceable = unplaceable;
     for (String id : ids) {
       start(id, NODE, Map.of());
     }
@@ -69,7 +76,7 @@ final class ServeNodes implements AutoCloseable {
     PoolLoadBoard board = new PoolLoadBoard(rt);
     PoolClient client = new PoolClient(rt);
     ServeController serve = new ServeController(rt, client, board, ServeController.Options.DEFAULT
-        .withPeriod(PERIOD).withDrainGrace(DRAIN_GRACE).withClock(clock));
+        .withPeriod(PERIOD).withDrainGrace(DRAIN_GRACE).withClock(clock).withUnplaceable(unplaceable));
     result(board.ready());
     result(serve.start());
     Node n = new Node(id, rt, board, client, serve);
