@@ -46,6 +46,14 @@ class LlmEndToEndTest {
           pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}
           batching: {max_batch_size: 8}
           queue: {max_queued: 64, timeout_ms: 120000}
+        - name: tiny-gpt-pair
+          version: "1"
+          model:
+            uri: models/llm/tiny-gpt
+            engine: Decoder
+            threads: {intra_op: 1, inter_op: 1}
+          pool: {workers_per_node: 2, worker_resources: {CPU: 0.25}}
+          batching: {max_batch_size: 4}
         - name: all-minilm-l6-v2
           version: "1"
           model:
@@ -70,6 +78,7 @@ class LlmEndToEndTest {
     cluster.deploy(YAML);
     cluster.awaitReady("tiny-gpt", 1);
     cluster.awaitReady("all-minilm-l6-v2", 1);
+    cluster.awaitReady("tiny-gpt-pair", 1);
     port = cluster.node("node-1").httpPort();
   }
 
@@ -176,6 +185,27 @@ class LlmEndToEndTest {
     });
   }
 
+  @Test
+  void promptsSharingASystemPromptGoToTheWorkerThatCachedIt() {
+    String system = "You are the support assistant of a model-serving platform. Answer in one short sentence, "
+        + "name the page of the documentation you used, and never invent a page that does not exist.";
+    for (String question : List.of("How do I deploy?", "How do I scale?", "What is a pool?", "Where are logs?",
+        "How do I stop it?")) {
+      String body = new JsonObject().put("model", "tiny-gpt-pair").put("max_tokens", 2).put("temperature", 0)
+          .put("messages", new JsonArray().add(new JsonObject().put("role", "system").put("content", system))
+              .add(new JsonObject().put("role", "user").put("content", question))).encode();
+      Http.Response r = http.postJson(port, "/v1/chat/completions", body);
+      assertThat(r.status()).as(r.text()).isEqualTo(200);
+    }
+    PromText metrics = PromText.scrape(port);
+    double worker0 = metrics.sum("kiln_decoder_prefix_cache_hit_tokens_total",
+        java.util.Map.of("deployment", "tiny-gpt-pair", "worker", "0"));
+    double worker1 = metrics.sum("kiln_decoder_prefix_cache_hit_tokens_total",
+        java.util.Map.of("deployment", "tiny-gpt-pair", "worker", "1"));
+    assertThat(worker0 + worker1).as("4 later requests reuse the system prompt's blocks").isGreaterThanOrEqualTo(4 * 32);
+    assertThat(Math.min(worker0, worker1)).as("all on the worker that holds them").isZero();
+  }
+
   private double metric(String name, String label, String value) {
     return PromText.scrape(port).sum(name, java.util.Map.of(label, value));
   }
@@ -225,7 +255,7 @@ class LlmEndToEndTest {
     assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as(output).isZero();
     JsonObject seen = new JsonObject(output.lines().reduce((a, b) -> b).orElseThrow());
-    assertThat(seen.getJsonArray("models").getList()).containsExactly("all-minilm-l6-v2", "tiny-gpt");
+    assertThat(seen.getJsonArray("models").getList()).containsExactly("all-minilm-l6-v2", "tiny-gpt", "tiny-gpt-pair");
     JsonObject chat = seen.getJsonObject("chat");
     JsonObject stream = seen.getJsonObject("stream");
     assertThat(chat.getString("role")).isEqualTo("assistant");
