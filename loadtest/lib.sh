@@ -1,15 +1,69 @@
-# Shared by loadtest/run.sh and the bench-*.sh scripts (sourced, not run): results folders with a
-# description of the machine and of the run, and a bounded wait for a quiet machine.
+# Shared by loadtest/run.sh, results-md.sh and the bench-*.sh scripts (sourced, not run): building the load
+# generator, results folders with a description of the machine and of the run, and a bounded wait for a quiet machine.
 #   LOAD_MAX (2.0)       wait until the 1-minute load average is below this before measuring
 #   LOAD_WAIT_MAX (600)  ... but at most this many seconds (then measure anyway, and say so in meta.txt)
+#   LOADTEST_RESULTS     where results folders go (default loadtest/results, which RESULTS.md is generated from;
+#                        point a trial run elsewhere so that it never lands in RESULTS.md)
 
 LOAD_MAX="${LOAD_MAX:-2.0}"
 LOAD_WAIT_MAX="${LOAD_WAIT_MAX:-600}"
 
-# new_results_dir NAME   creates loadtest/results/NAME-<time>/ and sets $OUT to it
+# new_results_dir NAME   creates loadtest/results/NAME-<time>/ (or under $LOADTEST_RESULTS) and sets $OUT to it
 new_results_dir() {
-  OUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results/$1-$(date +%Y%m%d-%H%M%S)"
+  local base="${LOADTEST_RESULTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results}"
+  mkdir -p "$base"
+  OUT="$(cd "$base" && pwd)/$1-$(date +%Y%m%d-%H%M%S)"
   mkdir -p "$OUT"
+}
+
+# mvn_quiet ARGS...   ./mvnw -B -q ARGS from the repository root: offline first (a populated local repository needs no
+# network), then online if that failed (a fresh clone downloads what it lacks). $LOADTEST_MAVEN_ARGS adds options.
+mvn_quiet() {
+  local root log rc=0
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  log="$(mktemp)"
+  # shellcheck disable=SC2086
+  (cd "$root" && ./mvnw -B -q -o ${LOADTEST_MAVEN_ARGS:-} "$@") >"$log" 2>&1 || rc=$?
+  if ((rc != 0)); then
+    echo "[loadtest] the offline build failed ($(grep -m1 -E 'ERROR' "$log" | cut -c1-160)); building online" >&2
+    rm -f "$log"
+    # shellcheck disable=SC2086
+    (cd "$root" && ./mvnw -B -q ${LOADTEST_MAVEN_ARGS:-} "$@") >&2 || return $?
+    return 0
+  fi
+  rm -f "$log"
+}
+
+# loadtest_build   makes loadtest/target/kiln-loadtest-*.jar and its runtime dependencies in loadtest/target/lib, and
+# sets CP to them. Skipped when that build is newer than every source it is made from (loadtest's and protocol's
+# sources and poms, the root pom). From a fresh clone it builds what the load generator needs with it
+# (-pl loadtest -am: the parent pom and kiln-protocol). LOADTEST_BUILD=module builds the loadtest module alone, taking
+# kiln-protocol from the local Maven repository (for a checkout where others build the other modules at the same
+# time). SKIP_BUILD=1 uses whatever build is there.
+loadtest_build() {
+  local root lt jar stamp projects
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  lt="$root/loadtest"
+  stamp="$lt/target/lib/.built"
+  jar="$(find "$lt/target" -maxdepth 1 -name 'kiln-loadtest-*.jar' ! -name '*-tests.jar' 2>/dev/null | head -1)"
+  if [[ "${SKIP_BUILD:-0}" == 1 && -n "$jar" && -d "$lt/target/lib" ]]; then
+    echo "[loadtest] SKIP_BUILD=1: using the existing build" >&2
+  elif [[ -n "$jar" && -f "$stamp" && -z "$(find "$lt/src/main" "$lt/pom.xml" "$root/pom.xml" "$root/protocol/src/main" \
+      "$root/protocol/pom.xml" -newer "$stamp" -print -quit 2>/dev/null)" ]]; then
+    : # up to date
+  else
+    projects=(-pl loadtest -am)
+    [[ "${LOADTEST_BUILD:-}" == module ]] && projects=(-pl loadtest)
+    echo "[loadtest] building the load generator (./mvnw ${projects[*]} package dependency:copy-dependencies; the first" \
+      "build downloads dependencies and takes a few minutes)" >&2
+    rm -rf "$lt/target/lib"   # no stale dependency versions beside the new ones
+    mvn_quiet "${projects[@]}" -DskipTests package dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory=target/lib || { echo "[loadtest] the build failed" >&2; return 1; }
+    touch "$stamp"
+    jar="$(find "$lt/target" -maxdepth 1 -name 'kiln-loadtest-*.jar' ! -name '*-tests.jar' | head -1)"
+  fi
+  [[ -n "$jar" ]] || { echo "[loadtest] no loadtest jar in $lt/target" >&2; return 1; }
+  CP="$jar:$lt/target/lib/*"
 }
 
 loadavg1() { cut -d' ' -f1 /proc/loadavg; }

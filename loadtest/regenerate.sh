@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Measures every scenario the generated part of loadtest/RESULTS.md shows, then regenerates that part — one
-# command for a quiet machine, unattended. About 20 minutes on a quiet 2-core machine (at most ~30 with the
-# load waits each script does first: LOAD_MAX, LOAD_WAIT_MAX in lib.sh):
-#   1. loadtest/run.sh pinned                 ~10 min  the request path: servers on one pinned core, wrk/h2load/
-#                                                      LoadGen on the other, every JVM warmed until flat, bare HTTP
-#                                                      and bare gRPC limits and the cold start in the same run
-#   2. loadtest/bench-runtime.sh 5 local      ~3 min   local actor call p50, calls/s with 64 in flight
-#   3. loadtest/bench-runtime.sh 5 cluster    ~2 min   cross-node actor call p50 (loopback TCP)
-#   4. loadtest/bench-pools.sh --image-size 64  ~4 min ResNet-18 through the pool vs direct, A/B/A/B
+# command for a quiet machine, unattended. Every verdict in RESULTS.md needs at least 3 interleaved rounds (the limit
+# measured again next to Kiln in each), so each step runs 3: about 45 minutes on a quiet 2-core machine (up to ~60
+# with the load waits each script does first: LOAD_MAX, LOAD_WAIT_MAX in lib.sh):
+#   1. loadtest/run.sh pinned                 ~25 min  the request path, PINNED_ROUNDS (3) rounds: in each, per Kiln
+#                                                      model, a fresh node (cold start), then at every concurrency Kiln
+#                                                      and the bare HTTP/gRPC server right after it; servers on one
+#                                                      pinned core, wrk/h2load/LoadGen on the other, warmed until flat
+#   2. loadtest/bench-runtime.sh 5 local      ~7 min   local actor call p50, calls/s with 64 in flight; ROUNDS (3) JVMs
+#   3. loadtest/bench-runtime.sh 5 cluster    ~4 min   cross-node actor call p50 (loopback TCP); ROUNDS (3) JVMs
+#   4. loadtest/bench-pools.sh --image-size 64  ~4 min ResNet-18 through the pool vs direct, 6 A/B/A/B rounds
 #   5. loadtest/results-md.sh                          RESULTS.md between its GENERATED markers
 # The noop/tiny/resnet/cluster scenarios of the earlier issues are not rerun: pinned measures the request path
 # the way the request-path issue states its targets (results-md.sh still renders their folders if present).
 # A failed step does not stop the others; RESULTS.md is regenerated from whatever completed, and the exit
-# status is 1 if any step failed. The scripts' own variables (DURATION, WARM_ROUND, ...) pass through.
+# status is 1 if any step failed. The scripts' own variables (DURATION, WARM_ROUND, PINNED_ROUNDS, ROUNDS, ...) pass
+# through; fewer than 3 rounds give "insufficient rounds" in RESULTS.md, never a verdict. Afterwards rewrite the
+# hand-written analysis above the generated block from the new figures (RESULTS.md says how).
 # Usage: loadtest/regenerate.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,8 +38,8 @@ step() {
   fi
 }
 step pinned loadtest/run.sh pinned
-step runtime-local loadtest/bench-runtime.sh 5 local
-step runtime-cluster loadtest/bench-runtime.sh 5 cluster
+step runtime-local env ROUNDS="${ROUNDS:-3}" loadtest/bench-runtime.sh 5 local
+step runtime-cluster env ROUNDS="${ROUNDS:-3}" loadtest/bench-runtime.sh 5 cluster
 step pools loadtest/bench-pools.sh --image-size 64
 step results-md loadtest/results-md.sh
 echo "[regenerate] finished in $(($(date +%s) - start)) s${failed[*]:+; FAILED: ${failed[*]}}" >&2

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Benchmark scenarios for Kiln. Usage: loadtest/run.sh SCENARIO [extra LoadGen options...]
-#   loadtest/run.sh noop                      # Kiln with a no-op model vs the bare HTTP server, side by side
+# Benchmark scenarios for Kiln, one command each from a fresh clone (also `./kiln bench SCENARIO`).
+# Usage: loadtest/run.sh SCENARIO [extra LoadGen options...]   |   loadtest/run.sh --list | --help | --classpath
+#   loadtest/run.sh noop                      # Kiln with a no-op model vs the bare HTTP server, 3 interleaved rounds
 #   DURATION=5s WARMUP=1s loadtest/run.sh bare --event-loops 1
-#   loadtest/run.sh pinned                    # wrk and servers pinned to their own CPU, warmed until flat; summary.md
-# Builds what the scenario needs, waits (bounded) for a quiet machine, starts the servers, runs LoadGen,
-# stops everything on exit (also on Ctrl-C or failure), and writes JSON + HTML, meta.txt (machine, command,
-# load averages) and index.html (side by side, with ratios to the limits) into loadtest/results/<scenario>-<time>/.
+#   loadtest/run.sh pinned                    # wrk and servers pinned to their own CPU, warmed until flat, Kiln and
+#                                             # the bare servers alternating in 3 rounds; summary.md + index.html
+# Builds what the scenario needs (the load generator, lib.sh's loadtest_build; ./kiln builds itself), waits (bounded)
+# for a quiet machine, starts the servers, runs the load, stops everything on exit (also on Ctrl-C or failure), and
+# writes JSON + HTML, meta.txt (machine, command, commit, load averages) and index.html (Kiln and its limits side by
+# side, with ratios) into loadtest/results/<scenario>-<time>/ (LOADTEST_RESULTS=DIR: elsewhere).
 # loadtest/results-md.sh then turns the latest folders into loadtest/RESULTS.md.
 set -euo pipefail
 
@@ -19,6 +22,9 @@ WARMUP="${WARMUP:-10s}"
 # Search steps run against a server the closed-loop runs already warmed.
 SEARCH_WARMUP="${SEARCH_WARMUP:-5s}"
 SEARCH_DURATION="${SEARCH_DURATION:-5s}"
+# Rounds of the interleaved scenarios (noop, tiny): each round measures Kiln and then its limit at every concurrency.
+# RESULTS.md gives no verdict from fewer than 3.
+ROUNDS="${ROUNDS:-3}"
 BARE_PORT="${BARE_PORT:-8090}"
 SERVER_EVENT_LOOPS="${SERVER_EVENT_LOOPS:-1}"
 KILN_PORT="${KILN_PORT:-8000}"
@@ -31,6 +37,8 @@ BARE_GRPC_PORT="${BARE_GRPC_PORT:-8091}"
 EXAMPLES="$ROOT/deploy/examples/bench"
 JAVA="${JAVA:-java}"
 JAVA_OPTS="${JAVA_OPTS:--Xmx512m}"
+# The launcher of the Kiln under test (it builds the distribution when stale); loadtest/pinned-dry-run.sh puts a stand-in here.
+KILN="${KILN:-$ROOT/kiln}"
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 log() { echo "[run.sh] $*" >&2; }
@@ -50,7 +58,7 @@ cleanup() {
   local pid
   [[ -z "$CHILD" ]] || kill -TERM "$CHILD" 2>/dev/null || true
   if [[ "$KILN_NODES" == 1 ]]; then
-    "$ROOT/kiln" stop >>"$OUT/kiln-stop.log" 2>&1 || log "kiln stop failed; see $OUT/kiln-stop.log"
+    "$KILN" stop >>"$OUT/kiln-stop.log" 2>&1 || log "kiln stop failed; see $OUT/kiln-stop.log"
     KILN_NODES=0
   fi
   for pid in "${PIDS[@]:-}"; do
@@ -68,15 +76,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# build   the load generator (lib.sh: skipped when up to date; SKIP_BUILD=1, LOADTEST_BUILD=module); sets CP
 build() {
-  if [[ "${SKIP_BUILD:-0}" == 1 && -d "$LT/target/lib" ]]; then
-    log "SKIP_BUILD=1: using the existing build"
-  else
-    log "building the loadtest module"
-    (cd "$ROOT" && ./mvnw -B -q -pl loadtest -am -DskipTests package dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory=target/lib)
-  fi
-  CP="$(ls "$LT"/target/kiln-loadtest-*.jar | grep -v -- '-tests.jar' | head -1):$LT/target/lib/*"
+  loadtest_build || die "could not build the load generator"
 }
 
 # run_child COMMAND...   run in the foreground, but interruptibly: bash runs a trap only between
@@ -126,12 +128,28 @@ wait_ready() {
     --timeout "${3:-120s}" || die "$1${2:-/v2/health/ready} never became ready; see the logs in $OUT"
 }
 
-# loadgen NAME [LoadGen options...]   one measured run, written to $OUT/NAME.json and .html
+# The pinned scenario writes each round's measurements into its own folder, $LEAF (round-N/TARGET); elsewhere LEAF
+# is empty and everything goes to $OUT.
+LEAF=""
+run_dir() { echo "${LEAF:-$OUT}"; }
+
+# mark NAME   NAME's measured run begins now: in a round, its start time and the 1-minute load go to $LEAF/round.txt
+# (RESULTS.md checks from the start times that the limit and Kiln alternated round by round); otherwise the load
+# goes to meta.txt
+mark() {
+  if [[ -n "$LEAF" ]]; then
+    printf 'start.%s=%s\nload.%s=%s\n' "$1" "$(date +%s.%N)" "$1" "$(loadavg1)" >>"$LEAF/round.txt"
+  else
+    meta "loadavg_before_$1" "$(loadavg1)"
+  fi
+}
+
+# loadgen NAME [LoadGen options...]   one measured run, written to $OUT/NAME.json and .html (in a round: $LEAF/)
 loadgen() {
   local name="$1"; shift
-  meta "loadavg_before_$name" "$(loadavg1)"
-  run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --name "$name" --out "$OUT/$name.json" \
-    --warmup "$WARMUP" --duration "$DURATION" "$@" "${EXTRA[@]}"
+  mark "$name"
+  run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen --name "$name" \
+    --out "$(run_dir)/$name.json" --warmup "$WARMUP" --duration "$DURATION" "$@" "${EXTRA[@]}"
 }
 
 # search NAME [LoadGen options...]   a max-throughput search, written to $OUT/NAME.search.json and .html
@@ -171,17 +189,19 @@ compare() {
 
 # need_kiln   builds the kiln distribution now if it is missing or stale (not while measuring)
 need_kiln() {
-  [[ -x "$ROOT/kiln" ]] || die "$ROOT/kiln not found or not executable"
-  "$ROOT/kiln" --version >/dev/null || die "could not build or run ./kiln"
+  [[ -x "$KILN" ]] || die "$KILN not found or not executable"
+  "$KILN" --version >/dev/null || die "could not build or run $KILN"
 }
 
 # launch_kiln [kiln up options...]   ./kiln up on $KILN_PORT/$KILN_GRPC_PORT in the background (prefixed by
-# $SERVER_PIN; the kiln script execs java, so the affinity sticks), without waiting
+# $SERVER_PIN; the kiln script execs java, so the affinity sticks), without waiting; its name for start_bg/stop_bg
+# (and its log, $OUT/NAME.log) is $KILN_BG
+KILN_BG=kiln
 launch_kiln() {
   need_kiln
   require_free_port "$KILN_PORT"
   require_free_port "$KILN_GRPC_PORT"
-  start_bg kiln "${SERVER_PIN[@]}" "$ROOT/kiln" up --port "$KILN_PORT" --grpc-port "$KILN_GRPC_PORT" "$@"
+  start_bg "$KILN_BG" "${SERVER_PIN[@]}" "$KILN" up --port "$KILN_PORT" --grpc-port "$KILN_GRPC_PORT" "$@"
 }
 
 # start_kiln [kiln up options...]   launch_kiln, then wait until the gateway is ready
@@ -204,8 +224,8 @@ start_bare() {
 # need_pools_bench   compiles model-pools' benchmark mains and sets $PCP, their class path
 need_pools_bench() {
   log "building model-pools benchmark classes"
-  (cd "$ROOT" && ./mvnw -B -q -o -pl model-pools -am test-compile dependency:build-classpath \
-    -Dmdep.outputFile="$ROOT/model-pools/target/bench.cp" >/dev/null)
+  mvn_quiet -pl model-pools -am test-compile dependency:build-classpath \
+    -Dmdep.outputFile="$ROOT/model-pools/target/bench.cp" >/dev/null || die "could not build model-pools' benchmarks"
   PCP="$ROOT/model-pools/target/test-classes:$ROOT/model-pools/target/classes:$ROOT/runtime/target/classes"
   PCP="$PCP:$(cat "$ROOT/model-pools/target/bench.cp")"
 }
@@ -240,24 +260,29 @@ scenario_bare() {
 }
 
 # Kiln's own overhead: the gateway with a no-op model (builtin:identity, 2 workers) against the bare HTTP
-# server, interleaved at each concurrency so both see the same machine; then binary tensors and gRPC at 16.
+# server, in $ROUNDS rounds: in each, at each concurrency, Kiln then the bare server, so both see the same machine;
+# then binary tensors and gRPC at 16. Run NAME of round N is NAME.rN.
 scenario_noop() {
   meta title "gateway with a no-op model vs the HTTP limit"
-  meta notes "Kiln serves \`builtin:identity\` (deploy/examples/bench/noop.yaml: 2 workers, batches up to 8 without waiting); requests are one FP32 1×64 tensor. The limit is BareServer (Vert.x, 1 event loop, fixed body) measured in the same run, interleaved with the Kiln runs at each concurrency. Closed loop; the gRPC and binary runs are compared with the bare HTTP server too (there is no bare gRPC server)."
+  meta notes "Kiln serves \`builtin:identity\` (deploy/examples/bench/noop.yaml: 2 workers, batches up to 8 without waiting); requests are one FP32 1×64 tensor. The limit is BareServer (Vert.x, 1 event loop, fixed body), measured again in each of $ROUNDS rounds right after Kiln at each concurrency (run NAME.rN is round N). Closed loop; the gRPC and binary runs are compared with the bare HTTP server too (there is no bare gRPC server)."
+  meta rounds "$ROUNDS"
   need_kiln
   start_bare
   start_kiln --file "$EXAMPLES/noop.yaml"
-  local c kiln="http://127.0.0.1:$KILN_PORT"
-  for c in 1 16 64; do
-    loadgen "bare-c$c" --url "http://127.0.0.1:$BARE_PORT" --model bare --mode closed --connections "$c"
-    loadgen "noop-c$c" --url "$kiln" --model noop --mode closed --connections "$c"
-    limit "noop-c$c" "bare-c$c"
+  local r c kiln="http://127.0.0.1:$KILN_PORT"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for c in 1 16 64; do
+      loadgen "noop-c$c.r$r" --url "$kiln" --model noop --mode closed --connections "$c"
+      loadgen "bare-c$c.r$r" --url "http://127.0.0.1:$BARE_PORT" --model bare --mode closed --connections "$c"
+      limit "noop-c$c.r$r" "bare-c$c.r$r"
+    done
+    loadgen "noop-binary-c16.r$r" --url "$kiln" --model noop --protocol http-binary --mode closed --connections 16
+    limit "noop-binary-c16.r$r" "bare-c16.r$r"
+    loadgen "noop-grpc-c16.r$r" --url "http://127.0.0.1:$KILN_GRPC_PORT" --model noop --protocol grpc --mode closed \
+      --connections 16
+    limit "noop-grpc-c16.r$r" "bare-c16.r$r"
   done
-  loadgen noop-binary-c16 --url "$kiln" --model noop --protocol http-binary --mode closed --connections 16
-  limit noop-binary-c16 bare-c16
-  loadgen noop-grpc-c16 --url "http://127.0.0.1:$KILN_GRPC_PORT" --model noop --protocol grpc --mode closed --connections 16
-  limit noop-grpc-c16 bare-c16
-  compare bare-c16 "Kiln, no-op model, vs the HTTP limit (BareServer)"
+  compare bare-c16.r1 "Kiln, no-op model, vs the HTTP limit (BareServer), $ROUNDS interleaved rounds"
 }
 
 # The tiny model (the quickstart's TorchScript MLP, 64 -> 256 -> 10) through Kiln, against both limits
@@ -265,25 +290,29 @@ scenario_noop() {
 # open-loop max-throughput search for p99 under 50 ms.
 scenario_tiny() {
   meta title "the tiny model (MLP) vs the HTTP and compute limits"
-  meta notes "Kiln serves models/mlp (TorchScript 64→256→10) per deploy/examples/bench/tiny.yaml: 2 workers × 1 intra-op thread, batches up to 8 without waiting (the quickstart waits up to 2 ms for a fuller batch). Limits measured in the same run: direct-b1/direct-b8 are 2 threads calling ModelRunner.infer back to back in process (one runner each, as the 2 workers have) with 1 or 8 rows per call — rows/s there, so ratios to them are the share of the model's compute rate that survives HTTP; bare-cN is BareServer at the same concurrency, interleaved."
+  meta notes "Kiln serves models/mlp (TorchScript 64→256→10) per deploy/examples/bench/tiny.yaml: 2 workers × 1 intra-op thread, batches up to 8 without waiting (the quickstart waits up to 2 ms for a fuller batch). Limits measured in the same run: direct-b1/direct-b8 are 2 threads calling ModelRunner.infer back to back in process (one runner each, as the 2 workers have) with 1 or 8 rows per call — rows/s there, so ratios to them are the share of the model's compute rate that survives HTTP; bare-cN.rR is BareServer at the same concurrency, measured right after Kiln in each of $ROUNDS rounds (run NAME.rR is round R)."
   need_kiln
   need_pools_bench
   direct_baseline --model mlp --dir "$ROOT/models/mlp" --callers 2 --threads 1 --batches 1,8 --seconds 5 --warmup 2
+  meta rounds "$ROUNDS"
   start_bare
   start_kiln --file "$EXAMPLES/tiny.yaml"
-  local c kiln="http://127.0.0.1:$KILN_PORT"
-  for c in 1 16 64; do
-    loadgen "bare-c$c" --url "http://127.0.0.1:$BARE_PORT" --model bare --mode closed --connections "$c"
-    loadgen "tiny-c$c" --url "$kiln" --model mlp --mode closed --connections "$c"
-    limit "tiny-c$c" "bare-c$c" direct-b8
+  local r c kiln="http://127.0.0.1:$KILN_PORT"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for c in 1 16 64; do
+      loadgen "tiny-c$c.r$r" --url "$kiln" --model mlp --mode closed --connections "$c"
+      loadgen "bare-c$c.r$r" --url "http://127.0.0.1:$BARE_PORT" --model bare --mode closed --connections "$c"
+      limit "tiny-c$c.r$r" "bare-c$c.r$r" direct-b8
+    done
+    loadgen "tiny-binary-c16.r$r" --url "$kiln" --model mlp --protocol http-binary --mode closed --connections 16
+    limit "tiny-binary-c16.r$r" "bare-c16.r$r" direct-b8
+    loadgen "tiny-grpc-c16.r$r" --url "http://127.0.0.1:$KILN_GRPC_PORT" --model mlp --protocol grpc --mode closed \
+      --connections 16
+    limit "tiny-grpc-c16.r$r" "bare-c16.r$r" direct-b8
   done
-  loadgen tiny-binary-c16 --url "$kiln" --model mlp --protocol http-binary --mode closed --connections 16
-  limit tiny-binary-c16 bare-c16 direct-b8
-  loadgen tiny-grpc-c16 --url "http://127.0.0.1:$KILN_GRPC_PORT" --model mlp --protocol grpc --mode closed --connections 16
-  limit tiny-grpc-c16 bare-c16 direct-b8
   search tiny-search --url "$kiln" --model mlp --mode open --connections 64 --p99-target-ms 50 \
     --start-rate 1000 --precision 0.1 --max-steps 8
-  compare bare-c16 "Kiln, tiny model (MLP), vs the HTTP limit (BareServer) and the compute limit (direct calls)"
+  compare bare-c16.r1 "Kiln, tiny model (MLP), vs the HTTP limit (BareServer) and the compute limit (direct calls)"
 }
 
 # A ResNet-class model: ResNet-18 for 3x64x64 images (a size this 2-core box serves at a useful rate; at
@@ -316,7 +345,7 @@ start_node() {
   require_free_port "$http"; require_free_port "$grpc"; require_free_port "$cport"
   KILN_NODES=1
   log "starting node $name: HTTP $http, gRPC $grpc, cluster $cport"
-  "$ROOT/kiln" start --node-id "$name" --port "$http" --grpc-port "$grpc" --cluster-port "$cport" \
+  "$KILN" start --node-id "$name" --port "$http" --grpc-port "$grpc" --cluster-port "$cport" \
     --cluster-name "kiln-bench" "$@" >>"$OUT/cluster-start.log" 2>&1 || die "node $name did not start; see $OUT/cluster-start.log"
 }
 
@@ -345,7 +374,7 @@ scenario_cluster() {
   start_node bench-n1 1 --head
   start_node bench-n2 2 --address "127.0.0.1:$CLUSTER_PORT_BASE"
   start_node bench-n3 3 --address "127.0.0.1:$CLUSTER_PORT_BASE"
-  "$ROOT/kiln" deploy "$EXAMPLES/tiny-cluster.yaml" --address "http://127.0.0.1:$CLUSTER_HTTP_BASE" \
+  "$KILN" deploy "$EXAMPLES/tiny-cluster.yaml" --address "http://127.0.0.1:$CLUSTER_HTTP_BASE" \
     >"$OUT/deploy.log" 2>&1 || die "deploy failed; see $OUT/deploy.log"
   local i
   for i in 1 2 3; do
@@ -370,7 +399,7 @@ scenario_cluster() {
     curl -s "http://127.0.0.1:$((CLUSTER_HTTP_BASE + i - 1))/metrics" | grep -E '^kiln_(gateway_routes|pool_requests|pool_batch_size_(count|sum))' \
       >"$OUT/cluster/metrics-bench-n$i.txt" || true
   done
-  "$ROOT/kiln" stop >>"$OUT/kiln-stop.log" 2>&1 || log "kiln stop failed; see $OUT/kiln-stop.log"
+  "$KILN" stop >>"$OUT/kiln-stop.log" 2>&1 || log "kiln stop failed; see $OUT/kiln-stop.log"
   KILN_NODES=0
   for i in 1 2 3; do cp "$ROOT/.kiln/logs/bench-n$i.log" "$OUT/cluster/" 2>/dev/null || true; done
   compare bare-c16 "3-node loopback cluster, tiny model, through one gateway: unpinned and pinned to another node"
@@ -384,9 +413,12 @@ tensor_request() {
 }
 
 # ---------------------------------------------------------------- the pinned scenario
-# Measured like a peer would: wrk (1 thread) pinned to CLIENT_CPU against one server at a time pinned to
-# SERVER_CPU, both warmed until throughput is flat, and the limits measured in the same run: BareServer
-# --work oip (the same OIP JSON parse + encode, nothing behind it) and BareGrpcServer (the same protobuf work).
+# Measured like a peer would: wrk (1 thread) pinned to CLIENT_CPU against servers pinned to SERVER_CPU, every one
+# warmed until throughput is flat, and the limits measured in the same rounds: BareServer --work oip (the same OIP
+# JSON parse + encode, nothing behind it) and BareGrpcServer (the same protobuf work). The limits stay up for the
+# whole run, beside Kiln on SERVER_CPU (idle while Kiln is loaded, and Kiln idle while they are), so that every round
+# measures them again right after Kiln: per round and Kiln model, a fresh node (cold run), then at each concurrency
+# Kiln and then the bare server, and so on for binary tensors and gRPC. Round N of model M goes to round-N/M/.
 
 SERVER_CPU="${SERVER_CPU:-1}"
 CLIENT_CPU="${CLIENT_CPU:-0}"
@@ -404,6 +436,10 @@ PINNED_WARMUP_SECONDS="${PINNED_WARMUP_SECONDS:-40}"
 KILN_CPUS="${KILN_CPUS:-2}"
 # Which target groups to measure (a reduced run: e.g. PINNED_TARGETS="bare identity").
 PINNED_TARGETS="${PINNED_TARGETS:-bare bare-grpc identity mlp}"
+# Rounds: RESULTS.md gives no verdict from fewer than 3 (each round starts every Kiln model afresh: ~4 min a model).
+PINNED_ROUNDS="${PINNED_ROUNDS:-3}"
+PINNED_BARE=0
+PINNED_BARE_GRPC=0
 
 # need_pinning   wrk (installed with apt-get when root), taskset, curl, and two distinct usable CPUs
 need_pinning() {
@@ -451,16 +487,16 @@ wrk_to() {
   fi
 }
 
-# measure_wrk NAME SCRIPT URL CONNECTIONS   a measured wrk run of $DURATION -> $OUT/NAME.wrk.txt
+# measure_wrk NAME SCRIPT URL CONNECTIONS   a measured wrk run of $DURATION -> $LEAF/NAME.wrk.txt (or $OUT/)
 measure_wrk() {
-  meta "loadavg_before_$1" "$(loadavg1)"
-  wrk_to "$OUT/$1.wrk.txt" "$2" "$3" "$4" "$DURATION"
-  log "$1: $WRK_RPS req/s"
+  mark "$1"
+  wrk_to "$(run_dir)/$1.wrk.txt" "$2" "$3" "$4" "$DURATION"
+  log "${LEAF:+${LEAF#"$OUT"/}: }$1: $WRK_RPS req/s"
 }
 
 # wrk_round TARGET ROUND SCRIPT URL   one warm-up round: wrk at c16 for $WARM_ROUND; sets ROUND_RPS
 wrk_round() {
-  wrk_to "$OUT/warm/$1-$2.wrk.txt" "$3" "$4" 16 "$WARM_ROUND"
+  wrk_to "$(run_dir)/warm/$1-$2.wrk.txt" "$3" "$4" 16 "$WARM_ROUND"
   ROUND_RPS="$WRK_RPS"
 }
 
@@ -477,11 +513,12 @@ grpc_body() {
 # 16 concurrent streams, 2 s of its own warm-up, then $DURATION -> $OUT/NAME.h2load.txt. One call first through
 # nghttp must end with grpc-status 0 (h2load itself only sees the HTTP status, which gRPC errors leave at 200).
 measure_h2load() {
-  local name="$1" path="$2/inference.GRPCInferenceService/ModelInfer" f="$OUT/$1.h2load.txt" check="$OUT/$1.check.txt"
+  local name="$1" path="$2/inference.GRPCInferenceService/ModelInfer" f check
+  f="$(run_dir)/$1.h2load.txt" check="$(run_dir)/$1.check.txt"
   grpc_body "$3"
   nghttp -v -d "$GRPC_BODY" -H 'content-type: application/grpc' -H 'te: trailers' "$path" >"$check" 2>&1 || true
   grep -aq 'grpc-status: 0' "$check" || die "$name: a single ModelInfer call did not end with grpc-status 0; see $check"
-  meta "loadavg_before_$name" "$(loadavg1)"
+  mark "$name"
   run_child taskset -c "$CLIENT_CPU" h2load -t1 -c1 -m16 --warm-up-time=2 -D "${DURATION%s}" -d "$GRPC_BODY" \
     -H 'content-type: application/grpc' -H 'te: trailers' "$path" >"$f" 2>&1 || die "h2load failed ($path); see $f"
   log "$name: $(awk '/^finished in/ {print $4, $5}' "$f" | tr -d ,)"
@@ -490,11 +527,12 @@ measure_h2load() {
 # warm_grpc TARGET URL MODEL   the same rule for gRPC: `LoadGen warm` runs the rounds (c16, $WARM_ROUND each)
 # in one JVM, so the client warms up along with the server; the rounds go to $OUT/TARGET.warm.txt
 warm_grpc() {
-  local f="$OUT/warm/$1.loadgen.txt"
-  mkdir -p "$OUT/warm"
+  local d f
+  d="$(run_dir)" f="$(run_dir)/warm/$1.loadgen.txt"
+  mkdir -p "$d/warm"
   run_child "${CLIENT_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.LoadGen warm --url "$2" --model "$3" \
     --protocol grpc --mode closed --connections 16 --event-loops 1 --warmup 1s --round "$WARM_ROUND" \
-    --max-rounds "$WARM_ROUNDS_MAX" --flat-pct "$WARM_FLAT_PCT" --quiet --record "$OUT/$1.warm.txt" >"$f" 2>&1 \
+    --max-rounds "$WARM_ROUNDS_MAX" --flat-pct "$WARM_FLAT_PCT" --quiet --record "$d/$1.warm.txt" >"$f" 2>&1 \
     || die "LoadGen warm failed ($2); see $f"
   log "warm-up $1: req/s per round: $(sed -n 's/^round [0-9]*: \([0-9.]*\) req.*/\1/p' "$f" | tr '\n' ' ')-> $(tail -1 "$f")"
 }
@@ -502,9 +540,10 @@ warm_grpc() {
 # warm_until_flat TARGET ROUND_FUNCTION ARGS...   rounds until two consecutive ones differ by < $WARM_FLAT_PCT %
 # (at most $WARM_ROUNDS_MAX); the rounds and the outcome go to $OUT/TARGET.warm.txt
 warm_until_flat() {
-  local target="$1" fn="$2" f="$OUT/$1.warm.txt" prev="" i flat=no rounds=""
+  local target="$1" fn="$2" f prev="" i flat=no rounds=""
+  f="$(run_dir)/$1.warm.txt"
   shift 2
-  mkdir -p "$OUT/warm"
+  mkdir -p "$(run_dir)/warm"
   : >"$f"
   for ((i = 1; i <= WARM_ROUNDS_MAX; i++)); do
     "$fn" "$target" "$i" "$@"
@@ -542,85 +581,128 @@ poll_ready() {
     fi
     sleep 0.05
   done
-  die "$1 did not answer 200 within $2 s; see $OUT/kiln.log"
+  die "$1 did not answer 200 within $2 s; see $OUT/$KILN_BG.log"
 }
 
-# pinned_bare   the HTTP limit: BareServer --work oip, JSON at c1/c16/c64
-pinned_bare() {
+# pinned_start_bare   the HTTP limit: BareServer --work oip, started once and warmed until flat (up for the whole run)
+pinned_start_bare() {
   start_bare --work oip
-  local url="http://127.0.0.1:$BARE_PORT/v2/models/bare/infer" c
-  warm_until_flat bare-json wrk_round oip-json "$url"
-  for c in 1 16 64; do measure_wrk "bare-json-c$c" oip-json "$url" "$c"; done
-  stop_bg bare-server
+  warm_until_flat bare-json wrk_round oip-json "http://127.0.0.1:$BARE_PORT/v2/models/bare/infer"
 }
 
-# pinned_bare_grpc   the gRPC limit: BareGrpcServer, LoadGen gRPC at c16
-pinned_bare_grpc() {
+# pinned_start_bare_grpc   the gRPC limit: BareGrpcServer, started once and warmed until flat (LoadGen gRPC at c16)
+pinned_start_bare_grpc() {
   require_free_port "$BARE_GRPC_PORT"
   start_bg bare-grpc-server "${SERVER_PIN[@]}" "$JAVA" $JAVA_OPTS -cp "$CP" io.kiln.loadtest.BareGrpcServer \
     --port "$BARE_GRPC_PORT" --event-loops "$SERVER_EVENT_LOOPS"
   wait_port "$BARE_GRPC_PORT" 60
-  local url="http://127.0.0.1:$BARE_GRPC_PORT"
-  warm_grpc bare-grpc "$url" bare
-  loadgen bare-grpc-c16 --url "$url" --model bare --protocol grpc --mode closed --connections 16 --event-loops 1
-  measure_h2load bare-grpc-h2load-c16 "$url" bare
-  stop_bg bare-grpc-server
+  warm_grpc bare-grpc "http://127.0.0.1:$BARE_GRPC_PORT" bare
 }
 
-# pinned_kiln TARGET MODEL YAML   a fresh Kiln: the cold start (wrk c16 right after the model is ready), then
-# warmed JSON at c1/c16/c64, binary tensors at c16 and gRPC at c16
-pinned_kiln() {
-  local target="$1" model="$2" yaml="$3" c
+# pinned_bare_json C   the HTTP limit at concurrency C, in this round (right after Kiln's run at C)
+pinned_bare_json() {
+  ((PINNED_BARE)) || return 0
+  measure_wrk "bare-json-c$1" oip-json "http://127.0.0.1:$BARE_PORT/v2/models/bare/infer" "$1"
+}
+
+# pinned_bare_grpc_h2load, pinned_bare_grpc_loadgen   the gRPC limit at c16, in this round, with each client
+pinned_bare_grpc_h2load() {
+  ((PINNED_BARE_GRPC)) || return 0
+  measure_h2load bare-grpc-h2load-c16 "http://127.0.0.1:$BARE_GRPC_PORT" bare
+}
+pinned_bare_grpc_loadgen() {
+  ((PINNED_BARE_GRPC)) || return 0
+  loadgen bare-grpc-c16 --url "http://127.0.0.1:$BARE_GRPC_PORT" --model bare --protocol grpc --mode closed \
+    --connections 16 --event-loops 1
+}
+
+# pinned_round ROUND TARGET MODEL YAML   one round of one Kiln model, into round-ROUND/TARGET/: a fresh node (the cold
+# start: wrk c16 right after the model is ready), warmed until flat, then JSON at c1/c16/c64 each followed by the bare
+# server at the same concurrency, binary tensors at c16, gRPC at c16 with h2load (Kiln, then bare) and with LoadGen
+# (Kiln, then bare)
+pinned_round() {
+  local r="$1" target="$2" model="$3" yaml="$4" c
   local url="http://127.0.0.1:$KILN_PORT/v2/models/$model/infer" grpc="http://127.0.0.1:$KILN_GRPC_PORT"
+  LEAF="$OUT/round-$r/$target"
+  mkdir -p "$LEAF"
+  KILN_BG="kiln-$target-r$r"
   launch_kiln --file "$yaml" --cpus "$KILN_CPUS" --warmup-seconds "$PINNED_WARMUP_SECONDS"
   poll_ready "http://127.0.0.1:$KILN_PORT/v2/models/$model/ready" 300
-  meta "ready_s_$target" "$READY_S"
-  log "$target: ready after $READY_S s; cold run"
-  meta "loadavg_before_$target-cold-c16" "$(loadavg1)"
-  wrk_to "$OUT/$target-cold-c16.wrk.txt" oip-json "$url" 16 "$COLD_DURATION"
-  log "$target-cold-c16: $WRK_RPS req/s"
+  echo "ready_s=$READY_S" >>"$LEAF/round.txt"
+  log "round $r, $target: ready after $READY_S s; cold run"
+  mark "$target-cold-c16"
+  wrk_to "$LEAF/$target-cold-c16.wrk.txt" oip-json "$url" 16 "$COLD_DURATION"
+  log "round $r, $target-cold-c16: $WRK_RPS req/s"
   warm_until_flat "$target-json" wrk_round oip-json "$url"
-  for c in 1 16 64; do measure_wrk "$target-json-c$c" oip-json "$url" "$c"; done
+  for c in 1 16 64; do
+    measure_wrk "$target-json-c$c" oip-json "$url" "$c"
+    pinned_bare_json "$c"
+  done
   warm_until_flat "$target-binary" wrk_round oip-binary "$url"
   measure_wrk "$target-binary-c16" oip-binary "$url" 16
   warm_grpc "$target-grpc" "$grpc" "$model"
-  loadgen "$target-grpc-c16" --url "$grpc" --model "$model" --protocol grpc --mode closed --connections 16 --event-loops 1
   measure_h2load "$target-grpc-h2load-c16" "$grpc" "$model"
-  stop_bg kiln
+  pinned_bare_grpc_h2load
+  loadgen "$target-grpc-c16" --url "$grpc" --model "$model" --protocol grpc --mode closed --connections 16 --event-loops 1
+  pinned_bare_grpc_loadgen
+  stop_bg "$KILN_BG"
+  KILN_BG=kiln
+  LEAF=""
 }
 
-# The request path against the hardware limit, measured like a peer would (see loadtest/README.md):
-# summary.md holds every target and the issue's ratios with verdicts.
+# pinned_limits_round ROUND   a round of the limits alone (PINNED_TARGETS without a Kiln model), into round-ROUND/limits/
+pinned_limits_round() {
+  local c
+  LEAF="$OUT/round-$1/limits"
+  mkdir -p "$LEAF"
+  for c in 1 16 64; do pinned_bare_json "$c"; done
+  pinned_bare_grpc_h2load
+  pinned_bare_grpc_loadgen
+  LEAF=""
+}
+
+# The request path against the hardware limit, measured like a peer would (see loadtest/README.md), in
+# $PINNED_ROUNDS rounds with the limits measured again next to Kiln in each: summary.md and index.html hold every
+# target and the issue's ratios per round, with median, range and verdict.
 scenario_pinned() {
-  meta title "the request path at the hardware limit: pinned wrk vs pinned servers, warmed until flat"
-  meta notes "One server at a time pinned to CPU $SERVER_CPU (taskset), wrk -t1 / LoadGen pinned to CPU $CLIENT_CPU. Limits in the same run: BareServer --work oip (Vert.x, 1 event loop, Jackson streaming OIP JSON parse + encode) and BareGrpcServer (vertx-grpc-server, the same protobuf work). Kiln: noop.yaml (builtin:identity) and tiny.yaml (MLP), each started fresh (cold start: wrk c16 for $COLD_DURATION right after /v2/models/M/ready), node advertising --cpus $KILN_CPUS. See summary.md."
+  meta title "the request path at the hardware limit: pinned wrk vs pinned servers, warmed until flat, $PINNED_ROUNDS interleaved rounds"
+  meta notes "Servers pinned to CPU $SERVER_CPU (taskset), wrk -t1 / h2load / LoadGen pinned to CPU $CLIENT_CPU. Limits: BareServer --work oip (Vert.x, 1 event loop, Jackson streaming OIP JSON parse + encode) and BareGrpcServer (vertx-grpc-server, the same protobuf work), up for the whole run beside Kiln and measured again in every round right after Kiln. Kiln: noop.yaml (builtin:identity) and tiny.yaml (MLP), each started fresh in every round (cold start: wrk c16 for $COLD_DURATION right after /v2/models/M/ready), node advertising --cpus $KILN_CPUS. See summary.md and index.html."
   need_pinning
   SERVER_PIN=(taskset -c "$SERVER_CPU")
   CLIENT_PIN=(taskset -c "$CLIENT_CPU")
-  meta command "DURATION=$DURATION WARMUP=$WARMUP WARM_ROUND=$WARM_ROUND WARM_ROUNDS_MAX=$WARM_ROUNDS_MAX SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU PINNED_TARGETS=\"$PINNED_TARGETS\" loadtest/run.sh pinned${EXTRA[*]:+ ${EXTRA[*]}}"
+  meta command "DURATION=$DURATION WARMUP=$WARMUP WARM_ROUND=$WARM_ROUND WARM_ROUNDS_MAX=$WARM_ROUNDS_MAX SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU PINNED_ROUNDS=$PINNED_ROUNDS PINNED_TARGETS=\"$PINNED_TARGETS\" loadtest/run.sh pinned${EXTRA[*]:+ ${EXTRA[*]}}"
   meta server_cpu "$SERVER_CPU"
   meta client_cpu "$CLIENT_CPU"
   meta wrk "$(wrk -v 2>&1 | head -1 | sed 's/ Copyright.*//')"
   meta duration "$DURATION per measured run (LoadGen gRPC runs: $WARMUP client warm-up first); cold run $COLD_DURATION"
   meta cold_duration "$COLD_DURATION"
   meta warmup_seconds "$PINNED_WARMUP_SECONDS"
-  meta warm_rule "rounds of $WARM_ROUND at c16 until two consecutive differ by < $WARM_FLAT_PCT % (at most $WARM_ROUNDS_MAX)"
+  meta warm_rule "rounds of $WARM_ROUND at c16 until two consecutive differ by < $WARM_FLAT_PCT % (at most $WARM_ROUNDS_MAX); the bare servers once at the start, each fresh Kiln node in every round"
   meta targets "$PINNED_TARGETS"
-  local t
+  meta rounds "$PINNED_ROUNDS"
+  meta interleaving "in each round and for each Kiln model: a fresh node, then at c1, c16, c64 Kiln JSON followed by bare JSON, Kiln binary, then gRPC c16 Kiln followed by bare with h2load and again with LoadGen; the bare servers stay up beside Kiln on the server CPU"
+  local t models=()
   for t in $PINNED_TARGETS; do
     case "$t" in
-      bare | bare-grpc) ;;
-      identity | mlp) need_kiln ;;
+      bare) PINNED_BARE=1 ;;
+      bare-grpc) PINNED_BARE_GRPC=1 ;;
+      identity | mlp) need_kiln; models+=("$t") ;;
       *) die "PINNED_TARGETS: unknown target '$t' (bare, bare-grpc, identity, mlp)" ;;
     esac
   done
-  for t in $PINNED_TARGETS; do
-    case "$t" in
-      bare) pinned_bare ;;
-      bare-grpc) pinned_bare_grpc ;;
-      identity) pinned_kiln identity noop "$EXAMPLES/noop.yaml" ;;
-      mlp) pinned_kiln mlp mlp "$EXAMPLES/tiny.yaml" ;;
-    esac
+  [[ "$PINNED_ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "PINNED_ROUNDS must be a positive number, not '$PINNED_ROUNDS'"
+  ((PINNED_ROUNDS >= 3)) || log "WARNING: PINNED_ROUNDS=$PINNED_ROUNDS: RESULTS.md gives no verdict from fewer than 3 rounds"
+  ((PINNED_BARE)) && pinned_start_bare
+  ((PINNED_BARE_GRPC)) && pinned_start_bare_grpc
+  local r m
+  for ((r = 1; r <= PINNED_ROUNDS; r++)); do
+    ((${#models[@]})) || pinned_limits_round "$r"
+    for m in "${models[@]}"; do
+      case "$m" in
+        identity) pinned_round "$r" identity noop "$EXAMPLES/noop.yaml" ;;
+        mlp) pinned_round "$r" mlp mlp "$EXAMPLES/tiny.yaml" ;;
+      esac
+    done
   done
   meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
   run_child "$JAVA" -cp "$CP" io.kiln.loadtest.PinnedSummary --dir "$OUT" >&2 || die "could not write $OUT/summary.md"
@@ -630,10 +712,33 @@ scenario_pinned() {
 
 scenarios() { declare -F | awk '{print $3}' | sed -n 's/^scenario_//p' | tr '\n' ' '; }
 
-[[ $# -ge 1 ]] || die "usage: run.sh SCENARIO [LoadGen options...]; scenarios: $(scenarios)"
+usage() {
+  cat <<USAGE
+usage: loadtest/run.sh SCENARIO [LoadGen options...]     (or: ./kiln bench SCENARIO ...)
+       loadtest/run.sh --list | --help | --classpath
+scenarios: $(scenarios)
+  bare     the HTTP limit alone (BareServer), ~1.5 min         noop    Kiln no-op model vs BareServer, $ROUNDS rounds
+  tiny     the MLP vs BareServer and the compute limit           resnet  ResNet-18 vs direct batched calls
+  pinned   the request-path targets: pinned wrk/h2load, Kiln and the bare servers alternating, $PINNED_ROUNDS rounds
+  cluster  3 nodes on loopback, unpinned and cross-node
+Builds the load generator itself (and ./kiln builds the distribution), writes loadtest/results/SCENARIO-<time>/ with
+index.html (Kiln and its limits side by side) and meta.txt. Environment: DURATION ($DURATION), WARMUP ($WARMUP),
+ROUNDS ($ROUNDS), PINNED_ROUNDS ($PINNED_ROUNDS), LOAD_MAX ($LOAD_MAX), LOAD_WAIT_MAX ($LOAD_WAIT_MAX),
+LOADTEST_RESULTS (results elsewhere), SKIP_BUILD=1, LOADTEST_BUILD=module; see loadtest/README.md.
+--classpath builds the load generator and prints its class path (for java -cp ... io.kiln.loadtest.LoadGen).
+USAGE
+}
+
+case "${1:-}" in
+  "") usage >&2; exit 2 ;;
+  -h | --help | help) usage; exit 0 ;;
+  --list) scenarios | tr ' ' '\n' | sed '/^$/d'; exit 0 ;;
+  --classpath) build; echo "$CP"; exit 0 ;;
+esac
 SCENARIO="$1"; shift
 EXTRA=("$@")
 declare -F "scenario_$SCENARIO" >/dev/null || die "unknown scenario '$SCENARIO'; scenarios: $(scenarios)"
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number, not '$ROUNDS'"
 
 new_results_dir "$SCENARIO"
 build

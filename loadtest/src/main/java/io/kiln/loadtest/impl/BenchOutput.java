@@ -54,6 +54,66 @@ public final class BenchOutput {
     return out;
   }
 
+  /**
+   * The result lines of each run of a printout that holds several ({@code bench-runtime.sh} runs the benchmark in a
+   * fresh JVM per round and heads each with a {@code ## run N} line); a printout without such lines is one run.
+   */
+  public static List<List<CallLine>> callRuns(List<String> output) {
+    List<List<CallLine>> runs = new ArrayList<>();
+    List<String> current = new ArrayList<>();
+    boolean marked = false;
+    for (String line : output) {
+      if (line.startsWith("## run ")) {
+        if (marked || !calls(current).isEmpty()) {
+          runs.add(calls(current));
+        }
+        current = new ArrayList<>();
+        marked = true;
+        continue;
+      }
+      current.add(line);
+    }
+    List<CallLine> last = calls(current);
+    if (marked || !last.isEmpty()) {
+      runs.add(last);
+    }
+    return runs;
+  }
+
+  /**
+   * The tables of the A/B rounds ({@code ## round N}, not the survey rounds) of a {@code PoolBenchmark} printout, in
+   * order; a printout with none gives its last table as one round.
+   */
+  public static List<List<PoolLine>> poolRounds(List<String> output) {
+    List<List<PoolLine>> rounds = new ArrayList<>();
+    List<PoolLine> current = null;
+    for (String line : output) {
+      if (line.startsWith("## ")) {
+        current = line.startsWith("## round ") ? new ArrayList<>() : null;
+        if (current != null) {
+          rounds.add(current);
+        }
+        continue;
+      }
+      Matcher m = POOL.matcher(line);
+      if (current != null && m.matches()) {
+        current.add(pool(m));
+      }
+    }
+    rounds.removeIf(List::isEmpty);
+    if (rounds.isEmpty()) {
+      List<PoolLine> last = lastPoolRound(output);
+      return last.isEmpty() ? List.of() : List.of(last);
+    }
+    return rounds;
+  }
+
+  private static PoolLine pool(Matcher m) {
+    return new PoolLine(m.group(1).trim(), m.group(2).equals("-") ? 0 : Integer.parseInt(m.group(2)),
+        Double.parseDouble(m.group(3)), Double.parseDouble(m.group(4)), Double.parseDouble(m.group(5)),
+        Double.parseDouble(m.group(6)), Long.parseLong(m.group(7)));
+  }
+
   /** The lines of the last {@code ## round} of a {@code PoolBenchmark} printout. */
   public static List<PoolLine> lastPoolRound(List<String> output) {
     List<PoolLine> out = new ArrayList<>();

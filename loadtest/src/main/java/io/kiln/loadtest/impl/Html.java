@@ -52,6 +52,11 @@ public final class Html {
     return sb.append("</body></html>\n").toString();
   }
 
+  /** A self-contained page (the reports' style, no scripts): {@code body} is HTML, the title and subtitle text. */
+  public static String document(String title, String subtitle, String body) {
+    return end(page(title, subtitle).append(body));
+  }
+
   static String ms(double v) {
     return String.format(Locale.ROOT, v >= 100 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v);
   }
