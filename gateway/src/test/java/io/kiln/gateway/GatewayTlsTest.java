@@ -2,11 +2,14 @@ package io.kiln.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 import io.kiln.gateway.support.CheckFigures;
+import io.kiln.gateway.support.Curl;
 import io.kiln.gateway.support.FakeCluster;
 import io.kiln.gateway.support.GatewayTestBase;
+import io.kiln.gateway.support.RawHttp;
 import io.kiln.gateway.support.TestModels;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.ModelReadyRequest;
@@ -38,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * TLS on both servers with real certificates (made by keytool, signed by a test authority): HTTPS answers a
  * client that trusts the authority, gRPC speaks h2 over TLS (ALPN), plain text is refused, and a certificate
- * replaced on disk is served to new connections without a restart — while a half-written file never is.
+ * replaced on disk is served to new connections without a restart — while a half-written file never is. Over TLS
+ * too, {@code Expect: 100-continue} is answered before the body and a declared body over the limit refused unsent.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GatewayTlsTest {
@@ -148,6 +152,53 @@ class GatewayTlsTest {
     FIGURES.put("halfWrittenRefusals", gateway.tlsRefusals() - refusedBefore);
     assertThat(https("/v2/health/live").statusCode()).isEqualTo(200);
     grpcLiveAndReady(); // the gRPC server still negotiates h2 with the new certificate
+  }
+
+  @Test
+  void overTlsAnExpectedBodyIsInvitedWith100ContinueAndOneOverTheLimitIsRefusedUnsent() throws Exception {
+    ExpectContinueTest.Binary b = ExpectContinueTest.inferBody(ExpectContinueTest.BIG);
+    try (RawHttp c = RawHttp.connectTls(GatewayTestBase.HOST, gateway.httpPort(), ca.trustingContext())) {
+      c.send(RawHttp.head("POST", ExpectContinueTest.INFER, "Content-Type: application/octet-stream",
+          ExpectContinueTest.EXPECT, "Inference-Header-Content-Length: " + b.headerLength(),
+          "Content-Length: " + b.body().length));
+      assertThat(c.read().statusLine()).isEqualTo("HTTP/1.1 100 Continue");
+      c.send(b.body());
+      assertThat(c.read().status()).isEqualTo(200);
+
+      byte[] generate = ExpectContinueTest.GENERATE_JSON.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      c.send(RawHttp.head("POST", ExpectContinueTest.GENERATE, "Content-Type: application/json",
+          ExpectContinueTest.EXPECT, "Content-Length: " + generate.length));
+      assertThat(c.read().statusLine()).isEqualTo("HTTP/1.1 100 Continue");
+      c.send(generate);
+      assertThat(c.read().status()).isEqualTo(200);
+
+      c.send(RawHttp.head("POST", ExpectContinueTest.INFER, "Content-Type: application/json",
+          ExpectContinueTest.EXPECT, "Content-Length: " + (GatewayOptions.DEFAULT_MAX_BODY_BYTES + 1)));
+      RawHttp.Answer refused = c.read();
+      assertThat(refused.status()).isEqualTo(413);
+      assertThat(new io.vertx.core.json.JsonObject(refused.body()).getString("error"))
+          .isEqualTo("request body exceeds the limit of " + GatewayOptions.DEFAULT_MAX_BODY_BYTES + " bytes");
+      assertThat(refused.header("Connection")).isEqualToIgnoringCase("close");
+      assertThat(c.closedByServer()).isTrue();
+    }
+  }
+
+  @Test
+  void curlOverHttpsPostsABodyOver1MbWithoutWaitingForContinue() throws Exception {
+    Path curl = Curl.find();
+    assumeTrue(curl != null,
+        "curl is not installed (run-tests does not install it): the raw TLS check above covers this");
+    ExpectContinueTest.Binary b = ExpectContinueTest.inferBody(ExpectContinueTest.BIG);
+    Path body = Files.write(dir.resolve("infer.bin"), b.body());
+    String url = "https://127.0.0.1:" + gateway.httpPort() + ExpectContinueTest.INFER;
+    String[] args = {"--cacert", ca.caPem().toString(), "-H", "Content-Type: application/octet-stream",
+        "-H", "Inference-Header-Content-Length: " + b.headerLength()};
+    Curl.post(curl, url, body, dir, args); // warms the path
+    Curl.Result r = Curl.post(curl, url, body, dir, args);
+    FIGURES.put("curlHttpsExpectContinueSeconds", r.timeTotal());
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.sizeUpload()).isGreaterThanOrEqualTo(ExpectContinueTest.BIG);
+    assertThat(r.timeTotal()).isLessThan(ExpectContinueCurlTest.WELL_UNDER_CURLS_WAIT_SECONDS);
   }
 
   /** A fresh client each time: a new connection, so a new handshake. */

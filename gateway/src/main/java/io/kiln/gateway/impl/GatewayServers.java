@@ -91,8 +91,10 @@ public final class GatewayServers {
         metrics, registry, () -> started && !closed && !holds.held(), holds, spans);
 
     // HTTP/1.1 only: with h2c upgrades on, Vert.x opens a connection (and so its read clock) only once the
-    // first request's headers are complete, which a slowloris client never sends.
-    HttpServerOptions httpOptions = serverOptions(sharedHttpPort(vertx)).setHttp2ClearTextEnabled(false);
+    // first request's headers are complete, which a slowloris client never sends. Expect: 100-continue is answered
+    // by each route once its body limit allows (ExpectContinue), never by Vert.x as the headers arrive.
+    HttpServerOptions httpOptions = serverOptions(sharedHttpPort(vertx)).setHttp2ClearTextEnabled(false)
+        .setHandle100ContinueAutomatically(false);
     HttpServerOptions grpcOptions = serverOptions(options.grpcPort());
     if (options.tls() != null) {
       tls = new TlsReloader(vertx, options.tls());

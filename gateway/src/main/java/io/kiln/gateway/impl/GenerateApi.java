@@ -12,7 +12,6 @@ import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -51,7 +50,7 @@ final class GenerateApi {
 
   /** Adds the routes to the OIP router. */
   void register(Router r) {
-    BodyHandler body = BodyHandler.create(false).setBodyLimit(gw.options().maxBodyBytes());
+    io.vertx.core.Handler<RoutingContext> body = ExpectContinue.body(gw.options().maxBodyBytes());
     for (String prefix : List.of("/v2/models/:model", "/v2/models/:model/versions/:version")) {
       r.post(prefix + "/generate").handler(body).handler(ctx -> generate(ctx, false));
       r.post(prefix + "/generate_stream").handler(body).handler(ctx -> generate(ctx, true));
@@ -76,7 +75,9 @@ final class GenerateApi {
       ex.fail(e);
       return;
     }
-    ctx.response().closeHandler(v -> ex.clientGone());
+    if (!ctx.response().ended()) { // a pool that answered at once has already ended it (Vert.x then refuses handlers)
+      ctx.response().closeHandler(v -> ex.clientGone());
+    }
   }
 
   /** One generate call's response and what it wrote or gathered so far. */

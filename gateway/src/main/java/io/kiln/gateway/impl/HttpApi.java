@@ -6,7 +6,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,9 +52,10 @@ final class HttpApi {
     io.vertx.ext.web.Router r = io.vertx.ext.web.Router.router(vertx);
     r.route().order(-1).handler(ctx -> {
       deadlines.requestStarted(ctx.request(), answered -> ctx.addEndHandler(v -> answered.run()));
+      ExpectContinue.watch(ctx);
       ctx.next();
     });
-    BodyHandler body = BodyHandler.create(false).setBodyLimit(gw.options().maxBodyBytes());
+    io.vertx.core.Handler<RoutingContext> body = ExpectContinue.body(gw.options().maxBodyBytes());
     r.get("/v2/health/live").handler(ctx -> json(ctx, 200, Map.of("live", true)));
     r.get("/v2/health/ready").handler(this::serverReady);
     r.get("/v2").handler(this::serverMetadata);
@@ -166,7 +166,9 @@ final class HttpApi {
       if (name != null) {
         gw.metrics().finish(gw.metrics().start(), gw.models().label(name), "http", "too_large", "413");
       }
-      error(ctx, 413, "request body exceeds the limit of " + gw.options().maxBodyBytes() + " bytes");
+      // Also the 413 of the routes mounted beside these (management, pipelines, jobs): it names their own limit.
+      error(ctx, 413, "request body exceeds the limit of " + ExpectContinue.limit(ctx, gw.options().maxBodyBytes())
+          + " bytes");
     } else if (ctx.failure() != null) {
       fail(ctx, gw.errors().map(ctx.failure()));
     } else {

@@ -22,6 +22,10 @@ import java.util.function.Predicate;
  * slash), it leaves to the vertx-web router, which serves it as before. The router, its routing context and its
  * body handler cost ≈6 % of an identity request's event-loop samples.
  *
+ * <p>As the server's request handler it also answers every request's {@code Expect} first: an unknown expectation
+ * is 417 before any route sees it; {@code 100 Continue} is sent once the declared length is within the limit (a
+ * declared body over it is 413 unsent, and closes the connection), as {@link ExpectContinue} sets out.
+ *
  * <p>Handlers run on the event loop and never block: decoding or encoding a large body runs on a worker thread.
  */
 final class HttpInfer implements Handler<HttpServerRequest> {
@@ -48,6 +52,11 @@ final class HttpInfer implements Handler<HttpServerRequest> {
 
   @Override
   public void handle(HttpServerRequest req) {
+    String unmet = ExpectContinue.unmet(req);
+    if (unmet != null) {
+      expectationFailed(req, unmet);
+      return;
+    }
     String[] target = HttpMethod.POST.equals(req.method()) ? target(req.path()) : null;
     if (target == null) {
       others.handle(req);
@@ -55,6 +64,23 @@ final class HttpInfer implements Handler<HttpServerRequest> {
     }
     deadlines.requestStarted(req, answered -> req.response().endHandler(v -> answered.run()));
     new Body(req, target[0], target[1]).start();
+  }
+
+  /**
+   * 417 for an expectation the server cannot meet ({@link ExpectContinue}), before any route sees the request: in
+   * OpenAI's error shape under {@code /v1/}, the OIP {@code {"error": ...}} elsewhere.
+   */
+  private void expectationFailed(HttpServerRequest req, String unmet) {
+    deadlines.requestStarted(req, answered -> req.response().endHandler(v -> answered.run()));
+    String message = "Expect: " + unmet + " cannot be met; the only expectation served is 100-continue";
+    String path = req.path();
+    Buffer body = path != null && path.startsWith("/v1/") ? OpenAiError.buffer(417, message, null, null)
+        : gw.encoder().object(Map.of("error", message));
+    boolean close = ExpectContinue.closeBeforeBody(req);
+    send(req.response(), 417, body);
+    if (close) {
+      ExpectContinue.close(req);
+    }
   }
 
   /**
@@ -156,7 +182,12 @@ final class HttpInfer implements Handler<HttpServerRequest> {
         }
       }
       if (length > limit) {
+        // Refused unread, and uninvited: a client waiting for 100 Continue holds the body, so the connection closes.
+        boolean close = ExpectContinue.closeBeforeBody(req);
         tooLarge();
+        if (close) {
+          ExpectContinue.close(req);
+        }
         return;
       }
       if (req.isEnded()) {
@@ -191,6 +222,7 @@ final class HttpInfer implements Handler<HttpServerRequest> {
           infer(req, name, version, all != null ? all : first != null ? first : Buffer.buffer());
         }
       });
+      ExpectContinue.invite(req); // within the limit as declared (or chunked): 100 Continue to a client waiting
     }
 
     private void tooLarge() {

@@ -17,7 +17,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,7 +83,7 @@ final class OpenAiApi {
 
   /** Adds the routes to the HTTP router. */
   void register(Router r) {
-    BodyHandler body = BodyHandler.create(false).setBodyLimit(gw.options().maxBodyBytes());
+    io.vertx.core.Handler<RoutingContext> body = ExpectContinue.body(gw.options().maxBodyBytes());
     // Failures (a body over the limit above all) are answered in OpenAI's shape: ahead of the router's OIP handler.
     r.route("/v1/*").order(-2).failureHandler(this::failure);
     r.route("/v1/*").handler(this::authorise);

@@ -49,7 +49,7 @@ final class OpenAiError extends InferenceException {
   /** OpenAI's {@code type} for an HTTP status. */
   static String type(int status) {
     return switch (status) {
-      case 400, 404, 405, 413 -> "invalid_request_error";
+      case 400, 404, 405, 413, 417 -> "invalid_request_error";
       case 401 -> "authentication_error";
       case 429 -> "rate_limit_error";
       default -> "server_error";

@@ -3,6 +3,7 @@ package io.kiln.gateway.job;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.gateway.impl.ExpectContinue;
 import io.kiln.gateway.management.BearerToken;
 import io.kiln.gateway.management.ManagementApi;
 import io.kiln.pipelines.PipelineException;
@@ -19,7 +20,6 @@ import io.kiln.serve.Problem;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.PlatformHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.InvalidPathException;
@@ -68,8 +68,8 @@ public final class JobApi {
 
   public void mount(Router r) {
     r.route("/api/v1/jobs*").handler(authorize);
-    r.post("/api/v1/jobs").handler(new RawBody()).handler(BodyHandler.create(false)
-        .setBodyLimit(JobLoader.MAX_FILE_BYTES)).handler(this::submit).failureHandler(ctx -> {
+    r.post("/api/v1/jobs").handler(new RawBody()).handler(ExpectContinue.body(JobLoader.MAX_FILE_BYTES))
+        .handler(this::submit).failureHandler(ctx -> {
           int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
           error(ctx, code, code == 413 ? "the job file exceeds the limit of " + JobLoader.MAX_FILE_BYTES + " bytes"
               : "request failed" + (ctx.failure() == null ? "" : ": " + ctx.failure()));

@@ -3,6 +3,7 @@ package io.kiln.gateway.management;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kiln.gateway.impl.ExpectContinue;
 import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.PipelineSpec;
@@ -25,7 +26,6 @@ import io.kiln.serve.SpecJson;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -89,7 +89,7 @@ public final class ManagementApi {
     api.route().handler(authorize);
     // The body is YAML whatever it is labelled: curl -d labels it a form, which Vert.x would parse into form
     // fields (and fail on one longer than its form-attribute limit).
-    api.post("/deployments").handler(new RawBody()).handler(BodyHandler.create(false).setBodyLimit(MAX_YAML_BYTES))
+    api.post("/deployments").handler(new RawBody()).handler(ExpectContinue.body(MAX_YAML_BYTES))
         .handler(this::apply);
     api.get("/deployments").handler(this::list);
     api.get("/deployments/:name").handler(this::one);

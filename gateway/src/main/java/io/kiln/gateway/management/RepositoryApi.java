@@ -1,5 +1,6 @@
 package io.kiln.gateway.management;
 
+import io.kiln.gateway.impl.ExpectContinue;
 import io.kiln.gateway.spi.PoolAdmin;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
@@ -10,7 +11,6 @@ import io.kiln.serve.ServeController;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,7 +56,7 @@ public final class RepositoryApi {
   public void mount(Router r) {
     Router api = Router.router(runtime.vertx());
     api.route().handler(authorize);
-    api.route().handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    api.route().handler(ExpectContinue.body(MAX_BODY_BYTES));
     api.post("/index").handler(this::index);
     api.post("/models/:model/load").handler(ctx -> control(ctx, true));
     api.post("/models/:model/unload").handler(ctx -> control(ctx, false));

@@ -1,5 +1,6 @@
 package io.kiln.gateway.pipeline;
 
+import io.kiln.gateway.impl.ExpectContinue;
 import io.kiln.gateway.management.BearerToken;
 import io.kiln.gateway.management.ManagementApi;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -17,7 +18,6 @@ import io.kiln.pipelines.RunStatus;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -68,8 +68,7 @@ public final class PipelineApi {
     r.get("/api/v1/pipelines").handler(this::list);
     r.get("/api/v1/pipelines/:name").handler(this::get);
     r.delete("/api/v1/pipelines/:name").handler(this::delete);
-    r.post("/api/v1/pipelines/:name/runs").handler(BodyHandler.create(false).setBodyLimit(MAX_RUN_BODY_BYTES))
-        .handler(this::startRun);
+    r.post("/api/v1/pipelines/:name/runs").handler(ExpectContinue.body(MAX_RUN_BODY_BYTES)).handler(this::startRun);
     r.get("/api/v1/pipelines/:name/runs").handler(this::runs);
     r.get("/api/v1/pipelines/:name/runs/:id").handler(this::run);
     r.get("/api/v1/pipelines/:name/runs/:id/events").handler(ctx -> new RunEvents(runtime, pipelines, ctx).start());

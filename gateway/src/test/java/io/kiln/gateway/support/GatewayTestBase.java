@@ -63,6 +63,7 @@ public abstract class GatewayTestBase {
         .registry(registry))
         .build();
     gateway = new KilnGateway(options, cluster, cluster, cluster);
+    mount(gateway);
     join(gateway.start(vertx));
     http = WebClient.create(vertx);
     grpcClient = GrpcClient.client(vertx);
@@ -72,6 +73,10 @@ public abstract class GatewayTestBase {
   /** The options of this class's gateway beyond the base's (an API key, say); the base's as they are by default. */
   protected GatewayOptions.Builder configure(GatewayOptions.Builder options) {
     return options;
+  }
+
+  /** Adds this class's routes to the gateway before it starts (the management APIs', say); none by default. */
+  protected void mount(KilnGateway gateway) {
   }
 
   @BeforeEach
