@@ -10,7 +10,8 @@ import java.util.Set;
  * and what OIP metadata lists. Immutable.
  *
  * @param inputs the inputs every request must supply, each exactly once, in the order the model takes them;
- *     the first dimension of each is the batch dimension
+ *     a first dimension of -1 is the batch dimension; scalars and fixed first dimensions are passed whole
+ *     ({@link TensorSpec#batched})
  * @param outputs the outputs the model produces, in the order it returns them
  * @param streaming whether the model answers a request with a sequence of chunks (each holding these
  *     outputs) rather than once: it is served by the generate / ModelStreamInfer endpoints, not by infer

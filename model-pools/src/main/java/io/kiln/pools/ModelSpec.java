@@ -41,7 +41,8 @@ import java.util.Set;
  * @param engine the name of an engine of {@link #ENGINES}, e.g. {@value #ENGINE_PYTORCH} (matched ignoring case)
  * @param format {@value #FORMAT_AUTO}, {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}
  * @param architecture the block to build for {@value #FORMAT_DJL_PARAMS}; empty otherwise
- * @param inputs the model's inputs in the order the model takes them; the first dimension is the batch
+ * @param inputs the model's inputs in the order the model takes them; a first dimension of -1 is the batch
+ *     dimension, a scalar ({@code []}) or a fixed first dimension is passed whole (see {@link TensorSpec#batched})
  * @param outputs the model's outputs in the order it returns them (may be empty for built-ins, meaning
  *     "named like the inputs")
  * @param warmupBatchSizes batch sizes (in requests) to warm the model with before it serves: zeros, or the model
@@ -247,9 +248,6 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       }
       if (!names.add(s.name())) {
         throw new IllegalArgumentException(field + ": duplicate tensor name '" + s.name() + "'");
-      }
-      if (s.shape().length == 0) {
-        throw new IllegalArgumentException(field + ": '" + s.name() + "' needs at least the batch dimension");
       }
       if (SpecRules.rank(s.shape().length) != null) {
         throw new IllegalArgumentException(field + ": '" + s.name() + "' " + SpecRules.rank(s.shape().length));

@@ -99,7 +99,8 @@ public final class PoolManager implements AutoCloseable {
     this.dispatcher = new PoolDispatcher(dispatch, System::nanoTime, new VertxTimers(context), this::onContext,
         this::workerFailed, registry,
         PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()), validator(spec),
-        spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF));
+        spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF),
+        spec.repository() == null ? spec.model().signature() : null);
     dispatcher.limitParallelism(parallelism(spec, Runtime.getRuntime().availableProcessors()));
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,

@@ -11,12 +11,12 @@ import java.util.Set;
 
 /**
  * The one check of inference requests against a model's {@link ModelSignature}: every input known, given
- * once, of the declared datatype and an accepted shape, at most {@code maxBatchSize} rows; every requested
- * output known and asked for once. It
- * runs once per request, at the edge that first knows the model: the gateway's decoders (on the request
- * header before the data is read, see {@link #begin}) or, for a request that reached a pool unchecked
- * (a direct {@link PoolClient} call), the {@link PoolManager} at submit. What passes is a
- * {@link ValidatedRequest}, which the pool and its workers trust.
+ * once, of the declared datatype and an accepted shape (a scalar's is {@code []}), at most {@code maxBatchSize}
+ * rows along the batched inputs' first dimension; every requested output known and asked for once. It runs
+ * once per request, at the edge that first knows the model: the gateway's decoders (on the request header
+ * before the data is read, see {@link #begin}) or, for a request that reached a pool unchecked (a direct
+ * {@link PoolClient} call), the {@link PoolManager} at submit. What passes is a {@link ValidatedRequest}, which
+ * the pool and its workers trust.
  *
  * <p>Every failure is an {@link InferenceException} of kind INVALID_INPUT whose message names the field
  * ({@code inputs[1].shape: ...}); messages quote only what the client sent and the signature. Immutable
@@ -32,7 +32,7 @@ public final class RequestValidator {
 
   /**
    * @param model the model's name, as messages quote it
-   * @param maxBatchSize the largest first dimension a request may carry; 0: not limited
+   * @param maxBatchSize the largest first dimension a request's batched inputs may carry; 0: not limited
    */
   public RequestValidator(String model, ModelSignature signature, int maxBatchSize) {
     this.model = Objects.requireNonNull(model, "model");
@@ -116,13 +116,17 @@ public final class RequestValidator {
       }
     }
 
-    /** The declared shape fits the spec and the batch limit. */
+    /**
+     * The declared shape fits the spec and, along a {@link TensorSpec#batched batched} input's first dimension, the
+     * batch limit. A scalar input's shape is {@code []} (its one element is then the decoders' element count).
+     */
     public void shape(int index, TensorSpec spec, long[] shape) {
       if (!spec.accepts(shape)) {
         throw InferenceException.invalid(inputPath(index) + ".shape: " + Arrays.toString(shape) + " does not match "
-            + Arrays.toString(spec.shape()) + " of input '" + spec.name() + "'");
+            + Arrays.toString(spec.shape()) + " of input '" + spec.name() + "'"
+            + (spec.scalar() ? " (a scalar: shape [] and one element)" : ""));
       }
-      if (maxBatchSize > 0 && shape.length > 0 && shape[0] > maxBatchSize) {
+      if (maxBatchSize > 0 && spec.batched() && shape[0] > maxBatchSize) {
         throw InferenceException.invalid(inputPath(index) + ".shape: batch size " + shape[0] + " exceeds max_batch_size "
             + maxBatchSize + " of model '" + model + "'");
       }

@@ -73,10 +73,8 @@ public final class SpecRules {
     return d >= -1 ? null : "must be -1 (any size) or >= 0, got " + d;
   }
 
+  /** Checks a declared tensor's rank: 0 (a scalar, {@code shape: []}) up to {@link #MAX_RANK}. */
   public static String rank(int rank) {
-    if (rank == 0) {
-      return "must have at least one dimension";
-    }
     return rank <= MAX_RANK ? null : "has " + rank + " dimensions; at most " + MAX_RANK + " are supported";
   }
 

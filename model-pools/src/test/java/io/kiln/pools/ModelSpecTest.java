@@ -53,7 +53,7 @@ class ModelSpecTest {
     rejects(b -> b.inputs(List.of()), "inputs: a model needs at least one input");
     rejects(b -> b.outputs(List.of()), "outputs: a PyTorch model needs at least one output");
     rejects(b -> b.input("input", DataType.FP32, -1, 3), "inputs: duplicate tensor name 'input'");
-    rejects(b -> b.input("scalar", DataType.FP32), "'scalar' needs at least the batch dimension");
+    rejects(b -> b.input("deep", DataType.FP32, new long[SpecRules.MAX_RANK + 1]), "'deep' has 33 dimensions");
     rejects(b -> b.warmupBatchSizes(0), "warmupBatchSizes: each must be in 1..4096, got 0");
     rejects(b -> b.intraOpThreads(-1), "intraOpThreads: must be in 0..1024");
     rejects(b -> b.interOpThreads(5000), "interOpThreads: must be in 0..1024");
@@ -62,6 +62,18 @@ class ModelSpecTest {
     rejects(b -> b.architecture("vgg16"), "architecture: unknown 'vgg16'");
     rejects(b -> b.architecture("mlp:0"), "widths in 'mlp:0' must be in 1..");
     rejects(b -> b.architecture("mlp:12,x"), "not a number: 'x'");
+  }
+
+  @Test
+  void aScalarIsATensorOfRankZeroPassedWholeAsIsAFixedFirstDimension() {
+    ModelSpec spec = valid().input("sr", DataType.INT64).input("state", DataType.FP32, 2, -1, 128).build();
+
+    assertThat(spec.inputs()).extracting(TensorSpec::batched).containsExactly(true, false, false);
+    assertThat(spec.inputs()).extracting(TensorSpec::scalar).containsExactly(false, true, false);
+    assertThat(spec.inputs().get(1).shape()).isEmpty();
+    assertThat(spec.inputs().get(1).accepts(new long[0])).isTrue();
+    assertThat(spec.inputs().get(1).accepts(new long[] {1})).isFalse();
+    assertThat(spec.toBuilder().build()).isEqualTo(spec);
   }
 
   @Test

@@ -36,6 +36,27 @@ class RequestValidatorTest {
   }
 
   @Test
+  void aScalarInputHasShapeEmptyAndOneElementAndNoBatchLimit() {
+    // Silero VAD's inputs: audio rows, a state whose first dimension the model fixes, and the sample rate.
+    ModelSignature vad = new ModelSignature(List.of(new TensorSpec("input", DataType.FP32, new long[] {-1, -1}),
+        new TensorSpec("state", DataType.FP32, new long[] {2, -1, 128}), new TensorSpec("sr", DataType.INT64, new long[0])),
+        List.of(new TensorSpec("output", DataType.FP32, new long[] {-1, 1})));
+    RequestValidator validator = new RequestValidator("vad", vad, 1);
+    Tensor input = Tensor.ofFloats("input", new long[] {1, 512}, new float[512]);
+    Tensor state = Tensor.ofFloats("state", new long[] {2, 1, 128}, new float[256]);
+    Tensor sr = new Tensor("sr", DataType.INT64, new long[0], new byte[8]);
+
+    assertThat(validator.validate(InferenceRequest.of(input, state, sr)).request().inputs()).hasSize(3);
+    assertThatThrownBy(() -> validator.validate(InferenceRequest.of(input, state,
+        new Tensor("sr", DataType.INT64, new long[] {1}, new byte[8]))))
+        .isInstanceOf(InferenceException.class)
+        .hasMessage("inputs[2].shape: [1] does not match [] of input 'sr' (a scalar: shape [] and one element)");
+    assertThatThrownBy(() -> validator.validate(InferenceRequest.of(
+        Tensor.ofFloats("input", new long[] {2, 512}, new float[1024]), state, sr)))
+        .hasMessage("inputs[0].shape: batch size 2 exceeds max_batch_size 1 of model 'vad'");
+  }
+
+  @Test
   void aDecoderChecksFieldByFieldAndFinishesOnlyACompleteCheck() {
     RequestValidator validator = new RequestValidator("mlp", SIGNATURE, 0);
     RequestValidator.Check check = validator.begin();

@@ -152,8 +152,6 @@ class ModelValidationTest {
   void badShapes() {
     onlyProblem(MINIMAL.replace("shape: [-1, 4]}]\n      outputs", "shape: [-1, -5]}]\n      outputs"), 7, 60,
         "deployments[0].model.inputs[0].shape[1]", "must be -1 (any size) or >= 0, got -5");
-    onlyProblem(MINIMAL.replace("shape: [-1, 4]}]\n      outputs", "shape: []}]\n      outputs"), 7, 55,
-        "deployments[0].model.inputs[0].shape", "must have at least one dimension");
     onlyProblem(MINIMAL.replace("shape: [-1, 4]}]\n      outputs", "shape: [-1, 4.5]}]\n      outputs"), 7, 60,
         "deployments[0].model.inputs[0].shape[1]", "expected an integer, got the number 4.5");
     String rank33 = "[" + "1, ".repeat(32) + "1]";

@@ -5,10 +5,10 @@ import io.kiln.pools.Tensor;
 import java.util.Arrays;
 
 /**
- * One input's {@code data}, flat or nested, into raw bytes: rectangular, agreeing with the shape, no more
- * elements than the shape holds, each in its datatype's range — exactly {@link JsonTensorReader}'s checks,
- * throwing {@link JsonScanner.Bail} where it would fail (the caller falls back to it for the message). One per
- * {@code data}; not thread-safe.
+ * One input's {@code data}, flat or nested (a scalar's also bare), into raw bytes: rectangular, agreeing with the
+ * shape, no more elements than the shape holds, each in its datatype's range — exactly {@link JsonTensorReader}'s
+ * checks, throwing {@link JsonScanner.Bail} where it would fail (the caller falls back to it for the message). One
+ * per {@code data}; not thread-safe.
  */
 final class JsonDataReader {
   private static final int ARRAYS = 1;
@@ -47,8 +47,15 @@ final class JsonDataReader {
   }
 
   byte[] read() {
-    s.expect('[');
-    array(0);
+    if (s.peek() != '[') {
+      if (shape.length != 0) {
+        throw JsonScanner.bail();
+      }
+      element(); // a scalar's bare element ("data": 16000), as the two-pass decoders take it
+    } else {
+      s.expect('[');
+      array(0);
+    }
     if (rank > 1 && !Arrays.equals(dims, 0, rank, shape, 0, shape.length)) {
       throw JsonScanner.bail();
     }

@@ -18,7 +18,8 @@ import java.util.Map;
 
 /**
  * First pass over an OIP JSON request: reads everything except the tensor {@code data}, which it only checks
- * is an array and skips, so sizes can be validated before any tensor memory is allocated. Streaming, so the
+ * is an array (or, for a scalar, shape {@code []}, a bare value) and skips, so sizes can be validated before any
+ * tensor memory is allocated. Streaming, so the
  * body is never turned into a tree of boxed values. Thread-safe.
  */
 final class JsonRequestDecoder {
@@ -121,6 +122,7 @@ final class JsonRequestDecoder {
     long[] shape = null;
     Map<String, Object> parameters = Map.of();
     boolean hasData = false;
+    boolean bare = false;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String field = p.currentName();
       JsonToken t = p.nextToken();
@@ -130,7 +132,9 @@ final class JsonRequestDecoder {
         case "shape" -> shape = shape(p, path + ".shape");
         case "parameters" -> parameters = parameters(p, path + ".parameters");
         case "data" -> {
-          if (t != JsonToken.START_ARRAY) {
+          // A scalar's one element may stand bare ("data": 16000), as Triton and KServe take it; checked below.
+          bare = t.isScalarValue() && t != JsonToken.VALUE_NULL;
+          if (t != JsonToken.START_ARRAY && !bare) {
             throw InferenceException.invalid(path + ".data: must be an array");
           }
           hasData = true;
@@ -147,6 +151,9 @@ final class JsonRequestDecoder {
     }
     if (shape == null) {
       throw InferenceException.invalid(path + ".shape: missing");
+    }
+    if (bare && shape.length != 0) {
+      throw InferenceException.invalid(path + ".data: must be an array (a bare value is only a scalar's, shape [])");
     }
     long binarySize = Fields.nonNegativeLong(parameters, Fields.BINARY_DATA_SIZE, path + ".parameters");
     return new InputHeader(name, datatype, shape, parameters, binarySize, hasData);

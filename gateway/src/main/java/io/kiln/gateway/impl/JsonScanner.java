@@ -50,12 +50,12 @@ final class JsonScanner {
     return Bail.INSTANCE;
   }
 
-  /** The next non-whitespace byte, not consumed; -1 at the end. */
+  /** The next non-whitespace byte (0..255), not consumed; -1 at the end. */
   int peek() {
     while (pos < end) {
       byte c = bytes[pos];
       if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-        return c;
+        return c & 0xff; // unsigned: a byte of 0x80 or above is content (and bails), never the end
       }
       pos++;
     }

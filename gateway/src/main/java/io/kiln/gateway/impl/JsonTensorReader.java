@@ -67,7 +67,9 @@ final class JsonTensorReader {
     }
   }
 
-  /** Decodes one {@code data} array, checking it is rectangular and agrees with the shape. */
+  /**
+   * Decodes one {@code data} array (or a scalar's bare element), checking it is rectangular and agrees with the shape.
+   */
   private static final class DataDecoder {
     private static final int ARRAYS = 1;
     private static final int VALUES = 2;
@@ -98,7 +100,11 @@ final class JsonTensorReader {
     }
 
     byte[] decode(JsonParser p) throws IOException {
-      array(p, 0);
+      if (p.currentToken() == JsonToken.START_ARRAY) {
+        array(p, 0);
+      } else {
+        element(p, p.currentToken()); // a scalar's bare element: the first pass allowed it for shape [] only
+      }
       long[] shape = plan.header().shape();
       if (rank > 1 && !Arrays.equals(Arrays.copyOf(dims, rank), shape)) {
         throw InferenceException.invalid(path + ": nested dimensions " + Arrays.toString(Arrays.copyOf(dims, rank))

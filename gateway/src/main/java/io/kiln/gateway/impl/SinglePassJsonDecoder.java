@@ -142,7 +142,8 @@ final class SinglePassJsonDecoder {
             parameters = parameters();
           } else if (s.keyIs(DATA)) {
             seen.once(4);
-            if (s.peek() != '[') {
+            // A bare value is a scalar's one element: read here once its shape [] is known, else left to Jackson.
+            if (s.peek() != '[' && (shape == null || shape.length != 0 || datatype == null)) {
               throw JsonScanner.bail();
             }
             hasData = true;

@@ -56,7 +56,9 @@ class HostileInputFuzzTest {
 
   static Map<String, ModelInfo> models() {
     Map<String, ModelInfo> m = new java.util.HashMap<>();
-    for (ModelInfo info : TestModels.all()) {
+    List<ModelInfo> all = new ArrayList<>(TestModels.all());
+    all.addAll(TestModels.scalars());
+    for (ModelInfo info : all) {
       m.put(info.name(), info); // the last version wins, like the directory's serving version
     }
     return m;
@@ -78,7 +80,10 @@ class HostileInputFuzzTest {
       json("id_INT64", "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"INT64\",\"shape\":[2],\"data\":[-9223372036854775808,1]}]}"),
       json("id_UINT8", "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"UINT8\",\"shape\":[3],\"data\":[0,128,255]}]}"),
       json("id_FP64", "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP64\",\"shape\":[2],\"data\":[1e300,-0.5]}]}"),
-      json("id_BYTES", "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"\\u00e9t\\u00e9\"]}]}"));
+      json("id_BYTES", "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"\\u00e9t\\u00e9\"]}]}"),
+      json("vad", "{\"inputs\":[{\"name\":\"audio\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]},"
+          + "{\"name\":\"sr\",\"datatype\":\"INT64\",\"shape\":[],\"data\":16000},"
+          + "{\"name\":\"tag\",\"datatype\":\"BYTES\",\"shape\":[],\"data\":[\"a\"]}]}"));
 
   static final List<Seed> BINARY_SEEDS = List.of(
       binary("mlp", "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],"
@@ -369,12 +374,20 @@ class HostileInputFuzzTest {
                 .setContents(InferTensorContents.newBuilder().addIntContents(1).addIntContents(2)))
             .addInputs(InferInputTensor.newBuilder().setName("b").setDatatype("BYTES").addShape(1)
                 .setContents(InferTensorContents.newBuilder().addBytesContents(ByteString.copyFromUtf8("hi"))))
-            .putParameters("k", InferParameter.newBuilder().setInt64Param(5).build()).build());
+            .putParameters("k", InferParameter.newBuilder().setInt64Param(5).build()).build(),
+        ModelInferRequest.newBuilder().setModelName("vad")
+            .addInputs(InferInputTensor.newBuilder().setName("audio").setDatatype("FP32").addShape(1).addShape(4)
+                .setContents(InferTensorContents.newBuilder().addFp32Contents(1).addFp32Contents(2).addFp32Contents(3)
+                    .addFp32Contents(4)))
+            .addInputs(InferInputTensor.newBuilder().setName("sr").setDatatype("INT64")
+                .setContents(InferTensorContents.newBuilder().addInt64Contents(16_000)))
+            .addInputs(InferInputTensor.newBuilder().setName("tag").setDatatype("BYTES")
+                .setContents(InferTensorContents.newBuilder().addBytesContents(ByteString.copyFromUtf8("t")))).build());
   }
 
   static ModelInferRequest randomRequest(Mutator m) {
-    List<String> modelNames = List.of("mlp", "pair", "id_FP32", "id_BYTES", "id_FP16", "id_INT8", "id_BOOL");
-    List<String> names = List.of("input", "a", "b", "x", "", "nope");
+    List<String> modelNames = List.of("mlp", "pair", "id_FP32", "id_BYTES", "id_FP16", "id_INT8", "id_BOOL", "vad");
+    List<String> names = List.of("input", "a", "b", "x", "", "nope", "sr");
     List<String> types = new ArrayList<>(List.of("FP32", "INT32", "BYTES", "fp32", "", "TF32", "FP16", "BOOL", "INT8"));
     List<Long> dims = List.of(-1L, 0L, 1L, 2L, 4L, 3L, 1L << 31, Long.MAX_VALUE, 100_000L, -5L);
     ModelInferRequest.Builder b = ModelInferRequest.newBuilder().setModelName(m.pick(modelNames));

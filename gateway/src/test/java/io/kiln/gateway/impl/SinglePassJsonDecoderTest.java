@@ -130,7 +130,9 @@ class SinglePassJsonDecoderTest {
         Arguments.of("BYTES ascii", "id_BYTES", "[\"hello\",\"\",\"a b\"]"),
         Arguments.of("BYTES escaped", "id_BYTES", "[\"tab\\there\",\"\\u00e9\",\"q\\\"\"]"),
         Arguments.of("BYTES UTF-8", "id_BYTES", "[\"\u00e9t\u00e9\",\"\u4e2d\"]"),
-        Arguments.of("BYTES control character", "id_BYTES", "[\"a\u0001b\"]"));
+        Arguments.of("BYTES control character", "id_BYTES", "[\"a\u0001b\"]"),
+        Arguments.of("bare value for shape [1]", "id_FP32", "5"),
+        Arguments.of("bare string for shape [1]", "id_BYTES", "\"s\""));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -203,6 +205,71 @@ class SinglePassJsonDecoderTest {
   @MethodSource("documents")
   void documentEdgeCasesDecodeExactlyAsJacksonDoes(String what, String body) {
     assertSame("mlp", body);
+  }
+
+  static Stream<Arguments> scalarDocuments() {
+    String audio = "{\"name\":\"audio\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}";
+    String tag = "{\"name\":\"tag\",\"datatype\":\"BYTES\",\"shape\":[],\"data\":\"t\"}";
+    java.util.function.Function<String, String> sr = data -> "{\"inputs\":[" + audio + ",{\"name\":\"sr\","
+        + "\"datatype\":\"INT64\",\"shape\":[],\"data\":" + data + "}," + tag + "]}";
+    return Stream.of(
+        Arguments.of("bare", sr.apply("16000")),
+        Arguments.of("one-element array", sr.apply("[16000]")),
+        Arguments.of("nested one deeper", sr.apply("[[16000]]")),
+        Arguments.of("no element", sr.apply("[]")),
+        Arguments.of("two elements", sr.apply("[16000,8000]")),
+        Arguments.of("bare null", sr.apply("null")),
+        Arguments.of("bare object", sr.apply("{}")),
+        Arguments.of("bare fraction", sr.apply("1.5")),
+        Arguments.of("bare string for INT64", sr.apply("\"16000\"")),
+        Arguments.of("bare beyond a long", sr.apply("92233720368547758070")),
+        Arguments.of("bare string for BYTES", "{\"inputs\":[" + audio + ",{\"name\":\"sr\",\"datatype\":\"INT64\","
+            + "\"shape\":[],\"data\":1}," + tag.replace("\"t\"", "\"\\u00e9t\\u00e9\"") + "]}"),
+        Arguments.of("bare number for BYTES", sr.apply("1").replace("\"data\":\"t\"", "\"data\":7")),
+        Arguments.of("bare data before its shape", "{\"inputs\":[" + audio + ",{\"data\":16000,\"name\":\"sr\","
+            + "\"datatype\":\"INT64\",\"shape\":[]}," + tag + "]}"),
+        Arguments.of("bare data for a shape of one element", "{\"inputs\":[" + audio + ",{\"name\":\"sr\","
+            + "\"datatype\":\"INT64\",\"shape\":[1],\"data\":16000}," + tag + "]}"),
+        Arguments.of("shape [1] for a scalar", sr.apply("[16000]").replace("\"shape\":[],\"data\":[16000]",
+            "\"shape\":[1],\"data\":[16000]")),
+        Arguments.of("shape [] for a batched input", sr.apply("1").replace("\"shape\":[1,4],\"data\":[1,2,3,4]",
+            "\"shape\":[],\"data\":1")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("scalarDocuments")
+  void scalarsDecodeExactlyAsJacksonDoes(String what, String body) {
+    assertSame(TestModels.SCALARS, body);
+  }
+
+  @Test
+  void aByteAbove0x7fAfterTheObjectIsContentNotTheEnd() {
+    // The scanner read bytes signed: 0x80 peeked as a negative, which it took for the end of the body.
+    byte[] json = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}"
+        .getBytes(StandardCharsets.UTF_8);
+    for (int b : new int[] {0x80, 0xff, 0xc3}) {
+      byte[] body = java.util.Arrays.copyOf(json, json.length + 1);
+      body[json.length] = (byte) b;
+      assertThat(singlePass.decode(body, 0, body.length)).isNull();
+      assertSame(models.get("mlp"), body, null);
+    }
+  }
+
+  @Test
+  void aScalarsBareValueTakesTheSinglePass() {
+    String body = "{\"inputs\":[{\"name\":\"audio\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]},"
+        + "{\"name\":\"sr\",\"datatype\":\"INT64\",\"shape\":[],\"data\":16000},"
+        + "{\"name\":\"tag\",\"datatype\":\"BYTES\",\"shape\":[],\"data\":\"t\"}]}";
+    assertFast(body);
+    Outcome decoded = outcome(fast, models.get(TestModels.SCALARS), body.getBytes(StandardCharsets.UTF_8), null);
+    assertThat(decoded.error()).isNull();
+    assertThat(decoded.tensors().get(1)).isEqualTo(new Tensor("sr", DataType.INT64, new long[0],
+        ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(16_000).array()));
+    assertThat(decoded.tensors().get(2).byteElements()).singleElement()
+        .satisfies(t -> assertThat(new String(t, StandardCharsets.UTF_8)).isEqualTo("t"));
+    for (int n = 0; n < body.length(); n++) {
+      assertSame(TestModels.SCALARS, body.substring(0, n));
+    }
   }
 
   @Test

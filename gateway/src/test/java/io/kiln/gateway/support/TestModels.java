@@ -35,6 +35,12 @@ public final class TestModels {
   /** {@code encoder}: keeps the embedding contract with vectors of {@value #ENCODER_DIMENSIONS}; max batch 4. */
   public static final String ENCODER = "encoder";
   public static final int ENCODER_DIMENSIONS = 3;
+  /**
+   * {@code vad}: {@code audio} FP32 [-1, 4] and the scalars (shape []) {@code sr} INT64 and {@code tag} BYTES →
+   * {@code audio_out}, {@code sr_out}, {@code tag_out}, their copies (audio doubled); max batch 1. In
+   * {@link #scalars()}, not {@link #all()}.
+   */
+  public static final String SCALARS = "vad";
   /** What {@link #LLM} answers unless a test says otherwise: one chunk per piece, each a token. */
   public static final List<String> REPLY = List.of("Hello", "", ",", " world", "!");
 
@@ -74,6 +80,14 @@ public final class TestModels {
             spec(TextModels.PROMPT_TOKENS, DataType.INT32, -1)), false);
     return List.of(new ModelInfo(LLM, "1", List.of("1"), "kiln_llm", TextModels.generation(), true, 8),
         new ModelInfo(ENCODER, "1", List.of("1"), "kiln_llm", encoder, true, 4));
+  }
+
+  /** The model with scalar inputs and outputs ({@link #SCALARS}), which {@link #all()} leaves out as it does text's. */
+  public static List<ModelInfo> scalars() {
+    return List.of(new ModelInfo(SCALARS, "1", List.of("1"), "onnxruntime_onnx",
+        signature(List.of(spec("audio", DataType.FP32, -1, 4), spec("sr", DataType.INT64), spec("tag", DataType.BYTES)),
+            List.of(spec("audio_out", DataType.FP32, -1, 4), spec("sr_out", DataType.INT64),
+                spec("tag_out", DataType.BYTES))), true, 1));
   }
 
   private static ModelInfo mlp(String version) {

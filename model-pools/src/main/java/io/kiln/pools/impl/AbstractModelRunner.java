@@ -31,13 +31,14 @@ abstract class AbstractModelRunner implements ModelRunner {
   protected AbstractModelRunner(ModelSpec spec, List<TensorSpec> outputSpecs) {
     this.spec = spec;
     this.outputSpecs = List.copyOf(outputSpecs);
-    this.layout = new BatchLayout(spec.inputs(), this.outputSpecs.stream().map(TensorSpec::name).toList());
+    this.layout = new BatchLayout(spec.inputs(), this.outputSpecs);
   }
 
   /**
    * Runs the model once.
    *
-   * @param inputs one stacked tensor per spec input, in spec order, first dimension = total rows
+   * @param inputs one tensor per spec input, in spec order: a batched input stacked (first dimension = total rows),
+   *     any other (a scalar, a fixed first dimension) as the requests gave it
    * @return the model's outputs in order; names are ignored (the spec names them)
    * @throws ModelExecutionException or another runtime exception when the engine fails
    */
@@ -87,13 +88,26 @@ abstract class AbstractModelRunner implements ModelRunner {
     for (int r = 0; r < batch.size(); r++) {
       List<Tensor> inputs = layout.ordered(batch.get(r));
       ordered.add(inputs);
-      rows[r] = inputs.get(0).shape()[0];
+      rows[r] = layout.rows(inputs);
       totalRows += rows[r];
+    }
+    if (!layout.oneCall(ordered)) {
+      // Inputs passed whole that differ, or outputs that are not per row: each request is its own call.
+      List<List<Tensor>> results = new ArrayList<>(batch.size());
+      for (int r = 0; r < batch.size(); r++) {
+        List<Tensor> outputs = forwardRows(List.of(ordered.get(r)), rows[r]);
+        checkOutputs(outputs, rows[r]);
+        results.add(picked(batch.get(r), outputs));
+      }
+      return results;
     }
     layout.checkStackable(batch, ordered);
 
     List<Tensor> outputs = forwardRows(ordered, totalRows);
     checkOutputs(outputs, totalRows);
+    if (batch.size() == 1) {
+      return List.of(picked(batch.get(0), outputs));
+    }
 
     List<List<Tensor>> results = new ArrayList<>(batch.size());
     long from = 0;
@@ -111,14 +125,16 @@ abstract class AbstractModelRunner implements ModelRunner {
 
   /**
    * Runs the model once over a batch: {@code ordered} holds each request's inputs in spec order, checked to stack
-   * (same datatype and non-batch dimensions per input), {@code totalRows} rows in all. By default stacks each input's
-   * parts into one tensor ({@link RowStacker}) and calls {@link #forward}; an engine that can gather the rows straight
-   * into its own input memory overrides it to skip that copy.
+   * (same datatype and non-batch dimensions per batched input, equal inputs passed whole), {@code totalRows} rows in
+   * all. By default stacks each batched input's parts into one tensor ({@link RowStacker}), passes the others once
+   * (the first request's), and calls {@link #forward}; an engine that can gather the rows straight into its own input
+   * memory overrides it to skip that copy.
    */
   protected List<Tensor> forwardRows(List<List<Tensor>> ordered, long totalRows) {
     List<Tensor> stacked = new ArrayList<>(spec.inputs().size());
     for (int i = 0; i < spec.inputs().size(); i++) {
-      stacked.add(RowStacker.stack(spec.inputs().get(i).name(), parts(ordered, i)));
+      stacked.add(layout.batched(i) ? RowStacker.stack(spec.inputs().get(i).name(), parts(ordered, i))
+          : ordered.get(0).get(i));
     }
     return forward(stacked);
   }
@@ -149,8 +165,12 @@ abstract class AbstractModelRunner implements ModelRunner {
    * @throws ModelExecutionException when the outputs do not fit the spec
    */
   protected final List<Tensor> chunkOutputs(InferenceRequest request, List<Tensor> outputs) {
-    long rows = request.inputs().get(0).shape()[0];
-    checkOutputs(outputs, rows);
+    checkOutputs(outputs, layout.rows(layout.ordered(request)));
+    return picked(request, outputs);
+  }
+
+  /** The outputs of a call that was the request's alone, named per spec and picked as the request asked. */
+  private List<Tensor> picked(InferenceRequest request, List<Tensor> outputs) {
     int[] picked = layout.selectedOutputs(request);
     List<Tensor> mine = new ArrayList<>(picked.length);
     for (int o : picked) {
@@ -161,18 +181,24 @@ abstract class AbstractModelRunner implements ModelRunner {
     return List.copyOf(mine);
   }
 
+  /**
+   * The outputs fit the spec: datatype, rank, every fixed dimension, and for a batched output of a model with a
+   * batched input, the rows of the call.
+   */
   private void checkOutputs(List<Tensor> outputs, long totalRows) {
     if (outputs.size() != outputSpecs.size()) {
       throw new SpecMismatchException("the model returned " + outputs.size() + " outputs, the spec declares "
           + outputSpecs.size() + " " + outputSpecs);
     }
+    boolean rowsKnown = layout.hasBatchedInput();
     for (int o = 0; o < outputs.size(); o++) {
       Tensor out = outputs.get(o);
       TensorSpec declared = outputSpecs.get(o);
       long[] shape = out.shape();
       long[] want = declared.shape();
-      boolean fits = out.datatype() == declared.datatype() && shape.length == want.length && shape[0] == totalRows;
-      for (int d = 1; fits && d < shape.length; d++) {
+      boolean fits = out.datatype() == declared.datatype() && shape.length == want.length
+          && (!rowsKnown || !declared.batched() || shape[0] == totalRows);
+      for (int d = 0; fits && d < shape.length; d++) {
         fits = want[d] == -1 || want[d] == shape[d];
       }
       if (!fits) {

@@ -40,10 +40,11 @@ final class BatchFormer {
 
   /**
    * Whether the batch headed by {@code head} should go now: enough compatible rows are queued to fill
-   * it, there is no delay, the caller will not wait (draining), or the head has waited the full delay.
+   * it, there is no delay, the caller will not wait (draining), the head batches with no other
+   * ({@link BatchKey#alone()}: waiting would not fill it), or the head has waited the full delay.
    */
   boolean isReady(RequestQueue queue, PendingRequest head, long nowNanos, boolean noWait) {
-    return noWait || delayNanos == 0 || head.requeues > 0 || queue.rowsFor(head.key) >= maxRows
+    return noWait || delayNanos == 0 || head.requeues > 0 || head.key.alone() || queue.rowsFor(head.key) >= maxRows
         || nowNanos - dueAt(head) >= 0;
   }
 
@@ -52,13 +53,14 @@ final class BatchFormer {
    * {@code busyWorkers} batches already run and that is as many as can run at once ({@code parallelism}, e.g. the
    * cores a CPU pool's workers share), a second partial batch would only share a core with the first, paying the
    * model's per-call cost twice for the same rows; queued meanwhile, the rows go as one batch when a worker frees,
-   * or at once when they fill one. The wait is bounded by {@code holdNanos} from the head's arrival (a batch's
+   * or at once when they fill one. A request that batches with no other never holds: nothing could fill it. The
+   * wait is bounded by {@code holdNanos} from the head's arrival (a batch's
    * recent compute time: about when a busy worker frees), so a hung worker costs the others at most that; with no
    * batch measured yet ({@code holdNanos} 0) nothing holds. Re-queued requests and a draining pool never hold.
    */
   boolean holdsPartial(RequestQueue queue, PendingRequest head, int busyWorkers, int parallelism, long holdNanos,
                        long nowNanos, boolean noWait) {
-    return busyWorkers >= parallelism && !noWait && head.requeues == 0 && holdNanos > 0
+    return busyWorkers >= parallelism && !noWait && head.requeues == 0 && !head.key.alone() && holdNanos > 0
         && nowNanos - (head.enqueuedNanos + holdNanos) < 0 && queue.rowsFor(head.key) < maxRows;
   }
 

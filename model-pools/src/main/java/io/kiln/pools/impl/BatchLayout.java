@@ -13,15 +13,73 @@ import java.util.List;
  * request's inputs in the order the model takes them, whether the batch stacks, which outputs each request
  * gets. It does not re-validate requests (the edge did, once); it keeps only the invariants without which
  * the worker could not run the batch at all, as cheap checks per batch, failing INVALID_INPUT.
+ *
+ * <p>Inputs whose spec is {@link TensorSpec#batched() batched} stack along their first dimension; the others (scalars,
+ * fixed first dimensions) go to the model whole, once per batch. A batch runs as one call only where that is sound
+ * ({@link #oneCall}): the model has a batched input, every output is batched (a scalar output, say, could depend on
+ * the whole batch, so no request could be given its own), and the requests agree on every input passed whole.
+ * Otherwise each request runs on its own.
  */
 final class BatchLayout {
 
   private final List<TensorSpec> inputs;
   private final List<String> outputNames;
+  private final boolean hasBatchedInput;
+  private final boolean stacks;
 
-  BatchLayout(List<TensorSpec> inputs, List<String> outputNames) {
+  BatchLayout(List<TensorSpec> inputs, List<TensorSpec> outputs) {
     this.inputs = List.copyOf(inputs);
-    this.outputNames = List.copyOf(outputNames);
+    this.outputNames = outputs.stream().map(TensorSpec::name).toList();
+    this.hasBatchedInput = inputs.stream().anyMatch(TensorSpec::batched);
+    this.stacks = hasBatchedInput && outputs.stream().allMatch(TensorSpec::batched);
+  }
+
+  /** Whether input {@code i} (spec order) stacks along its first dimension. */
+  boolean batched(int i) {
+    return inputs.get(i).batched();
+  }
+
+  /** Whether the model has an input that stacks: its batched outputs' first dimension is then the rows'. */
+  boolean hasBatchedInput() {
+    return hasBatchedInput;
+  }
+
+  /** A request's rows, from its inputs in spec order: its batched inputs' first dimension, 1 when it has none. */
+  long rows(List<Tensor> ordered) {
+    for (int i = 0; i < inputs.size(); i++) {
+      if (inputs.get(i).batched()) {
+        return ordered.get(i).shape()[0];
+      }
+    }
+    return 1;
+  }
+
+  /**
+   * Whether the requests of {@code ordered} (each one's inputs in spec order) can run as one call: see the class
+   * comment. A single request always can.
+   */
+  boolean oneCall(List<List<Tensor>> ordered) {
+    if (ordered.size() == 1) {
+      return true;
+    }
+    if (!stacks) {
+      return false;
+    }
+    List<Tensor> first = ordered.get(0);
+    for (int i = 0; i < inputs.size(); i++) {
+      if (inputs.get(i).batched()) {
+        continue;
+      }
+      Tensor x = first.get(i);
+      for (int r = 1; r < ordered.size(); r++) {
+        Tensor y = ordered.get(r).get(i);
+        if (y != x && (y.datatype() != x.datatype() || !Arrays.equals(y.shape(), x.shape())
+            || !Arrays.equals(y.data(), x.data()))) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /** The request's inputs in spec order (a validated request has each exactly once). */
@@ -41,7 +99,7 @@ final class BatchLayout {
   }
 
   /**
-   * Checks that the requests of one batch can be stacked: for each input, every request agrees with the
+   * Checks that the requests of one batch can be stacked: for each batched input, every request agrees with the
    * first one on the element type and all but the first dimension (the pool batches only such requests).
    */
   void checkStackable(List<InferenceRequest> batch, List<List<Tensor>> ordered) {
@@ -49,6 +107,9 @@ final class BatchLayout {
     for (int r = 1; r < ordered.size(); r++) {
       List<Tensor> mine = ordered.get(r);
       for (int i = 0; i < inputs.size(); i++) {
+        if (!inputs.get(i).batched()) {
+          continue; // passed whole: oneCall compares them
+        }
         Tensor x = first.get(i);
         Tensor y = mine.get(i);
         long[] a = x.shape();

@@ -122,7 +122,7 @@ final class DjlModelRunner extends AbstractModelRunner {
 
   @Override
   protected List<Tensor> forward(List<Tensor> inputs) {
-    return run(staged.gather(List.of(inputs), inputs.get(0).shape()[0]));
+    return run(staged.gather(List.of(inputs), -1)); // one request's: every shape as given
   }
 
   private List<Tensor> run(StagedInputs.Batch batch) {

@@ -149,7 +149,14 @@ final class JsonRequestReader {
   }
 
   private static byte[] data(JsonParser p, DataType type, long[] shape, String at) throws IOException {
-    require(p.currentToken() == JsonToken.START_ARRAY, at, "an array of elements, flat or nested to the shape");
+    if (shape.length == 0 && p.currentToken().isScalarValue()) {
+      // A scalar's one element may stand bare ("data": 16000), as the gateway takes it.
+      JsonElementWriter one = new JsonElementWriter(type, 1, at);
+      one.element(p);
+      return one.bytes();
+    }
+    require(p.currentToken() == JsonToken.START_ARRAY, at, "an array of elements, flat or nested to the shape"
+        + (shape.length == 0 ? ", or a scalar's one element" : ""));
     long expected;
     try {
       expected = Tensor.elementCount(shape);

@@ -70,7 +70,7 @@ final class PendingRequest extends io.kiln.runtime.time.Deadlines.Entry implemen
     this.request = request;
     this.context = context;
     this.key = key;
-    this.rows = BatchKey.rows(request);
+    this.rows = key.rows();
     this.low = context.priority() == RequestContext.Priority.LOW;
     this.enqueuedNanos = nowNanos;
     this.queuedSinceNanos = nowNanos;

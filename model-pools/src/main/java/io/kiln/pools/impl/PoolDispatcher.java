@@ -80,6 +80,7 @@ public final class PoolDispatcher implements AutoCloseable {
   private final ModelAffinity affinity; // null in a pool of one model
   private final RepositoryControl control; // null in a pool of one model
   private final RequestQueue queue = new RequestQueue();
+  private final BatchKeys keys;
   private final WorkerSet workers = new WorkerSet();
   private final Settlements settlements;
   /** The batches running on workers: in flight, their answers, worker failures. */
@@ -123,14 +124,20 @@ public final class PoolDispatcher implements AutoCloseable {
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
                         Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository) {
-    this(config, nanoClock, timers, executor, listener, registry, tags, validator, repository, Spans.OFF);
+    this(config, nanoClock, timers, executor, listener, registry, tags, validator, repository, Spans.OFF, null);
   }
 
-  /** @param spans where the {@code kiln.pool.queue} spans of traced requests go ({@link Spans#OFF}: nowhere) */
+  /**
+   * @param spans where the {@code kiln.pool.queue} spans of traced requests go ({@link Spans#OFF}: nowhere)
+   * @param signature the model's (a pool of one model; a multiplexed pool reads its models' from the repository),
+   *     or null: which inputs go to the model whole rather than stacked, so that requests batch only where those
+   *     agree (see {@link BatchKey}); null knows scalars only, by their rank
+   */
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
                         Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository,
-                        Spans spans) {
+                        Spans spans, io.kiln.pools.ModelSignature signature) {
+    this.keys = new BatchKeys(signature, repository);
     this.spans = Objects.requireNonNull(spans, "spans");
     this.affinity = repository == null ? null
         : new ModelAffinity(repository, MultiplexMeters.forPool(registry, Tags.of(tags)));
@@ -182,8 +189,8 @@ public final class PoolDispatcher implements AutoCloseable {
    *     worker; a traced request's time in the queue is a {@code kiln.pool.queue} span when spans are exported),
    *     priority and cancellation
    * @param validated whether it passed a {@link io.kiln.pools.RequestValidator} already (the validator is then
-   *     skipped); whether it can be batched at all (inputs with a batch dimension they agree on, at least one row)
-   *     is checked either way: that protects the workers
+   *     skipped); whether it can be batched at all (batched inputs that agree on their first dimension, at least one
+   *     row) is checked either way: that protects the workers
    * @param stream where a streaming model's chunks go, or null: a stream batches only with other streams, its
    *     worker sends the chunks there itself, and its future completes (with no outputs) once the stream is over;
    *     it is never re-queued after its worker failed (chunks may have gone out, and a second run would repeat
@@ -198,10 +205,7 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     BatchKey key;
     try {
-      key = stream == null ? BatchKey.admit(request) : BatchKey.admitStream(request);
-      if (affinity != null) {
-        key = key.withModel(affinity.repository().modelOf(request));
-      }
+      key = keys.admit(request, stream != null);
       if (!validated) {
         validator.accept(request);
       }

@@ -44,7 +44,8 @@ final class StagedInputs {
   }
 
   /**
-   * Gathers the batch's rows: input {@code i} of every request, in request order, into buffer {@code i}.
+   * Gathers the batch's rows: input {@code i} of every request, in request order, into buffer {@code i}; an input
+   * that is not batched (a scalar, a fixed first dimension: equal in every request) once, the first request's.
    *
    * @param ordered each request's inputs in spec order, checked to stack
    * @throws InferenceException TOO_LARGE if an input stacked over the batch would exceed one tensor's limit
@@ -58,8 +59,9 @@ final class StagedInputs {
     for (int i = 0; i < n; i++) {
       String name = inputs.get(i).name();
       Tensor first = ordered.get(0).get(i);
+      List<List<Tensor>> parts = inputs.get(i).batched() ? ordered : ordered.subList(0, 1);
       long bytes = 0;
-      for (List<Tensor> request : ordered) {
+      for (List<Tensor> request : parts) {
         bytes += request.get(i).data().length;
       }
       if (bytes > RowStacker.MAX_TENSOR_BYTES) {
@@ -67,12 +69,14 @@ final class StagedInputs {
             + " would take " + bytes + " bytes, more than the " + RowStacker.MAX_TENSOR_BYTES + " one tensor can hold");
       }
       ByteBuffer buf = buffer(i, (int) bytes);
-      for (List<Tensor> request : ordered) {
+      for (List<Tensor> request : parts) {
         buf.put(request.get(i).data());
       }
       buf.flip();
       long[] shape = first.shape().clone();
-      shape[0] = totalRows;
+      if (parts.size() > 1) {
+        shape[0] = totalRows;
+      }
       data.add(buf);
       shapes.add(new Shape(shape));
       types.add(DjlTypes.toDjl(first.datatype()).orElseThrow(() -> new IllegalArgumentException(first.datatype()

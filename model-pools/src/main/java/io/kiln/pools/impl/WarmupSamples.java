@@ -86,7 +86,7 @@ final class WarmupSamples {
           request = JsonRequestReader.read(in);
         }
         validator.validate(request);
-        BatchKey.admit(request);
+        BatchKey.admit(request, BatchKey.wholeInputs(spec.signature()));
         samples.add(new Sample(name, request));
       } catch (IllegalArgumentException | InferenceException e) {
         skip(spec, problems, name, e.getMessage());

@@ -30,7 +30,8 @@ Ops, JVM -> here:
     load     {"class", "model_dir", "config", "device", "inputs", "outputs", "streaming"}: import model.py,
              instantiate the class (with "streaming": true it must have predict_stream), call
              load(config, device) and warmup() when it has them  -> loaded | error
-    predict  {"tensors"} + payload: one batch, first dimension = rows of the whole batch -> result | error
+    predict  {"tensors"} + payload: one batch, a batched input's first dimension = rows of the whole batch (a
+             scalar input is a 0-d array, shape (), once per batch) -> result | error
     stream_open  {"tensors"} + payload: one request; calls predict_stream(inputs), which must return an
              iterator (a generator), and keeps it  -> stream_opened {"stream": int} | error
     stream_next  {"stream"}: advances that generator by one yield  -> chunk {"tensors"} + payload (the yielded
@@ -298,8 +299,10 @@ class Worker:
             if datatype == "BYTES":
                 out.append((name, datatype, bytes_payload(name, got[name])))
                 continue
-            # same_kind: float64 -> FP32 is fine, float -> INT32 is a model bug worth an error.
-            a = np.ascontiguousarray(np.asarray(got[name]).astype(DTYPES[datatype], casting="same_kind", copy=False))
+            # same_kind: float64 -> FP32 is fine, float -> INT32 is a model bug worth an error. np.require, not
+            # np.ascontiguousarray: that turns a 0-d array (a scalar output, shape []) into shape (1,).
+            a = np.require(np.asarray(got[name]).astype(DTYPES[datatype], casting="same_kind", copy=False),
+                           requirements="C")
             out.append((name, datatype, a))
         return out
 

@@ -53,6 +53,23 @@ class StagedInputsTest {
   }
 
   @Test
+  void anInputThatIsNotBatchedGoesOnceWithItsOwnShape() {
+    StagedInputs withScalar = new StagedInputs(List.of(new TensorSpec("x", DataType.FP32, new long[] {-1, 2}),
+        new TensorSpec("k", DataType.INT8, new long[0])));
+    Tensor k = new Tensor("k", DataType.INT8, new long[0], new byte[] {7});
+    List<Tensor> a = List.of(request(1, 0).get(0), k);
+    List<Tensor> b = List.of(request(2, 50).get(0), k);
+
+    StagedInputs.Batch batch = withScalar.gather(List.of(a, b), 3);
+
+    assertThat(batch.shapes().get(0).getShape()).containsExactly(3, 2);
+    assertThat(batch.shapes().get(1).getShape()).isEmpty();
+    assertThat(bytes(batch.data().get(1))).containsExactly(7);
+    assertThat(withScalar.gather(List.of(a), -1).shapes().get(0).getShape()).as("one request's: as given")
+        .containsExactly(1, 2);
+  }
+
+  @Test
   void keepsItsBuffersAcrossCallsAndGrowsThemForALargerBatch() {
     ByteBuffer first = staged.gather(List.of(request(1, 0)), 1).data().get(0);
     ByteBuffer again = staged.gather(List.of(request(2, 7)), 2).data().get(0);

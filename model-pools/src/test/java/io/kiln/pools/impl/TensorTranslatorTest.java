@@ -39,6 +39,18 @@ class TensorTranslatorTest {
         DataType.INT32, DataType.INT64, DataType.UINT8, DataType.BOOL);
   }
 
+  @Test
+  void aScalarIsAZeroDimensionalArray() {
+    Tensor in = new Tensor("k", DataType.INT64, new long[0], new byte[] {(byte) 0x80, 0x3e, 0, 0, 0, 0, 0, 0});
+
+    try (NDManager scope = manager.newSubManager()) {
+      NDArray array = TensorTranslator.toNdArray(scope, in);
+      assertThat(array.getShape().dimension()).isZero();
+      assertThat(array.getLong()).isEqualTo(16_000L);
+      assertThat(TensorTranslator.fromNdArray("k", array)).isEqualTo(in);
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(value = DataType.class, names = {"BOOL", "UINT8", "INT8", "INT32", "INT64", "FP16", "FP32", "FP64"})
   void bytesRoundTrip(DataType type) {

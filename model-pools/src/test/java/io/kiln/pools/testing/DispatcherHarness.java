@@ -34,13 +34,24 @@ public final class DispatcherHarness implements AutoCloseable {
   }
 
   public DispatcherHarness(PoolConfig config, ManualClock clock, Executor executor) {
+    this(config, clock, executor, null);
+  }
+
+  /** A pool of one model of {@code signature} (null: only scalars, known by their rank, go to the model whole). */
+  public DispatcherHarness(PoolConfig config, io.kiln.pools.ModelSignature signature) {
+    this(config, new ManualClock(), Runnable::run, signature);
+  }
+
+  private DispatcherHarness(PoolConfig config, ManualClock clock, Executor executor,
+                            io.kiln.pools.ModelSignature signature) {
     this.config = config;
     this.clock = clock;
     this.dispatcher = new PoolDispatcher(config, clock, clock, executor,
         (id, cause) -> {
           failures.add(Map.entry(id, cause));
           onFailure.workerFailed(id, cause);
-        }, registry, PoolDispatcher.meterTags("mlp", "1", "node-a"));
+        }, registry, PoolDispatcher.meterTags("mlp", "1", "node-a"), request -> { }, null,
+        io.kiln.pools.trace.Spans.OFF, signature);
   }
 
   public TestWorker addWorker(String id) {

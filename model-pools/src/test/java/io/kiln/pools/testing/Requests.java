@@ -37,7 +37,9 @@ public final class Requests {
         List.of(), Map.of());
   }
 
+  /** The first dimension of its first input that has one; 1 for a request of scalars only. */
   public static int rowsOf(InferenceRequest r) {
-    return (int) r.inputs().get(0).shape()[0];
+    return (int) r.inputs().stream().filter(t -> t.shape().length > 0).mapToLong(t -> t.shape()[0]).findFirst()
+        .orElse(1);
   }
 }

@@ -53,18 +53,39 @@ public final class ProjectModels {
    * bands per 10 ms frame). Without the file a test skips locally and fails under {@code CI=true}.
    */
   public static ModelSpec.Builder melspectrogram() {
-    Path folder = modelsDir().resolve("wakeword").resolve("melspectrogram");
+    Path folder = fetched("wakeword", "melspectrogram", "openWakeWord's melspectrogram");
+    return ModelSpec.builder().uri(folder).engine(ModelSpec.ENGINE_ONNX)
+        .input("input", DataType.FP32, -1, -1)
+        .output("output", DataType.FP32, -1, 1, -1, 32)
+        .intraOpThreads(1).interOpThreads(1);
+  }
+
+  /**
+   * Silero VAD v5, fetched by {@code models/vad/fetch.sh}, declared as the model takes it: {@code input} FP32
+   * [-1, -1] (a chunk of 512 samples at 16 kHz a row), {@code state} FP32 [2, -1, 128] (batched on its second
+   * dimension, so Kiln passes it whole), {@code sr} INT64 [] (a scalar); outputs {@code output} FP32 [-1, 1] (the
+   * speech probability) and {@code stateN} FP32 [2, -1, 128]. Without the file a test skips locally and fails under
+   * {@code CI=true}.
+   */
+  public static ModelSpec.Builder sileroVad() {
+    Path folder = fetched("vad", "silero", "Silero VAD");
+    return ModelSpec.builder().uri(folder).engine(ModelSpec.ENGINE_ONNX)
+        .input("input", DataType.FP32, -1, -1).input("state", DataType.FP32, 2, -1, 128).input("sr", DataType.INT64)
+        .output("output", DataType.FP32, -1, 1).output("stateN", DataType.FP32, 2, -1, 128)
+        .intraOpThreads(1).interOpThreads(1);
+  }
+
+  /** {@code models/<set>/<name>}, holding a {@code model.onnx} that {@code models/<set>/fetch.sh} fetched. */
+  private static Path fetched(String set, String name, String what) {
+    Path folder = modelsDir().resolve(set).resolve(name);
     if (!Files.isRegularFile(folder.resolve("model.onnx"))) {
-      String why = "openWakeWord's melspectrogram is missing: run models/wakeword/fetch.sh (./run-tests does)";
+      String why = what + " is missing: run models/" + set + "/fetch.sh (./run-tests does)";
       if ("true".equalsIgnoreCase(System.getenv("CI"))) {
         throw new AssertionError(why);
       }
       org.junit.jupiter.api.Assumptions.abort(why);
     }
-    return ModelSpec.builder().uri(folder).engine(ModelSpec.ENGINE_ONNX)
-        .input("input", DataType.FP32, -1, -1)
-        .output("output", DataType.FP32, -1, 1, -1, 32)
-        .intraOpThreads(1).interOpThreads(1);
+    return folder;
   }
 
   /** {@code seconds} of a {@code hertz} sine at 16 kHz, at half of 16-bit full scale (openWakeWord's input scale). */

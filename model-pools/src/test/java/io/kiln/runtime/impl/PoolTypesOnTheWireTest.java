@@ -75,6 +75,20 @@ class PoolTypesOnTheWireTest {
   }
 
   @Test
+  void scalarsAndTheirSpecsRoundTripWithShapeEmpty() throws Exception {
+    Tensor sr = new Tensor("sr", DataType.INT64, new long[0], new byte[] {(byte) 0x80, 0x3e, 0, 0, 0, 0, 0, 0});
+    Tensor tag = new Tensor("tag", DataType.BYTES, new long[0], new byte[] {1, 0, 0, 0, 't'});
+    roundTripsThroughBoth(sr, Tensor.class);
+    roundTripsThroughBoth(new InferenceRequest("r", List.of(FLOATS, sr, tag), List.of(), Map.of()),
+        InferenceRequest.class);
+    ModelSpec vad = ModelSpec.builder().uri("models/vad/silero").engine(ModelSpec.ENGINE_ONNX)
+        .input("input", DataType.FP32, -1, -1).input("state", DataType.FP32, 2, -1, 128).input("sr", DataType.INT64)
+        .output("output", DataType.FP32, -1, 1).output("stateN", DataType.FP32, 2, -1, 128).build();
+    roundTripsThroughBoth(vad, ModelSpec.class);
+    assertThat(roundTrip(WireCodec.cbor(), vad, ModelSpec.class).inputs().get(2).shape()).isEmpty();
+  }
+
+  @Test
   void tensorDataTravelsAsRawBytesInCbor() throws Exception {
     Tensor big = new Tensor("x", DataType.UINT8, new long[] {1 << 16}, new byte[1 << 16]);
     assertThat(WireCodec.cbor().writeValueAsBytes(big).length).isLessThan((1 << 16) + 100);
