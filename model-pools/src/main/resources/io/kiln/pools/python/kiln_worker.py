@@ -207,7 +207,7 @@ def write_frame(header, arrays=()):
                 payloads.append(data)
             else:
                 entries.append({"name": n, "datatype": d, "shape": list(a.shape), "nbytes": a.nbytes})
-                payloads.append(memoryview(a).cast("B"))
+                payloads.append(memoryview(a.reshape(-1)).cast("B"))  # 1-d: a view with a zero-length dimension cannot be cast
         header["tensors"] = entries
     body = json.dumps(header, separators=(",", ":")).encode("utf-8")
     _out.write(PREFIX.pack(MAGIC, len(body)))
