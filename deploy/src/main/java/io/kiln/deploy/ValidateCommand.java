@@ -60,7 +60,8 @@ final class ValidateCommand implements Callable<Integer> {
     try {
       PipelineFile valid = loader.load(yaml, file, cluster);
       out.println(file + " is valid: " + valid.deployments().size() + " deployment(s), "
-          + valid.pipelines().size() + " pipeline(s)");
+          + valid.pipelines().size() + " pipeline(s)"
+          + (valid.graphs().isEmpty() ? "" : ", " + valid.graphs().size() + " graph(s)"));
       out.println(SKIPPED);
       return 0;
     } catch (DeploymentValidationException v) {

@@ -52,7 +52,9 @@ public final class KilnGateway {
   }
 
   /**
-   * Adds routes to the HTTP server (the management API under {@code /api/v1/} is mounted this way).
+   * Adds routes to the HTTP server: the control plane's APIs ({@code /api/v1/}, {@code /dashboard},
+   * {@code /v2/repository/}; module {@code control-plane}) are mounted this way, a route reading a body through
+   * {@link RequestBodies#upTo}.
    *
    * @throws IllegalStateException once started
    */
@@ -62,8 +64,8 @@ public final class KilnGateway {
   }
 
   /**
-   * Adds calls to the gRPC server (the repository extension's {@code RepositoryIndex}, {@code RepositoryModelLoad},
-   * {@code RepositoryModelUnload} are added this way); handlers must not block.
+   * Adds calls to the gRPC server (the control plane's repository extension calls {@code RepositoryIndex},
+   * {@code RepositoryModelLoad}, {@code RepositoryModelUnload} are added this way); handlers must not block.
    *
    * @throws IllegalStateException once started
    */

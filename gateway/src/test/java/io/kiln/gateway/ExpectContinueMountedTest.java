@@ -3,8 +3,6 @@ package io.kiln.gateway;
 import static io.kiln.gateway.support.RawHttp.head;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kiln.gateway.impl.ExpectContinue;
-import io.kiln.gateway.management.BearerToken;
 import io.kiln.gateway.support.GatewayTestBase;
 import io.kiln.gateway.support.RawHttp;
 import io.kiln.gateway.support.RawHttp.Answer;
@@ -15,10 +13,10 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code Expect: 100-continue} on routes mounted on the gateway's router the way the management, pipelines and jobs
- * APIs are (a sub-router behind a {@link BearerToken}, each body route reading through {@link ExpectContinue#body}
- * with a limit of its own): the body is invited once the token and the declared length pass, and refused unsent,
- * closing the connection, when either fails; a 413 names the route's own limit.
+ * {@code Expect: 100-continue} on routes mounted on the gateway's router the way the control plane's APIs are (a
+ * sub-router behind a {@link BearerToken} check answering 401, each body route reading through
+ * {@link RequestBodies#upTo} with a limit of its own): the body is invited once the token and the declared length
+ * pass, and refused unsent, closing the connection, when either fails; a 413 names the route's own limit.
  */
 class ExpectContinueMountedTest extends GatewayTestBase {
 
@@ -34,8 +32,15 @@ class ExpectContinueMountedTest extends GatewayTestBase {
   protected void mount(KilnGateway gateway) {
     gateway.addRoutes(r -> {
       Router api = Router.router(vertx);
-      api.route().handler(new BearerToken(TOKEN));
-      api.post("/things").handler(ExpectContinue.body(LIMIT))
+      BearerToken token = new BearerToken(TOKEN);
+      api.route().handler(ctx -> {
+        if (token.accepts(ctx.request().getHeader("Authorization"))) {
+          ctx.next();
+        } else {
+          ctx.response().setStatusCode(401).end(new JsonObject().put("error", "needs a valid token").encode());
+        }
+      });
+      api.post("/things").handler(RequestBodies.upTo(LIMIT))
           .handler(ctx -> ctx.json(new JsonObject().put("bytes", ctx.body().length())));
       r.route("/api/v1/*").subRouter(api);
     });

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.annotation.JsonValue;
 public enum InputFormat {
   /**
    * Raw little-endian elements of the model input's datatype, row-major; the batch (first) dimension is
-   * the file size divided by one row's size. For a model with one input (or a named {@code tensor}).
+   * the file size divided by one row's size, or, for an input with one variable dimension beside the first (an
+   * encoded image as UINT8 {@code [-1, -1]}), one row the file fills along it. For a model with one input (or a named
+   * {@code tensor}).
    */
   RAW("raw"),
   /** An Open Inference Protocol v2 JSON request ({@code {"inputs": [{name, datatype, shape, data}]}}). */

@@ -3,6 +3,7 @@ package io.kiln.pipelines;
 import io.kiln.serve.DeploymentLoader;
 import io.kiln.serve.DeploymentSpec;
 import io.kiln.serve.DeploymentValidationException;
+import io.kiln.serve.GraphSpec;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
 import io.kiln.serve.yaml.YamlDocuments;
@@ -19,13 +20,13 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Loads a deployment file that may declare {@code pipelines:} beside its {@code deployments:}, validating
- * both in one pass: every problem of either, with file, line, column and schema path, in one
+ * Loads a deployment file that may declare {@code graphs:} and {@code pipelines:} beside its {@code deployments:},
+ * validating all in one pass: every problem of any, with file, line, column and schema path, in one
  * {@link DeploymentValidationException}; nothing is returned when there is any. Pipeline problems include
  * an unknown step kind or field (with a suggestion), a {@code same_node_as} naming an unknown, later or the
- * same step, an infer step on a deployment neither in the file nor already deployed, an infer step not
+ * same step, an infer step on a deployment (or graph) neither in the file nor already applied, an infer step not
  * pinned to the node holding its input, an unknown user step class, and malformed {@code ${input.NAME}}
- * placeholders.
+ * placeholders; graph problems are {@link DeploymentLoader#readGraphs}'.
  *
  * <p>Immutable and thread-safe; {@link #load} blocks (model folders, class loading): call it off event loops.
  */
@@ -107,6 +108,17 @@ public final class PipelineLoader {
    */
   public PipelineFile load(String yamlText, Path sourceName, Set<String> knownDeployments,
                            java.util.function.Function<String, java.util.Optional<DeploymentSpec>> deployed) {
+    return load(yamlText, sourceName, new DeploymentLoader.Known(knownDeployments, deployed, Set.of()));
+  }
+
+  /**
+   * As {@link #load(String, Path, Set, java.util.function.Function)}, with the file's {@code graphs:} section read
+   * beside its deployments ({@link DeploymentLoader#readGraphs}): graph steps and infer steps ({@code graph: NAME})
+   * may name what is already applied ({@code known}), and no deployment of the file may take a stored graph's name.
+   */
+  public PipelineFile load(String yamlText, Path sourceName, DeploymentLoader.Known known) {
+    Set<String> knownDeployments = known.deployments();
+    java.util.function.Function<String, java.util.Optional<DeploymentSpec>> deployed = known.specs();
     Problems problems = new Problems(sourceName.toString());
     long max = options.deployments().maxBytes();
     if (yamlText.getBytes(StandardCharsets.UTF_8).length > max) {
@@ -117,24 +129,29 @@ public final class PipelineLoader {
     Path baseDir = sourceName.toAbsolutePath().getParent();
     List<DeploymentSpec> deployments = List.of();
     List<PipelineSpec> pipelines = List.of();
+    List<GraphSpec> graphs = List.of();
     try {
       Node root = YamlDocuments.compose(text, (int) max + 1, problems);
-      deployments = new DeploymentLoader(options.deployments()).readDeployments(root, problems, baseDir, deployed);
+      DeploymentLoader deploymentLoader = new DeploymentLoader(options.deployments());
+      deployments = deploymentLoader.readDeployments(root, problems, baseDir, deployed);
+      graphs = deploymentLoader.readGraphs(root, problems, deployments, known);
       if (root instanceof MappingNode) {
         Reading reading = new Reading(problems);
         Node section = topLevel(root, DeploymentLoader.PIPELINES);
         if (section != null && !(section instanceof ScalarNode s && s.getTag().equals(Tag.NULL))) {
           Set<String> names = new HashSet<>(knownDeployments);
-          names.addAll(declaredDeploymentNames(root));
+          names.addAll(declaredNames(root, "deployments"));
           StepClasses classes = options.checkClasses() ? StepClasses.on(options.classLoader()) : StepClasses.UNCHECKED;
-          pipelines = new PipelineReader(reading, names, classes).read(section, DeploymentLoader.PIPELINES);
+          Set<String> graphNames = new HashSet<>(known.graphs());
+          graphNames.addAll(declaredNames(root, DeploymentLoader.GRAPHS));
+          pipelines = new PipelineReader(reading, names, graphNames, classes).read(section, DeploymentLoader.PIPELINES);
         }
       }
     } catch (Problems.Abort stop) {
       // Reading stopped early; the problems say why.
     }
     problems.throwIfAny();
-    return new PipelineFile(sourceName, deployments, pipelines);
+    return new PipelineFile(sourceName, deployments, pipelines, graphs);
   }
 
   /**
@@ -170,7 +187,7 @@ public final class PipelineLoader {
       for (int j = 0; j < p.steps().size(); j++) {
         StepAction action = p.steps().get(j).action();
         String at = path + ".steps[" + j + "]";
-        if (action instanceof StepAction.Infer infer && !names.contains(infer.deployment())) {
+        if (action instanceof StepAction.Infer infer && !infer.graph() && !names.contains(infer.deployment())) {
           problems.add(new io.kiln.serve.Problem(file, 1, 1, at + ".infer.deployment",
               "unknown deployment '" + infer.deployment() + "'; known deployments: "
                   + String.join(", ", new java.util.TreeSet<>(names))));
@@ -197,11 +214,11 @@ public final class PipelineLoader {
     return null;
   }
 
-  /** Names under {@code deployments:}, even of deployments with problems (those are reported on their own). */
-  private static Set<String> declaredDeploymentNames(Node root) {
+  /** Names under a top-level list ({@code deployments:}, {@code graphs:}), even of items with problems (reported). */
+  private static Set<String> declaredNames(Node root, String section) {
     Set<String> names = new HashSet<>();
     for (var t : ((MappingNode) root).getValue()) {
-      if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k && k.getValue().equals("deployments")
+      if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k && k.getValue().equals(section)
           && t.getValueNode() instanceof org.yaml.snakeyaml.nodes.SequenceNode seq) {
         for (Node d : seq.getValue()) {
           if (d instanceof MappingNode dm) {

@@ -87,7 +87,7 @@ public final class Pipelines implements AutoCloseable {
           Webhooks webhooks = new Webhooks(options.httpTimeout());
           runtime.registerLocalService(NodeCache.class, cache);
           runtime.registerLocalService(CacheIndex.class, index);
-          // A class step (e.g. examples.OcrStep) that chains several of this node's pools calls them through it.
+          // A class step that calls several of this node's pools calls them through it (a model graph needs no class).
           runtime.registerLocalService(PoolClient.class, pools);
           runtime.registerLocalService(NodeServices.class, new NodeServices(runtime.nodeId(), cache, pools, webhooks,
               events, gauges, options.clockMillis(), stepClasses, options.maxOutputElements()));

@@ -51,17 +51,26 @@ public sealed interface StepAction {
 
   /**
    * Decode the file an earlier fetch step cached on this node and run it through this node's pool of
-   * {@code deployment} (the version it serves when the step starts).
+   * {@code deployment} (the version it serves when the step starts), or through a model graph's steps on this node's
+   * pools ({@code graph: NAME} in YAML; see {@link io.kiln.pipelines.graphs.Graphs}).
    *
+   * @param deployment the deployment called, or with {@code graph} the graph
    * @param input the fetch step whose file is the input
    * @param tensor the model input to fill for {@link InputFormat#RAW}; empty for the model's only input
+   * @param graph whether {@code deployment} names a graph
    */
-  record Infer(String deployment, String input, InputFormat format, String tensor) implements StepAction {
+  record Infer(String deployment, String input, InputFormat format, String tensor, boolean graph)
+      implements StepAction {
     public Infer {
       Objects.requireNonNull(deployment, "deployment");
       Objects.requireNonNull(input, "input");
       Objects.requireNonNull(format, "format");
       tensor = tensor == null ? "" : tensor;
+    }
+
+    /** A step calling a deployment. */
+    public Infer(String deployment, String input, InputFormat format, String tensor) {
+      this(deployment, input, format, tensor, false);
     }
 
     @Override

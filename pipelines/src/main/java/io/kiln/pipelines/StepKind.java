@@ -6,7 +6,7 @@ import com.fasterxml.jackson.annotation.JsonValue;
 public enum StepKind {
   /** Copy a {@code file://} or {@code http(s)://} URI into the node-local cache. */
   FETCH("fetch"),
-  /** Read a cached input on its node and run it through that node's pool of a deployment. */
+  /** Read a cached input on its node and run it through that node's pool of a deployment, or a graph's steps there. */
   INFER("infer"),
   /** POST the run's results as JSON to a URL. */
   WEBHOOK("webhook"),

@@ -26,10 +26,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The OCR example of {@code deploy/examples/ocr/} end to end with the real PP-OCRv4 models: images of known
- * text, rendered here with DejaVu Sans and served over HTTP, go fetch -> read (det-pre, det on ONNX Runtime,
- * crop, rec on ONNX Runtime, ctc; all pools of the fetching node) -> callback on two nodes, and the callback
- * carries exactly the rendered lines. Without the models ({@code models/ocr/fetch.sh}) it skips locally and
- * fails under {@code CI=true}.
+ * text, rendered here with DejaVu Sans and served over HTTP, go fetch -> read (the model graph {@code ocr-read}:
+ * det-pre, det on ONNX Runtime, crop with two inputs, rec on ONNX Runtime, ctc; all pools of the fetching node)
+ * -> callback on two nodes, and the callback carries exactly the rendered lines; the graph called on its own reads
+ * them too. Without the models ({@code models/ocr/fetch.sh}) it skips locally and fails under {@code CI=true}.
  */
 class OcrExampleTest {
 
@@ -101,7 +101,11 @@ class OcrExampleTest {
           .containsExactly("ocr-det", "ocr-rec", "ocr-det-pre", "ocr-crop", "ocr-ctc");
       assertThat(f.deployments().get(0).model().engine()).isEqualTo("OnnxRuntime");
       assertThat(f.deployments().get(1).model().engine()).isEqualTo("OnnxRuntime");
+      assertThat(f.graphs()).singleElement().satisfies(g -> assertThat(g.deployments())
+          .containsExactly("ocr-det-pre", "ocr-det", "ocr-crop", "ocr-rec", "ocr-ctc"));
       try (PipelineCluster c = new PipelineCluster(tmp, List.of(tmp), f.deployments(), HEAD, "w1")) {
+        result(c.graphs(HEAD).apply(f.graphs()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> c.graphs("w1").ready("ocr-read"));
         result(c.pipelines(HEAD).apply(f.pipelines()));
         Map<String, String> runs = new LinkedHashMap<>();
         for (String name : IMAGES.keySet()) {
@@ -112,25 +116,49 @@ class OcrExampleTest {
         for (var run : runs.entrySet()) {
           RunStatus s = c.awaitEnd(HEAD, run.getKey());
           assertThat(s.state()).as(s.error()).isEqualTo(RunState.SUCCEEDED);
-          assertThat(s.step("read").orElseThrow().nodeId()).isEqualTo(s.step("fetch").orElseThrow().nodeId());
-          assertThat(comparable(run.getValue(), (List<?>) s.step("read").orElseThrow().output().get("lines")))
+          String fetchNode = s.step("fetch").orElseThrow().nodeId();
+          Map<String, Object> read = s.step("read").orElseThrow().output();
+          assertThat(s.step("read").orElseThrow().nodeId()).isEqualTo(fetchNode);
+          assertThat(read.get("node")).as("every step of the graph on the fetching node").isEqualTo(fetchNode);
+          assertThat(comparable(run.getValue(), (List<?>) output(new JsonObject(read), "text").getList()))
               .as(run.getValue()).isEqualTo(comparable(run.getValue(), IMAGES.get(run.getValue())));
         }
         await().atMost(Duration.ofSeconds(60)).until(() -> c.callbacks.size() == IMAGES.size());
         for (JsonObject cb : c.callbacks) {
           String name = runs.get(cb.getString("run_id"));
           JsonObject read = cb.getJsonObject("results").getJsonObject("read");
-          List<Object> lines = new ArrayList<>(read.getJsonArray("lines", new JsonArray()).getList());
+          assertThat(read.getString("graph")).isEqualTo("ocr-read");
+          List<Object> lines = new ArrayList<>(output(read, "text").getList());
           assertThat(comparable(name, lines)).as(name).isEqualTo(comparable(name, IMAGES.get(name)));
-          assertThat(read.getString("text").split("\n")).hasSize(IMAGES.get(name).size());
           if (!SPACES_DROPPED.contains(name)) {
-            assertThat(read.getString("text")).isEqualTo(String.join("\n", IMAGES.get(name)));
+            assertThat(lines).as(name).isEqualTo(List.copyOf(IMAGES.get(name)));
           }
+          assertThat(output(read, "boxes").size()).as("8 numbers per line's box").isEqualTo(8 * lines.size());
         }
+        // The graph on its own, as a client calls it (the gateway sends it the same way): one image in, its lines out.
+        byte[] png = Files.readAllBytes(images.resolve("two.png"));
+        var answer = result(c.graphs("w1").infer(io.kiln.pools.RequestContext.within("direct", 60_000), "ocr-read",
+            "w1", new io.kiln.pools.InferenceRequest("direct", List.of(new io.kiln.pools.Tensor("image",
+                io.kiln.pools.DataType.UINT8, new long[] {1, png.length}, png)), List.of("text"), Map.of())));
+        assertThat(answer.outputs()).singleElement().satisfies(t -> assertThat(t.byteElements().stream()
+            .map(b -> new String(b, StandardCharsets.UTF_8)).toList()).isEqualTo(IMAGES.get("two")));
+        assertThat(answer.parameters()).containsEntry("kiln_node", "w1");
       }
     } finally {
       http.stop(0);
     }
+  }
+
+  /** The data of the read step's output {@code name} (an infer step's result lists each output tensor). */
+  @SuppressWarnings("unchecked")
+  private static JsonArray output(JsonObject read, String name) {
+    for (Object o : read.getJsonArray("outputs")) {
+      JsonObject t = o instanceof JsonObject j ? j : new JsonObject((Map<String, Object>) o);
+      if (t.getString("name").equals(name)) {
+        return t.getJsonArray("data");
+      }
+    }
+    throw new AssertionError("no output '" + name + "' in " + read);
   }
 
   /** Renders each image's lines black on white with DejaVu Sans (Debian's fonts-dejavu-core) via PIL. */

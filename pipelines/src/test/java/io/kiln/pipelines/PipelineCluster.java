@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Kiln nodes in one JVM for pipeline tests: a {@link LocalCluster} whose head advertises
  * {@code callback_slot: 1} and every node {@code fetch_slot: 2}, a warm {@code builtin:identity} pool
- * ({@value #DEPLOYMENT}, input FP32 [-1, 4]) and {@link Pipelines} on every node, and an HTTP server on
+ * ({@value #DEPLOYMENT}, input FP32 [-1, 4]), {@link Pipelines} and model graphs on every node, and an HTTP server on
  * loopback that serves media (slowly, so fetches overlap) and records webhook calls.
  */
 final class PipelineCluster implements AutoCloseable {
@@ -48,6 +48,8 @@ final class PipelineCluster implements AutoCloseable {
   final LocalCluster cluster = LocalCluster.create();
   final Map<String, KilnRuntime> nodes = new LinkedHashMap<>();
   final Map<String, Pipelines> pipelines = new LinkedHashMap<>();
+  final Map<String, io.kiln.pipelines.graphs.Graphs> graphs = new LinkedHashMap<>();
+  private final List<io.kiln.pools.PoolLoadBoard> boards = new ArrayList<>();
   final Path root;
   final HttpServer http;
   final List<JsonObject> callbacks = new CopyOnWriteArrayList<>();
@@ -132,6 +134,16 @@ final class PipelineCluster implements AutoCloseable {
     DeploymentResolver resolver = name -> Optional.ofNullable(models.get(name))
         .map(m -> new InferTarget(name, "1", m.inputs()));
     for (String id : nodeIds) {
+      io.kiln.pools.PoolLoadBoard board = new io.kiln.pools.PoolLoadBoard(node(id));
+      boards.add(board);
+      result(board.ready(), WAIT);
+      io.kiln.pipelines.graphs.Graphs g = new io.kiln.pipelines.graphs.Graphs(node(id),
+          name -> models.containsKey(name) ? Optional.of("1") : Optional.empty(), board,
+          new PoolClient(node(id)));
+      result(g.start(), WAIT);
+      graphs.put(id, g);
+    }
+    for (String id : nodeIds) {
       PipelineOptions o = PipelineOptions.defaults(root, id).withCacheDir(cacheDir(id)).withFileRoots(fileRoots);
       Pipelines p = new Pipelines(node(id), o, resolver);
       result(p.start(), WAIT);
@@ -145,6 +157,11 @@ final class PipelineCluster implements AutoCloseable {
 
   Pipelines pipelines(String id) {
     return pipelines.get(id);
+  }
+
+  /** The model graphs of a node (every node runs one, with a load board of its own). */
+  io.kiln.pipelines.graphs.Graphs graphs(String id) {
+    return graphs.get(id);
   }
 
   Path cacheDir(String id) {
@@ -223,11 +240,14 @@ final class PipelineCluster implements AutoCloseable {
     cluster.crash(id);
     nodes.remove(id);
     pipelines.remove(id);
+    graphs.remove(id);
   }
 
   @Override
   public void close() {
     pipelines.values().forEach(Pipelines::close);
+    graphs.values().forEach(io.kiln.pipelines.graphs.Graphs::close);
+    boards.forEach(io.kiln.pools.PoolLoadBoard::close);
     cluster.close();
   }
 }

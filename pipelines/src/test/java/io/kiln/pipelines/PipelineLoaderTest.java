@@ -269,4 +269,56 @@ class PipelineLoaderTest {
   void pipelinesMustBeAList() {
     onlyProblem(DEPLOYMENT + "pipelines: {name: x}\n", 10, 12, "pipelines", "expected a list, got a mapping");
   }
+
+  /** A graph of the file's deployment, called twice in a row. */
+  static final String GRAPH = """
+      graphs:
+        - name: twice
+          inputs: [{name: v, datatype: FP32, shape: [-1, 4]}]
+          steps:
+            - {name: one, model: mlp, input_map: {input: input.v}}
+            - {name: two, model: mlp, input_map: {input: one.output}}
+          outputs: [{name: out, datatype: FP32, shape: [-1, 4], from: two.output}]
+      """;
+
+  /** {@code infer} as the MEDIA pipeline's analyse step, with the graph declared; problems on its line. */
+  static String withGraph(String infer) {
+    return DEPLOYMENT + GRAPH + MEDIA.substring(DEPLOYMENT.length()).replace("infer: {deployment: mlp}", infer);
+  }
+
+  static void inferProblem(String infer, String token, String path, String message) {
+    String yaml = withGraph(infer);
+    List<String> lines = List.of(yaml.split("\n"));
+    int line = lines.indexOf(lines.stream().filter(l -> l.contains(infer)).findFirst().orElseThrow()) + 1;
+    onlyProblem(yaml, line, lines.get(line - 1).indexOf(token) + 1, path, message);
+  }
+
+  @Test
+  void anInferStepMayCallAGraphOfTheFileOrOneAlreadyApplied() {
+    PipelineFile f = load(withGraph("infer: {graph: twice, tensor: v}"));
+    assertThat(f.graphs()).extracting(g -> g.name()).containsExactly("twice");
+    assertThat(f.pipelines().get(0).steps().get(1).action())
+        .isEqualTo(new StepAction.Infer("twice", "fetch", InputFormat.RAW, "v", true));
+    String stored = MEDIA.replace("infer: {deployment: mlp}", "infer: {graph: stored}");
+    assertThat(LOADER.load(stored, SOURCE, new DeploymentLoader.Known(Set.of(), n -> java.util.Optional.empty(),
+        Set.of("stored"))).pipelines().get(0).steps().get(1).action())
+        .isEqualTo(new StepAction.Infer("stored", "fetch", InputFormat.RAW, "", true));
+
+    inferProblem("infer: {graph: twcie}", "twcie", "pipelines[0].steps[1].infer.graph",
+        "unknown graph 'twcie'; did you mean 'twice'?; known graphs: twice");
+    inferProblem("infer: {graph: mlp}", "mlp", "pipelines[0].steps[1].infer.graph",
+        "unknown graph 'mlp'; 'mlp' is a deployment: write deployment: mlp");
+    inferProblem("infer: {deployment: twice}", "twice", "pipelines[0].steps[1].infer.deployment",
+        "unknown deployment 'twice'; 'twice' is a graph: write graph: twice");
+    inferProblem("infer: {graph: twice, deployment: mlp}", "graph", "pipelines[0].steps[1].infer.graph",
+        "an infer step calls a deployment or a graph, not both");
+  }
+
+  @Test
+  void graphAndPipelineProblemsAreReportedTogether() {
+    String yaml = withGraph("infer: {graph: twice}").replace("model: mlp, input_map: {input: one.output}",
+        "model: mpl, input_map: {input: one.output}").replace("on_node_loss: rerun", "on_node_loss: maybe");
+    assertThat(problems(yaml)).extracting(Problem::path)
+        .containsExactly("graphs[0].steps[1].model", "pipelines[0].on_node_loss");
+  }
 }

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import org.yaml.snakeyaml.nodes.Node;
 
@@ -152,6 +153,82 @@ public final class DeploymentLoader {
                                               Function<String, Optional<DeploymentSpec>> deployed) {
     return new SpecReader(problems, new SpecReader.Options(baseDir, options.checkModelPaths(), deployed))
         .readFile(root);
+  }
+
+  /** The top-level section of model graphs beside {@code deployments:} ({@link #readGraphs}; ignored by {@link #load}). */
+  public static final String GRAPHS = SpecReader.GRAPHS;
+
+  /**
+   * What is already applied in the cluster, that a file's graphs may name or must not collide with.
+   *
+   * @param deployments names of the deployments already desired: graph steps may call them
+   * @param specs a deployed deployment's spec by name, for its signature (empty: known by name only)
+   * @param graphs names of the graphs already applied: no deployment of the file may take one
+   */
+  public record Known(Set<String> deployments, Function<String, Optional<DeploymentSpec>> specs, Set<String> graphs) {
+
+    public static final Known NONE = new Known(Set.of(), name -> Optional.empty(), Set.of());
+
+    public Known {
+      deployments = Set.copyOf(deployments);
+      java.util.Objects.requireNonNull(specs, "specs");
+      graphs = Set.copyOf(graphs);
+    }
+  }
+
+  /**
+   * Reads the {@code graphs:} section of a document already composed with {@link YamlDocuments#compose} (see
+   * {@link GraphSpec}), every problem with its line and column into {@code problems}, none thrown here: a step
+   * naming a deployment neither in {@code deployments} (the file's, as {@link #readDeployments} read them; a declared
+   * one with problems of its own still counts as known) nor in {@code known}, an input mapped from an output no
+   * earlier step has, a datatype or shape mismatch between a producer and its reader where both are declared, and
+   * the rest ({@link io.kiln.serve.impl.GraphReader}).
+   *
+   * @return the graphs (empty without a section), or what could be read of them when there are problems
+   */
+  public List<GraphSpec> readGraphs(Node root, Problems problems, List<DeploymentSpec> deployments, Known known) {
+    if (!(root instanceof org.yaml.snakeyaml.nodes.MappingNode top)) {
+      return List.of();
+    }
+    Node section = null;
+    Set<String> names = new java.util.HashSet<>(known.deployments());
+    for (var t : top.getValue()) {
+      if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k) {
+        if (k.getValue().equals(GRAPHS) && section == null) {
+          section = t.getValueNode();
+        } else if (k.getValue().equals("deployments")) {
+          names.addAll(declaredNames(t.getValueNode()));
+        }
+      }
+    }
+    java.util.Map<String, DeploymentSpec> inFile = new java.util.HashMap<>();
+    deployments.forEach(d -> inFile.put(d.name(), d));
+    var reader = new io.kiln.serve.impl.GraphReader(new io.kiln.serve.yaml.Reading(problems), names,
+        name -> inFile.containsKey(name) ? Optional.of(inFile.get(name)) : known.specs().apply(name));
+    List<GraphSpec> graphs = section == null || io.kiln.serve.yaml.Reading.isTag(section,
+        org.yaml.snakeyaml.nodes.Tag.NULL) ? List.of() : reader.read(section, GRAPHS);
+    Set<String> fileGraphs = new java.util.HashSet<>();
+    graphs.forEach(g -> fileGraphs.add(g.name()));
+    reader.checkDeploymentNames(root, known.graphs(), fileGraphs);
+    return graphs;
+  }
+
+  /** Names under {@code deployments:}, even of deployments with problems (those are reported on their own). */
+  private static Set<String> declaredNames(Node list) {
+    Set<String> names = new java.util.HashSet<>();
+    if (list instanceof org.yaml.snakeyaml.nodes.SequenceNode seq) {
+      for (Node d : seq.getValue()) {
+        if (d instanceof org.yaml.snakeyaml.nodes.MappingNode dm) {
+          for (var f : dm.getValue()) {
+            if (f.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode fk && fk.getValue().equals("name")
+                && f.getValueNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode fv) {
+              names.add(fv.getValue());
+            }
+          }
+        }
+      }
+    }
+    return names;
   }
 
   private String tooLarge(long bytes) {

@@ -1,5 +1,6 @@
 package io.kiln.deploy.node;
 
+import io.kiln.control.LogSource;
 import io.kiln.deploy.logging.LogLines;
 import io.kiln.runtime.KilnRuntime;
 import io.vertx.core.Future;
@@ -11,28 +12,23 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 /**
- * Any node's last log lines, for {@code GET /api/v1/logs}: this node's from its {@link LogLines}, another's by asking
- * it over the clustered event bus ({@code kiln.logs.<node>}, JSON: {@code {after, lines}} → {@code {lines, next,
- * skipped}}), which every node answers for itself. A reply holds at most {@link #MAX_REPLY_CHARS} characters.
- * Non-blocking; futures complete on the caller's context.
+ * Any node's last log lines, for {@code GET /api/v1/logs} (the control plane's {@link io.kiln.control.LogsApi}):
+ * this node's from its {@link LogLines}, another's by asking it over the clustered event bus ({@code
+ * kiln.logs.<node>}, JSON: {@code {after, lines}} → {@code {lines, next, skipped}}), which every node answers for
+ * itself. A reply holds at most {@link #MAX_REPLY_CHARS} characters. Non-blocking; futures complete on the caller's
+ * context.
  */
-public final class NodeLogs implements AutoCloseable {
+public final class NodeLogs implements LogSource, AutoCloseable {
 
   static final String ADDRESS = "kiln.logs.";
   /** The most lines one read returns. */
   public static final int MAX_LINES = LogLines.MAX_LINES;
   public static final int MAX_REPLY_CHARS = 1 << 20;
   private static final long ASK_TIMEOUT_MS = 5_000;
-
-  /** Thrown (failing the future) for a node that is not in the cluster or does not answer. */
-  public static final class NoSuchNode extends RuntimeException {
-    NoSuchNode(String message) {
-      super(message);
-    }
-  }
 
   private final KilnRuntime runtime;
   private final Supplier<LogLines> lines;
@@ -50,15 +46,26 @@ public final class NodeLogs implements AutoCloseable {
     });
   }
 
+  @Override
   public String nodeId() {
     return runtime.nodeId();
+  }
+
+  @Override
+  public int maxLines() {
+    return MAX_LINES;
   }
 
   /**
    * Up to {@code max} lines of {@code node} after sequence number {@code after} (negative: its last {@code max}).
    * Fails with {@link NoSuchNode} when no such node answers.
    */
-  public Future<LogLines.Chunk> read(String node, long after, int max) {
+  @Override
+  public CompletionStage<Chunk> read(String node, long after, int max) {
+    return readFuture(node, after, max).toCompletionStage();
+  }
+
+  private Future<Chunk> readFuture(String node, long after, int max) {
     if (node == null || node.equals(runtime.nodeId())) {
       return Future.succeededFuture(local(after, max));
     }
@@ -72,23 +79,27 @@ public final class NodeLogs implements AutoCloseable {
         .map(m -> fromJson(m.body()));
   }
 
-  private LogLines.Chunk local(long after, int max) {
+  private Chunk local(long after, int max) {
     LogLines l = lines.get();
-    return l == null ? new LogLines.Chunk(List.of(), Math.max(after, 0), 0) : l.after(after, max, MAX_REPLY_CHARS);
+    if (l == null) {
+      return new Chunk(List.of(), Math.max(after, 0), 0);
+    }
+    LogLines.Chunk c = l.after(after, max, MAX_REPLY_CHARS);
+    return new Chunk(c.lines(), c.next(), c.skipped());
   }
 
-  private static JsonObject toJson(LogLines.Chunk c) {
+  private static JsonObject toJson(Chunk c) {
     return new JsonObject().put("lines", new JsonArray(new ArrayList<>(c.lines()))).put("next", c.next())
         .put("skipped", c.skipped());
   }
 
-  private static LogLines.Chunk fromJson(JsonObject o) {
+  private static Chunk fromJson(JsonObject o) {
     List<String> out = new ArrayList<>();
     JsonArray a = o.getJsonArray("lines", new JsonArray());
     for (int i = 0; i < a.size() && i < MAX_LINES; i++) {
       out.add(String.valueOf(a.getValue(i)));
     }
-    return new LogLines.Chunk(out, o.getLong("next", 0L), o.getLong("skipped", 0L));
+    return new Chunk(out, o.getLong("next", 0L), o.getLong("skipped", 0L));
   }
 
   @Override

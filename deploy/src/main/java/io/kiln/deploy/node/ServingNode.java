@@ -1,11 +1,15 @@
 package io.kiln.deploy.node;
 
+import io.kiln.control.DashboardApi;
+import io.kiln.control.JobApi;
+import io.kiln.control.LogsApi;
+import io.kiln.control.ManagementApi;
+import io.kiln.control.PipelineApi;
+import io.kiln.control.RepositoryApi;
+import io.kiln.control.RepositoryGrpc;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
 import io.kiln.gateway.ReadinessHold;
-import io.kiln.gateway.dashboard.DashboardApi;
-import io.kiln.gateway.management.ManagementApi;
-import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;
@@ -15,8 +19,8 @@ import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;
 import io.kiln.pipelines.PipelineOptions;
 import io.kiln.pipelines.Pipelines;
+import io.kiln.pipelines.graphs.Graphs;
 import io.kiln.pipelines.jobs.Jobs;
-import io.kiln.gateway.job.JobApi;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -86,6 +90,7 @@ public final class ServingNode implements AutoCloseable {
   private volatile DashboardApi dashboard; // likewise
   private volatile ClusterMeters clusterMeters; // likewise
   private volatile NodeLogs logs; // as jobs
+  private volatile Graphs graphs; // as jobs
 
   private ServingNode(KilnRuntime runtime, PrometheusMeterRegistry registry, PoolLoadBoard board, PoolClient pools,
                       ServeController serve, Pipelines pipelines, KilnGateway gateway, GpuSampler gpuSampler,
@@ -165,9 +170,12 @@ public final class ServingNode implements AutoCloseable {
         ServeController.Options.DEFAULT.withUnplaceable(ServeController.Unplaceable.REFUSE));
     Pipelines pipelines = new Pipelines(runtime, PipelineOptions.defaults(kilnHome, runtime.nodeId()),
         DeploymentResolver.of(serve), pools);
-    NodeModelDirectory models = new NodeModelDirectory(new ServeModelDirectory(serve, board));
+    // Model graphs read to the gateway as models of their own, whose steps run on one node's pools.
+    Graphs graphs = new Graphs(runtime, serve::servingVersion, board, pools);
+    GraphModelDirectory served = new GraphModelDirectory(new ServeModelDirectory(serve, board), graphs);
+    NodeModelDirectory models = new NodeModelDirectory(served);
     // The gateway's one port to the pools: inference, the repository APIs and the dashboard all go through it.
-    PoolsDirectory poolPort = new PoolsDirectory(runtime.nodeId(), board, pools);
+    PoolsDirectory poolPort = new PoolsDirectory(runtime.nodeId(), board, pools, graphs, served::isGraph);
     KilnGateway gateway = new KilnGateway(options.toBuilder().registry(registry).build(), models, poolPort,
         pipelines.cacheIndex()::nodeFor);
     // Taken before the gateway binds, so no probe ever sees the node ready before it is warm.
@@ -175,9 +183,8 @@ public final class ServingNode implements AutoCloseable {
     gateway.addRoutes(new PipelineApi(runtime, pipelines, managementToken)::mount);
     Jobs jobs = new Jobs(runtime, pipelines, DeploymentResolver.of(serve), board);
     gateway.addRoutes(new JobApi(runtime, jobs, managementToken)::mount);
-    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, poolPort, managementToken)::mount);
-    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, poolPort,
-        managementToken)::register);
+    gateway.addRoutes(new RepositoryApi(runtime, serve, poolPort, managementToken)::mount);
+    gateway.addGrpcServices(new RepositoryGrpc(runtime, serve, poolPort, managementToken)::register);
     DashboardApi dashboard = new DashboardApi(runtime, serve, poolPort, pipelines, jobs, registry, managementToken);
     gateway.addRoutes(dashboard::mount); // before the management API, which takes the rest of /api/v1/
     NodeLogs logs = new NodeLogs(runtime, io.kiln.deploy.logging.KilnLogging::lines);
@@ -191,8 +198,10 @@ public final class ServingNode implements AutoCloseable {
     node.dashboard = dashboard;
     node.clusterMeters = ClusterMeters.register(runtime, serve, registry);
     node.logs = logs;
+    node.graphs = graphs;
     return board.ready()
         .thenCompose(v -> serve.start())
+        .thenCompose(v -> graphs.start())
         .thenCompose(v -> pipelines.start())
         .thenCompose(v -> jobs.start())
         .thenCompose(v -> dashboard.start())
@@ -338,6 +347,11 @@ public final class ServingNode implements AutoCloseable {
     return pipelines;
   }
 
+  /** Model graphs: stored cluster-wide, served by every node's gateway as models of their own. */
+  public Graphs graphs() {
+    return graphs;
+  }
+
   /** Batch jobs: coordinated by the node they are submitted to, readable from any node. */
   public Jobs jobs() {
     return jobs;
@@ -433,6 +447,9 @@ public final class ServingNode implements AutoCloseable {
             jobs.close();
           }
           pipelines.close();
+          if (graphs != null) {
+            graphs.close();
+          }
           board.close();
           if (logs != null) {
             logs.close();

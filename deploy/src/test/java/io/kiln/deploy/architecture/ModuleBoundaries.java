@@ -16,7 +16,7 @@ import java.util.Optional;
  * is the package segment after {@code io.kiln.} ({@code runtime}, {@code pools}, {@code serve}, ...), so a
  * new top-level module is covered without editing the rule; an {@code impl} package is any package of a
  * module with an {@code impl} segment below the module's root ({@code io.kiln.pipelines.impl},
- * {@code io.kiln.runtime.impl.cluster}).
+ * {@code io.kiln.runtime.impl.cluster}). And the gateway is the data plane ({@link #dataPlane}).
  */
 final class ModuleBoundaries {
 
@@ -53,6 +53,20 @@ final class ModuleBoundaries {
         }
       })
       .because("a module's impl packages may change at any time; other modules use its API and SPI packages");
+
+  /**
+   * The data plane keeps to inference: no class in {@code packages} uses {@code serve} or {@code pipelines}
+   * (deployments, pipelines and jobs are the control plane's, {@code io.kiln.control}, which mounts its APIs on the
+   * gateway's servers). Applied to the gateway; a canary applies it to the control plane, which must fail it.
+   */
+  static ArchRule dataPlane(String packages) {
+    return ArchRuleDefinition.noClasses().that().resideInAPackage(packages)
+        .should().dependOnClassesThat().resideInAnyPackage("io.kiln.serve..", "io.kiln.pipelines..")
+        .because("the gateway is the data plane; the management, pipelines, jobs, repository, dashboard and logs APIs"
+            + " are the control plane's (io.kiln.control)");
+  }
+
+  static final ArchRule THE_GATEWAY_IS_THE_DATA_PLANE = dataPlane("io.kiln.gateway..");
 
   private static DescribedPredicate<JavaClass> kilnClasses() {
     return DescribedPredicate.describe("are Kiln classes", c -> module(c.getPackageName()).isPresent());

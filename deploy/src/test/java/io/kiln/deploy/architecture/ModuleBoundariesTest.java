@@ -7,6 +7,7 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import io.kiln.control.ManagementApi;
 import io.kiln.deploy.architecture.fixture.UsesAnotherModulesImpl;
 import io.kiln.deploy.architecture.fixture.UsesApiOnly;
 import io.kiln.deploy.architecture.fixture.impl.OwnImpl;
@@ -19,13 +20,21 @@ import org.junit.jupiter.api.Test;
  * module depends on every main module, so its test class path holds all their main classes; test classes
  * are not scanned. {@code loadtest} is on it too (the reliability tests send their load with it) and is scanned
  * like the rest; its pom has no Kiln dependency but the protocol, so the compiler already refuses any other Kiln
- * import there (it talks to Kiln over HTTP and gRPC only).
+ * import there (it talks to Kiln over HTTP and gRPC only). The gateway is the data plane: none of its main classes
+ * uses {@code serve} or {@code pipelines} ({@link ModuleBoundaries#dataPlane}); its pom no longer depends on them
+ * either, so this guards against one coming back.
  */
 class ModuleBoundariesTest {
 
   private static final JavaClasses MAIN = new ClassFileImporter()
       .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
       .importPackages("io.kiln");
+
+  /** The gateway's and the control plane's main jars only (not the test jars on this class path). */
+  private static final JavaClasses PLANES = new ClassFileImporter()
+      .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+      .withImportOption(location -> !location.contains("-tests.jar"))
+      .importPackages("io.kiln.gateway", "io.kiln.control");
 
   @Test
   void noModuleUsesAnotherModulesImpl() {
@@ -36,7 +45,7 @@ class ModuleBoundariesTest {
   void theScanSeesEveryMainModuleAndNoTests() {
     Set<String> modules = MAIN.stream().map(JavaClass::getPackageName)
         .map(p -> ModuleBoundaries.module(p).orElse("?")).collect(Collectors.toSet());
-    assertThat(modules).contains("runtime", "pools", "serve", "gateway", "deploy");
+    assertThat(modules).contains("runtime", "pools", "serve", "pipelines", "gateway", "control", "deploy");
     assertThat(MAIN.stream().map(JavaClass::getName)).contains("io.kiln.runtime.impl.RuntimeImpl")
         .doesNotContain(UsesAnotherModulesImpl.class.getName(), ModuleBoundariesTest.class.getName());
   }
@@ -48,6 +57,21 @@ class ModuleBoundariesTest {
         .isInstanceOf(AssertionError.class)
         .hasMessageContaining(UsesAnotherModulesImpl.class.getName())
         .hasMessageContaining("io.kiln.runtime.impl.RuntimeImpl");
+  }
+
+  @Test
+  void theGatewayUsesNeitherServeNorPipelines() {
+    assertThat(PLANES.stream().map(JavaClass::getName)).contains("io.kiln.gateway.KilnGateway",
+        "io.kiln.gateway.impl.GatewayServers", ManagementApi.class.getName());
+    ModuleBoundaries.THE_GATEWAY_IS_THE_DATA_PLANE.check(PLANES);
+  }
+
+  @Test
+  void canaryTheDataPlaneRuleCatchesAClassThatUsesServe() {
+    assertThatThrownBy(() -> ModuleBoundaries.dataPlane("io.kiln.control..").check(PLANES))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining(ManagementApi.class.getName())
+        .hasMessageContaining("io.kiln.serve.ServeController");
   }
 
   @Test

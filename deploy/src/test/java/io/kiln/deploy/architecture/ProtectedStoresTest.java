@@ -8,6 +8,7 @@ import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.kiln.pipelines.CacheIndex;
+import io.kiln.pipelines.graphs.Graphs;
 import io.kiln.pipelines.impl.JobStore;
 import io.kiln.pipelines.impl.RunStore;
 import io.kiln.runtime.ClusterOptions;
@@ -39,7 +40,7 @@ class ProtectedStoresTest {
   @Test
   void everyStoreIsProtectedOrStatesWhyNot() {
     assertThat(HazelcastConfigs.PROTECTED_MAPS).contains(DesiredState.DEPLOYMENTS, RunStore.PIPELINES, RunStore.RUNS,
-        JobStore.SPECS, JobStore.STATUS, JobStore.CONTROL, CacheIndex.MAP);
+        JobStore.SPECS, JobStore.STATUS, JobStore.CONTROL, CacheIndex.MAP, Graphs.STORE);
     assertThat(HazelcastConfigs.UNPROTECTED_MAPS).containsKeys(DesiredState.STATUS, DrainingNodes.STORE);
     Set<String> both = new HashSet<>(HazelcastConfigs.PROTECTED_MAPS);
     both.retainAll(HazelcastConfigs.UNPROTECTED_MAPS.keySet());
@@ -79,6 +80,7 @@ class ProtectedStoresTest {
             "io.kiln.serve.impl.DrainingNodes",
             "io.kiln.pipelines.impl.RunStore",
             "io.kiln.pipelines.impl.JobStore",
-            "io.kiln.pipelines.CacheIndex"));
+            "io.kiln.pipelines.CacheIndex",
+            "io.kiln.pipelines.graphs.Graphs"));
   }
 }

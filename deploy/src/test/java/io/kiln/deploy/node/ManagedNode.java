@@ -1,9 +1,11 @@
 package io.kiln.deploy.node;
 
+import io.kiln.control.ManagementApi;
+import io.kiln.control.PipelineApi;
+import io.kiln.control.RepositoryApi;
+import io.kiln.control.RepositoryGrpc;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
-import io.kiln.gateway.management.ManagementApi;
-import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.gateway.spi.DataLocator;
 import io.kiln.pipelines.Applications;
 import io.kiln.pipelines.DeploymentResolver;
@@ -76,8 +78,8 @@ final class ManagedNode implements AutoCloseable {
         client);
     gateway.addRoutes(new PipelineApi(runtime, pipelines, token)::mount);
     gateway.addRoutes(new ManagementApi(runtime, serve, new Applications(runtime, serve, pipelines), token)::mount);
-    gateway.addRoutes(new io.kiln.gateway.management.RepositoryApi(runtime, serve, port, token)::mount);
-    gateway.addGrpcServices(new io.kiln.gateway.management.RepositoryGrpc(runtime, serve, port, token)::register);
+    gateway.addRoutes(new RepositoryApi(runtime, serve, port, token)::mount);
+    gateway.addGrpcServices(new RepositoryGrpc(runtime, serve, port, token)::register);
     join(board.ready());
     join(serve.start());
     join(pipelines.start());

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
-import io.kiln.gateway.management.ManagementApi;
+import io.kiln.control.ManagementApi;
 import io.kiln.serve.DeploymentLoader;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentValidationException;

@@ -3,10 +3,10 @@ package io.kiln.deploy.node;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.control.ManagementApi;
+import io.kiln.control.PipelineApi;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.gateway.KilnGateway;
-import io.kiln.gateway.management.ManagementApi;
-import io.kiln.gateway.pipeline.PipelineApi;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
 import io.kiln.runtime.KilnRuntime;

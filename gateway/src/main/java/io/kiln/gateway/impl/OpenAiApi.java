@@ -1,7 +1,7 @@
 package io.kiln.gateway.impl;
 
+import io.kiln.gateway.BearerToken;
 import io.kiln.gateway.ModelInfo;
-import io.kiln.gateway.management.BearerToken;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.Tensor;

@@ -5,10 +5,11 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 /**
- * What the management APIs and the dashboard ask of the pools: each pool's state as it reported it, and the model
- * control of a multiplexed pool (the repository extension's index, load and unload). It is the other face of the
- * port inference uses: a node's one adapter implements both this and {@link PoolDirectory} over the same load board
- * and pool client, and the gateway's management and dashboard code reach pools through nothing else.
+ * What the control plane's APIs (module {@code control-plane}: the repository extension and the dashboard) ask of the
+ * pools: each pool's state as it reported it, and the model control of a multiplexed pool (the repository
+ * extension's index, load and unload). It is the other face of the port inference uses: a node's one adapter
+ * implements both this and {@link PoolDirectory} over the same load board and pool client, and neither the gateway
+ * nor the control plane reaches pools through anything else. The gateway itself never calls it.
  *
  * <p>A sibling rather than more methods on {@link PoolDirectory}, because the two have different clients and
  * different truths: {@link PoolDirectory} is the request path's, its endpoints say where a request may go now (a

@@ -3,9 +3,9 @@ package io.kiln.gateway.spi;
 import java.util.Objects;
 
 /**
- * One node's pool of a deployment version as it last reported itself, for the management APIs and the dashboard:
- * the pool's own words (a pool that is {@link #leaving} still reads ready here, where {@link PoolEndpoint} routes it
- * as not ready), a little stale, the pool itself authoritative.
+ * One node's pool of a deployment version as it last reported itself, for the control plane's APIs (the repository
+ * extension, the dashboard): the pool's own words (a pool that is {@link #leaving} still reads ready here, where
+ * {@link PoolEndpoint} routes it as not ready), a little stale, the pool itself authoritative.
  *
  * @param nodeId the node the pool runs on
  * @param ready whether the pool has a worker in rotation and accepts requests

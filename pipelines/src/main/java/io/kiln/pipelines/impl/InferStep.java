@@ -24,7 +24,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The built-in infer step: reads the input its fetch step cached <em>on this node</em> (pinned while read)
- * and sends it to this node's pool of the deployment, so the file never leaves the node. If the cache
+ * and sends it to this node's pool of the deployment (or through a model graph's steps on this node's pools), so the
+ * file never leaves the node. If the cache
  * evicted it since, it is fetched again from its source on this node, never copied from another node.
  */
 final class InferStep {
@@ -73,24 +74,27 @@ final class InferStep {
     }
     InferenceRequest request = new InferenceRequest(ctx.runId() + "/" + ctx.step(), inputs, List.of(), Map.of());
     Cancellation cancellation = Cancellation.create(); // withdraws the request once the step stops waiting
-    CompletableFuture<InferenceResponse> call = services.pools().infer(RequestContext.of(request.id(),
-        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, timeoutMs)), null,
-        RequestContext.Priority.NORMAL, cancellation), target.deployment(), target.version(), services.nodeId(),
-        request);
+    RequestContext context = RequestContext.of(request.id(), System.nanoTime()
+        + TimeUnit.MILLISECONDS.toNanos(Math.max(1, timeoutMs)), null, RequestContext.Priority.NORMAL, cancellation);
+    // A graph runs its steps on this node's pools (where the input is), as a deployment's request goes to this node's.
+    CompletableFuture<InferenceResponse> call = infer.graph()
+        ? graphs(ctx, services).infer(context, target.deployment(), services.nodeId(), request)
+        : services.pools().infer(context, target.deployment(), target.version(), services.nodeId(), request);
     InferenceResponse response;
     try {
       response = call.get(timeoutMs + 10_000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       Throwable c = e.getCause();
-      throw new StepFailedException("pool " + target.deployment() + "@" + target.version() + " on node "
-          + services.nodeId() + ": " + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
+      String message = c.getMessage() == null ? c.toString() : c.getMessage();
+      throw new StepFailedException(infer.graph() ? message // names the graph, its step and the node
+          : "pool " + target.deployment() + "@" + target.version() + " on node " + services.nodeId() + ": " + message, c);
     } catch (TimeoutException e) {
       cancellation.cancel("the step stopped waiting after " + timeoutMs + " ms");
-      throw new StepFailedException("pool " + target.deployment() + " on node " + services.nodeId()
-          + " did not answer within " + timeoutMs + " ms");
+      throw new StepFailedException((infer.graph() ? "graph " : "pool ") + target.deployment() + " on node "
+          + services.nodeId() + " did not answer within " + timeoutMs + " ms");
     }
     Map<String, Object> out = new LinkedHashMap<>();
-    out.put("deployment", response.modelName());
+    out.put(infer.graph() ? "graph" : "deployment", response.modelName());
     out.put("version", response.modelVersion());
     Object poolNode = response.parameters().get("kiln_node");
     out.put("node", poolNode == null ? services.nodeId() : poolNode.toString());
@@ -102,5 +106,10 @@ final class InferStep {
     }
     out.put("outputs", outputs);
     return out;
+  }
+
+  private static io.kiln.pipelines.graphs.Graphs graphs(StepContextImpl ctx, NodeServices services) {
+    return ctx.runtime().localService(io.kiln.pipelines.graphs.Graphs.class).orElseThrow(() ->
+        new StepFailedException("node " + services.nodeId() + " runs no model graphs"));
   }
 }

@@ -29,7 +29,7 @@ public final class PipelineReader {
 
   private final Reading reading;
   private final Problems problems;
-  private final Set<String> deployments;
+  private final InferModels models;
   private final StepClasses classes;
 
   /**
@@ -38,9 +38,18 @@ public final class PipelineReader {
    * @param classes checks user step classes; {@link StepClasses#UNCHECKED} to skip
    */
   public PipelineReader(Reading reading, Set<String> deployments, StepClasses classes) {
+    this(reading, deployments, Set.of(), classes);
+  }
+
+  /**
+   * @param deployments names of the deployments an infer step may use (this file's and those already deployed)
+   * @param graphs names of the model graphs an infer step may use ({@code graph: NAME}), likewise
+   * @param classes checks user step classes; {@link StepClasses#UNCHECKED} to skip
+   */
+  public PipelineReader(Reading reading, Set<String> deployments, Set<String> graphs, StepClasses classes) {
     this.reading = reading;
     this.problems = reading.problems();
-    this.deployments = deployments;
+    this.models = new InferModels(deployments, graphs);
     this.classes = classes;
   }
 
@@ -96,7 +105,7 @@ public final class PipelineReader {
       } else if (stepNodes.size() > PipelineSpec.MAX_STEPS) {
         problems.at(m.at("steps"), m.path("steps"), stepNodes.size() + " steps; at most " + PipelineSpec.MAX_STEPS);
       } else {
-        StepsReader r = new StepsReader(reading, deployments, classes, stepNodes, m.path("steps"));
+        StepsReader r = new StepsReader(reading, models, classes, stepNodes, m.path("steps"));
         for (int i = 0; i < stepNodes.size(); i++) {
           StepSpec s = r.step(i);
           if (s != null) {

@@ -145,9 +145,13 @@ final class RunCoordinator {
       try {
         options = Placements.options(s, this::nodeOf, Duration.ofMillis(deadline - now));
         if (s.action() instanceof StepAction.Infer infer) {
-          target = env.resolver().resolve(infer.deployment()).orElse(null);
+          // A graph's target is its inputs; the versions of its steps' deployments are chosen per request.
+          target = infer.graph() ? env.runtime().localService(io.kiln.pipelines.graphs.Graphs.class)
+              .flatMap(g -> g.target(infer.deployment())).orElse(null)
+              : env.resolver().resolve(infer.deployment()).orElse(null);
           if (target == null) {
-            problem = "deployment '" + infer.deployment() + "' has no version ready to serve";
+            problem = infer.graph() ? "no graph named '" + infer.deployment() + "' (apply it with its deployments)"
+                : "deployment '" + infer.deployment() + "' has no version ready to serve";
           }
         }
       } catch (IllegalStateException e) {

@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
@@ -34,7 +33,7 @@ final class StepsReader {
 
   private final Reading reading;
   private final Problems problems;
-  private final Set<String> deployments;
+  private final InferModels models;
   private final StepClasses classes;
   private final List<Node> nodes;
   private final String path;
@@ -42,10 +41,10 @@ final class StepsReader {
   private final List<String> kinds = new ArrayList<>();
   private final List<StepPlacement> placements = new ArrayList<>();
 
-  StepsReader(Reading reading, Set<String> deployments, StepClasses classes, List<Node> nodes, String path) {
+  StepsReader(Reading reading, InferModels models, StepClasses classes, List<Node> nodes, String path) {
     this.reading = reading;
     this.problems = reading.problems();
-    this.deployments = deployments;
+    this.models = models;
     this.classes = classes;
     this.nodes = nodes;
     this.path = path;
@@ -169,14 +168,7 @@ final class StepsReader {
 
   private StepAction infer(MappingReader m, int i, StepPlacement placement) {
     MappingReader f = m.section("infer");
-    String deployment = f.requiredText("deployment");
-    if (deployment != null && !deployments.contains(deployment)) {
-      problems.at(f.at("deployment"), f.path("deployment"), "unknown deployment '" + deployment + "'"
-          + Suggestions.didYouMean(deployment, deployments)
-          + (deployments.isEmpty() ? "; declare it under deployments:"
-          : "; known deployments: " + String.join(", ", new java.util.TreeSet<>(deployments))));
-      deployment = null;
-    }
+    InferModels.Target target = models.read(f, problems);
     String input = f.text("input", null);
     if (input == null && f.value("input") == null) {
       input = defaultInput(i, placement);
@@ -198,8 +190,8 @@ final class StepsReader {
           + "' cached it: its strategy must be same_node_as: " + input + " (or omitted), got " + placement);
       return null;
     }
-    return deployment == null || input == null || format == null || tensor == null ? null
-        : new StepAction.Infer(deployment, input, format, tensor);
+    return target == null || input == null || format == null || tensor == null ? null
+        : new StepAction.Infer(target.name(), input, format, tensor, target.graph());
   }
 
   private InputFormat format(MappingReader f) {

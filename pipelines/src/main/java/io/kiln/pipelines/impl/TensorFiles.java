@@ -56,8 +56,9 @@ public final class TensorFiles {
   }
 
   /**
-   * A raw file as one batch of rows of the input's fixed trailing dimensions; for a BYTES input, the whole file as
-   * its one element (an encoded image, a document): every dimension 1, a variable one included.
+   * A raw file as one batch of rows of the input's fixed trailing dimensions; with one variable dimension beside the
+   * first, as one row that the file fills along it; for a BYTES input, the whole file as its one element (an encoded
+   * image, a document): every dimension 1, a variable one included.
    */
   static Tensor raw(byte[] data, TensorSpec spec) {
     DataType type = spec.datatype();
@@ -74,16 +75,23 @@ public final class TensorFiles {
       return Tensor.ofBytes(spec.name(), one, List.of(data));
     }
     long rowElements = 1;
+    int variable = -1;
     for (int i = 1; i < shape.length; i++) {
-      if (shape[i] < 0) {
+      if (shape[i] < 0 && variable > 0) {
         throw new StepFailedException("input '" + spec.name() + "' has shape " + Arrays.toString(shape)
-            + "; a raw file needs every dimension but the first fixed (use format oip_json)");
+            + "; a raw file fills at most one variable dimension beside the first (use format oip_json)");
+      } else if (shape[i] < 0) {
+        variable = i;
+      } else {
+        rowElements *= shape[i];
       }
-      rowElements *= shape[i];
     }
     long rowBytes = Math.max(1, rowElements * type.byteSize());
     if (shape.length == 0) {
       throw new StepFailedException("input '" + spec.name() + "' is a scalar; a raw file fills a batch dimension");
+    }
+    if (variable > 0) {
+      return oneRow(data, spec, variable, rowBytes);
     }
     if (data.length == 0 || data.length % rowBytes != 0) {
       throw new StepFailedException("a file of " + data.length + " bytes is not a whole number of rows of input '"
@@ -98,6 +106,27 @@ public final class TensorFiles {
     long[] actual = shape.clone();
     actual[0] = batch;
     return new Tensor(spec.name(), type, actual, data);
+  }
+
+  /**
+   * A raw file as one row whose variable dimension holds what the file holds (an encoded image as UINT8 [1, bytes]):
+   * for an input with a variable dimension beside the first.
+   */
+  private static Tensor oneRow(byte[] data, TensorSpec spec, int variable, long sliceBytes) {
+    long[] shape = spec.shape();
+    if (shape[0] > 1) {
+      throw new StepFailedException("input '" + spec.name() + "' takes exactly " + shape[0] + " rows; a raw file"
+          + " fills one row when a dimension beside the first is variable " + Arrays.toString(shape));
+    }
+    if (data.length == 0 || data.length % sliceBytes != 0) {
+      throw new StepFailedException("a file of " + data.length + " bytes does not fill input '" + spec.name() + "' "
+          + Arrays.toString(shape) + " " + spec.datatype() + " (" + sliceBytes + " bytes per step of dimension "
+          + variable + ")");
+    }
+    long[] actual = shape.clone();
+    actual[0] = 1;
+    actual[variable] = data.length / sliceBytes;
+    return new Tensor(spec.name(), spec.datatype(), actual, data);
   }
 
   /** An OIP v2 JSON request's inputs. */

@@ -112,10 +112,10 @@ class HazelcastConfigsTest {
   @Test
   void aMinimumClusterSizeProtectsTheRegistryAndNodeTableAndWaitsAtStart() {
     // and the stores of the modules above, named here by their values (deploy's ProtectedStoresTest holds the
-    // constants equal): serve's desired deployments, pipelines' pipelines, runs, jobs and cache index
+    // constants equal): serve's desired deployments, pipelines' pipelines, runs, jobs, cache index and graphs
     assertThat(HazelcastConfigs.PROTECTED_MAPS).containsExactlyInAnyOrder(ActorRegistry.MAP, NodeTable.MAP,
         GroupRecord.MAP, GroupRecord.NAMES, "kiln.deployments", "kiln.pipelines", "kiln.pipeline-runs",
-        "kiln.job-specs", "kiln.jobs", "kiln.job-control", "kiln.cache-index");
+        "kiln.job-specs", "kiln.jobs", "kiln.job-control", "kiln.cache-index", "kiln.graphs");
 
     Config c = HazelcastConfigs.memberConfig("kiln-0", ClusterOptions.discovered("10.1.2.3", 5701,
         ClusterDiscovery.kubernetesDns("kiln-headless")).withMinClusterSize(2));

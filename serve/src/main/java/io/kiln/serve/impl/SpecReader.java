@@ -56,6 +56,9 @@ public final class SpecReader {
   /** The top-level section of pipelines beside the deployments (see {@code io.kiln.pipelines}). */
   public static final String PIPELINES = "pipelines";
 
+  /** The top-level section of model graphs beside the deployments ({@link GraphReader}, through the loaders). */
+  public static final String GRAPHS = "graphs";
+
   /** Deployments per file at most: more is a generated file gone wrong. */
   public static final int MAX_DEPLOYMENTS = 1000;
 
@@ -88,6 +91,7 @@ public final class SpecReader {
     MappingReader top = reading.mapping(root, "");
     List<Node> items = top.list("deployments", true);
     top.value(PIPELINES); // read by io.kiln.pipelines.PipelineLoader, with the same problems
+    top.value(GRAPHS); // read by GraphReader (DeploymentLoader.readGraphs), with the same problems
     // Extension fields, as in Compose files: a place for anchors of shared settings.
     top.ignorePrefix(EXTENSION_PREFIX);
     top.finish();

@@ -36,7 +36,8 @@ public final class HazelcastConfigs {
    * side's entry where both hold a key and adds the smaller side's where the larger lacks it). Names other nodes act
    * on: the named-actor registry and the node table (the runtime's {@code ActorRegistry.MAP}, {@code NodeTable.MAP}),
    * placement groups and their names ({@code GroupRecord.MAP}, {@code GroupRecord.NAMES}). Desired state: the
-   * deployments (serve's {@code DesiredState.DEPLOYMENTS}) and pipelines ({@code RunStore.PIPELINES}). Work and its
+   * deployments (serve's {@code DesiredState.DEPLOYMENTS}), model graphs ({@code Graphs.STORE}) and pipelines
+   * ({@code RunStore.PIPELINES}). Work and its
    * results: pipeline runs ({@code RunStore.RUNS}), job specs, statuses and cancel requests ({@code JobStore.SPECS},
    * {@code STATUS}, {@code CONTROL}), and the node-cache index ({@code CacheIndex.MAP}), which routes work to data.
    * A test in {@code deploy} holds every store Kiln opens either here or in docs/partition-test.md's list of the
@@ -44,7 +45,7 @@ public final class HazelcastConfigs {
    */
   public static final List<String> PROTECTED_MAPS = List.of("kiln.actors", "kiln.nodes", "kiln.placement-groups",
       "kiln.placement-group-names", "kiln.deployments", "kiln.pipelines", "kiln.pipeline-runs", "kiln.job-specs",
-      "kiln.jobs", "kiln.job-control", "kiln.cache-index");
+      "kiln.jobs", "kiln.job-control", "kiln.cache-index", "kiln.graphs");
 
   /**
    * The shared maps left writable below the minimum, each with the reason a write on the smaller side is harmless

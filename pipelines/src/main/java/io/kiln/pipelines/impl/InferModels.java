@@ -1,0 +1,54 @@
+package io.kiln.pipelines.impl;
+
+import io.kiln.serve.yaml.MappingReader;
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Suggestions;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What an infer step may call: a deployment ({@code infer: {deployment: NAME}}) or a model graph
+ * ({@code infer: {graph: NAME}}), each of the file or already applied. Immutable.
+ *
+ * @param deployments the deployments' names
+ * @param graphs the graphs' names
+ */
+record InferModels(Set<String> deployments, Set<String> graphs) {
+
+  /** The deployment or graph an infer section names. */
+  record Target(String name, boolean graph) {
+  }
+
+  InferModels {
+    deployments = Set.copyOf(deployments);
+    graphs = Set.copyOf(graphs);
+  }
+
+  /** What {@code f} (the infer section) names, or null after reporting why not. */
+  Target read(MappingReader f, Problems problems) {
+    if (f.has("graph")) {
+      String graph = f.requiredText("graph");
+      if (f.has("deployment")) {
+        problems.at(f.keyAt("graph"), f.path("graph"), "an infer step calls a deployment or a graph, not both");
+        return null;
+      }
+      if (graph != null && !graphs.contains(graph)) {
+        problems.at(f.at("graph"), f.path("graph"), "unknown graph '" + graph + "'"
+            + (deployments.contains(graph) ? "; '" + graph + "' is a deployment: write deployment: " + graph
+            : Suggestions.didYouMean(graph, graphs) + (graphs.isEmpty() ? "; declare it under graphs:"
+            : "; known graphs: " + String.join(", ", new TreeSet<>(graphs)))));
+        return null;
+      }
+      return graph == null ? null : new Target(graph, true);
+    }
+    String deployment = f.requiredText("deployment");
+    if (deployment != null && !deployments.contains(deployment)) {
+      problems.at(f.at("deployment"), f.path("deployment"), "unknown deployment '" + deployment + "'"
+          + (graphs.contains(deployment) ? "; '" + deployment + "' is a graph: write graph: " + deployment
+          : Suggestions.didYouMean(deployment, deployments) + (deployments.isEmpty() ? "; declare it under deployments:"
+          : "; known deployments: " + String.join(", ", new TreeSet<>(deployments)))));
+      return null;
+    }
+    return deployment == null ? null : new Target(deployment, false);
+  }
+}
