@@ -42,6 +42,10 @@ import java.util.function.LongSupplier;
 final class OpenAiApi {
 
   static final String PROTOCOL = "openai";
+  /** The contract's parameters a model may refuse by name; OpenAI's fields of the same names. */
+  private static final java.util.List<String> MODEL_PARAMETERS = java.util.List.of(io.kiln.pools.TextModels.MAX_TOKENS,
+      io.kiln.pools.TextModels.TEMPERATURE, io.kiln.pools.TextModels.TOP_P, io.kiln.pools.TextModels.TOP_K,
+      io.kiln.pools.TextModels.SEED, io.kiln.pools.TextModels.STOP);
   static final String OK = "200";
 
   /** A response and what a refusal named, for the error it becomes. */
@@ -52,6 +56,30 @@ final class OpenAiApi {
 
     Channel(HttpServerResponse resp) {
       this.resp = resp;
+    }
+
+    /** The request field the model's text input came from ({@code prompt}, {@code messages}, {@code input}). */
+    String textField() {
+      return "input";
+    }
+
+    /**
+     * The request field a model's own refusal names: its message starts with the contract's tensor or parameter
+     * (a decoder's {@code text_input: the prompt has 600 tokens ...}, {@code max_tokens: ...}); null when none.
+     */
+    String fieldOf(String message) {
+      if (message == null) {
+        return null;
+      }
+      if (message.startsWith(io.kiln.pools.TextModels.TEXT_INPUT + ":")) {
+        return textField();
+      }
+      for (String p : MODEL_PARAMETERS) {
+        if (message.startsWith(p + ":")) {
+          return p;
+        }
+      }
+      return null;
     }
 
     /** Keeps what an {@link OpenAiError} names, for the answer {@link FrontExchange#fail} then writes. */
@@ -294,7 +322,7 @@ final class OpenAiApi {
   /** A failure's OpenAI error body: the channel's {@code param} and {@code code}, else the status's. */
   static JsonObject errorBody(Channel c, ErrorMapper.Failure f) {
     int status = f.httpStatus();
-    String param = c.param != null ? c.param : status == 404 ? "model" : null;
+    String param = c.param != null ? c.param : status == 404 ? "model" : status == 400 ? c.fieldOf(f.message()) : null;
     String code = c.code != null ? c.code : OpenAiError.defaultCode(status);
     return OpenAiError.body(status, f.message(), param, code);
   }

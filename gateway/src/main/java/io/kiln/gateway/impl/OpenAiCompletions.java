@@ -63,6 +63,11 @@ final class OpenAiCompletions extends FrontExchange.Protocol<OpenAiCompletions.A
       this.id = id;
       this.created = created;
     }
+
+    @Override
+    String textField() {
+      return chat ? "messages" : "prompt";
+    }
   }
 
   @Override

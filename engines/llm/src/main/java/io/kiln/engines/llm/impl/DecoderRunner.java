@@ -115,7 +115,11 @@ public final class DecoderRunner implements StreamingModelRunner {
           + (context - 1) + " to leave room for " + TextModels.MAX_TOKENS + " >= 1");
     }
     int room = context - ids.length;
-    int maxTokens = Math.min(room, p.maxTokens().orElse(DEFAULT_MAX_TOKENS));
+    if (p.maxTokens().isPresent() && p.maxTokens().getAsInt() > room) { // as OpenAI's servers: asked, not clipped
+      throw InferenceException.invalid(TextModels.MAX_TOKENS + ": " + p.maxTokens().getAsInt() + " tokens after a "
+          + ids.length + "-token prompt exceed this model's context of " + context + " (at most " + room + ")");
+    }
+    int maxTokens = Math.min(room, p.maxTokens().orElse(DEFAULT_MAX_TOKENS)); // unasked: the rest of the context
     long seed = p.seed().orElseGet(() -> ThreadLocalRandom.current().nextLong());
     Sampler sampler = new Sampler(p.temperature(), p.topP(), p.topK(), seed);
     TextStream text = new TextStream(parts.tokenizer(), p.stop(),

@@ -80,7 +80,7 @@ class FinishTest {
   @Test
   void theContextsEndEndsWithLength() {
     String longPrompt = " tick".repeat(runner.contextLength() - 10); // one token each
-    Result r = TestModels.runOne(runner, TestModels.request(longPrompt, TextModels.MAX_TOKENS, 100L,
+    Result r = TestModels.runOne(runner, TestModels.request(longPrompt, // no max_tokens: the rest of the context
         TextModels.IGNORE_EOS, true, TextModels.TEMPERATURE, 0L));
     assertThat(r.promptTokens()).isEqualTo(runner.contextLength() - 10);
     assertThat(r.completionTokens()).isEqualTo(10);
