@@ -196,7 +196,8 @@ public final class LiveRun {
         o.mode() == LoadMode.OPEN ? "intended" : "sent", round(seconds), requests, requests - errors, errors,
         round(requests / seconds), round((requests - errors) / seconds), o.mode() == LoadMode.OPEN ? o.rate() : null,
         measured.latency(), p.outcomes(), measured.samples(), measured.distribution(), p.latencyByOutcome(),
-        p.examples());
+        p.examples(), o.source() instanceof LlmWorkload w
+            ? p.llm().summary(w.api().cliName(), seconds, round((requests - errors) / seconds)) : null);
   }
 
   private static double round(double v) {

@@ -42,6 +42,14 @@ public final class LoadGen {
         --shape 1x64            a generated FP32 tensor of this shape (default 1x64)
         --input-name NAME       name of the generated tensor (default input)
         --mix FILE              weighted requests, lines of 'WEIGHT FILE|fp32:SHAPE'
+      LLM (OpenAI API, streamed; lengths in words, a word ~ a token)
+        --llm completions|chat  POST /v1/completions or /v1/chat/completions with stream: true; reports time to
+                                first token, inter-token latency, output tokens/s (--model names the model)
+        --prompt-words N        mean prompt length (default 128) [--prompt-stddev S, default 0: fixed]
+        --output-tokens N       max_tokens, sent with ignore_eos: true (default 64) [--output-stddev S]
+        --prefixes N            N distinct shared prefixes (chat: the system message), one per request (default 0)
+        --prefix-words L        words per shared prefix (default 256)
+        --seed N                the workload's seed (default 42): the same seed sends the same requests
       load
         --mode open|closed      open: constant arrival rate; closed: N connections, 1 request each (default closed)
         --rate R                open loop arrivals per second (default 100)
@@ -165,6 +173,18 @@ public final class LoadGen {
     if (args.has("url")) {
       b.targets(java.util.Arrays.stream(args.string("url", null).split(",")).map(String::trim)
           .filter(u -> !u.isEmpty()).map(URI::create).toList());
+    }
+    if (args.has("llm")) {
+      b.source(new LlmWorkload(LlmWorkload.Api.parse(args.string("llm", null)),
+          args.string("model", LoadOptions.DEFAULT_MODEL),
+          args.doubleValue("prompt-words", LlmWorkload.DEFAULT_PROMPT_WORDS), args.doubleValue("prompt-stddev", 0),
+          args.doubleValue("output-tokens", LlmWorkload.DEFAULT_OUTPUT_TOKENS), args.doubleValue("output-stddev", 0),
+          args.integer("prefixes", 0), args.integer("prefix-words", LlmWorkload.DEFAULT_PREFIX_WORDS),
+          args.longValue("seed", LlmWorkload.DEFAULT_SEED)));
+      if (args.has("request") || args.has("shape") || args.has("mix")) {
+        throw new IllegalArgumentException("--llm makes its own requests: drop --request, --shape and --mix");
+      }
+      return b;
     }
     b.mix(mix(args));
     return b;
@@ -318,5 +338,16 @@ public final class LoadGen {
     out.printf(Locale.ROOT, "latency (ms, from %s): p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n",
         "intended".equals(r.latencyFrom()) ? "intended send time" : "actual send", l.p50(), l.p90(), l.p99(), l.p999(), l.max());
     out.println("outcomes: " + r.outcomes());
+    RunResult.Llm llm = r.llm();
+    if (llm != null) {
+      out.printf(Locale.ROOT, "llm (%s): %d ok streams, %d output tokens (mean %.1f) = %.1f tokens/s, %.2f req/s%n",
+          llm.api(), llm.requests(), llm.outputTokens(), llm.meanOutputTokens(), llm.outputTokensPerSecond(),
+          llm.requestsPerSecond());
+      for (Object[] row : new Object[][] {{"ttft", llm.ttftMs()}, {"itl ", llm.itlMs()}, {"e2e ", llm.e2eMs()}}) {
+        RunResult.Latency x = (RunResult.Latency) row[1];
+        out.printf(Locale.ROOT, "  %s (ms): p50 %.3f  p90 %.3f  p99 %.3f  mean %.3f  max %.3f  (n %d)%n", row[0],
+            x.p50(), x.p90(), x.p99(), x.mean(), x.max(), x.count());
+      }
+    }
   }
 }

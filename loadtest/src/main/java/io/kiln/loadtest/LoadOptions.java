@@ -144,6 +144,9 @@ public record LoadOptions(String name, URI target, Protocol protocol, String mod
       r.put("jsonBytes", e.template().jsonSize());
       requests.add(r);
     }
+    if (source instanceof LlmWorkload w) {
+      m.put("llm", w.describe());
+    }
     m.put("requests", source != null ? "made per request" : requests);
     if (check != null) {
       m.put("check", "answers judged by body");

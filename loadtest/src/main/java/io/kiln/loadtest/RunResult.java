@@ -1,5 +1,6 @@
 package io.kiln.loadtest;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 import java.util.Map;
 
@@ -26,11 +27,13 @@ import java.util.Map;
  * @param examples      per outcome key, why its requests ended so, by kind: a {@link ResponseCheck}'s examples, or
  *                      a transport failure's cause; at most {@link #MAX_EXAMPLES} kinds per key, then
  *                      {@code (other)}
+ * @param llm           an LLM run's figures ({@link LlmWorkload}); null (and absent from the JSON) for other runs
  */
 public record RunResult(String name, Map<String, Object> config, String startedAt, String latencyFrom,
     double measuredSeconds, long requests, long ok, long errors, double achievedRps, double okRps,
     Double offeredRps, Latency latencyMs, Map<String, Long> outcomes, List<Sample> series,
-    List<PercentilePoint> distribution, Map<String, Latency> latencyByOutcome, Map<String, Map<String, Long>> examples) {
+    List<PercentilePoint> distribution, Map<String, Latency> latencyByOutcome, Map<String, Map<String, Long>> examples,
+    @JsonInclude(JsonInclude.Include.NON_NULL) Llm llm) {
 
   /** Distinct examples kept per outcome key; later kinds are counted under {@code (other)}. */
   public static final int MAX_EXAMPLES = 16;
@@ -44,6 +47,35 @@ public record RunResult(String name, Map<String, Object> config, String startedA
     latencyByOutcome = latencyByOutcome == null ? Map.of()
         : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(latencyByOutcome));
     examples = examples == null ? Map.of() : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(examples));
+  }
+
+  /** A run without LLM figures. */
+  public RunResult(String name, Map<String, Object> config, String startedAt, String latencyFrom,
+      double measuredSeconds, long requests, long ok, long errors, double achievedRps, double okRps,
+      Double offeredRps, Latency latencyMs, Map<String, Long> outcomes, List<Sample> series,
+      List<PercentilePoint> distribution, Map<String, Latency> latencyByOutcome,
+      Map<String, Map<String, Long>> examples) {
+    this(name, config, startedAt, latencyFrom, measuredSeconds, requests, ok, errors, achievedRps, okRps, offeredRps,
+        latencyMs, outcomes, series, distribution, latencyByOutcome, examples, null);
+  }
+
+  /**
+   * The streamed generations of an LLM run's measured phase, the successful ones only (failures are in
+   * {@code outcomes}). Latencies start where the run's do ({@code latencyFrom}).
+   *
+   * @param api                   {@code completions} or {@code chat}
+   * @param requests              successful generations
+   * @param outputTokens          their output tokens: each answer's usage {@code completion_tokens}, else its text
+   *                              chunks
+   * @param outputTokensPerSecond {@code outputTokens / measuredSeconds}, all streams together
+   * @param requestsPerSecond     successful requests per second (the run's {@code okRps})
+   * @param ttftMs                time to first token: to the first non-empty text chunk
+   * @param itlMs                 inter-token latency: every gap between successive text chunks (a chunk of several
+   *                              tokens counts once)
+   * @param e2eMs                 to the end of the stream
+   */
+  public record Llm(String api, long requests, long outputTokens, double meanOutputTokens,
+      double outputTokensPerSecond, double requestsPerSecond, Latency ttftMs, Latency itlMs, Latency e2eMs) {
   }
 
   /** How many measured requests ended as {@code key}. */

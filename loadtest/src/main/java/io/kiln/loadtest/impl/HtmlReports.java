@@ -43,6 +43,9 @@ public final class HtmlReports {
     sb.append("<p class=\"note\">").append(escape("intended".equals(r.latencyFrom()) ? BASIS_OPEN : BASIS_CLOSED))
         .append(String.format(java.util.Locale.ROOT, " Measured %.2f s after warm-up.", r.measuredSeconds()))
         .append("</p>\n");
+    if (r.llm() != null) {
+      llm(sb, r.llm());
+    }
     sb.append("<h2>Outcomes</h2>\n<table><tr><th class=\"l\">outcome</th><th>count</th></tr>\n");
     for (Map.Entry<String, Long> e : r.outcomes().entrySet()) {
       sb.append("<tr><td class=\"l\">").append(escape(e.getKey())).append("</td><td>").append(e.getValue())
@@ -80,6 +83,25 @@ public final class HtmlReports {
   }
 
   /** Several runs side by side, with ratios to the baseline row. */
+  private static void llm(StringBuilder sb, RunResult.Llm llm) {
+    sb.append("<h2>Generation (").append(escape(llm.api())).append(")</h2>\n<p>").append(llm.requests())
+        .append(" successful streams, ").append(llm.outputTokens()).append(" output tokens (mean ")
+        .append(String.format(java.util.Locale.ROOT, "%.1f", llm.meanOutputTokens())).append("): <b>")
+        .append(rate(llm.outputTokensPerSecond())).append(" tokens/s</b>, ").append(rate(llm.requestsPerSecond()))
+        .append(" req/s.</p>\n<table><tr><th class=\"l\">ms</th><th>count</th><th>p50</th><th>p90</th><th>p99</th>"
+            + "<th>mean</th><th>max</th></tr>\n");
+    Object[][] rows = {{"time to first token", llm.ttftMs()}, {"inter-token latency", llm.itlMs()},
+        {"end to end", llm.e2eMs()}};
+    for (Object[] row : rows) {
+      RunResult.Latency l = (RunResult.Latency) row[1];
+      sb.append("<tr><td class=\"l\">").append(row[0]).append("</td><td>").append(l.count()).append("</td><td>")
+          .append(ms(l.p50())).append("</td><td>").append(ms(l.p90())).append("</td><td>").append(ms(l.p99()))
+          .append("</td><td>").append(ms(l.mean())).append("</td><td>").append(ms(l.max())).append("</td></tr>\n");
+    }
+    sb.append("</table>\n<p class=\"note\">Time to first token and end to end start where the run's latency does; "
+        + "inter-token latency is every gap between successive text chunks.</p>\n");
+  }
+
   public static String comparison(String title, List<RunResult> runs, List<Reports.ComparisonRow> rows,
       String baseline) {
     return comparison(title, runs, rows, baseline, List.of(), Map.of());

@@ -39,6 +39,7 @@ public final class Measurements {
     final LongAdder completed = new LongAdder();
     final LongAdder errors = new LongAdder();
     final LongAccumulator lastEndNs = new LongAccumulator(Math::max, Long.MIN_VALUE);
+    private final LlmStats llm = new LlmStats();
 
     private final ConcurrentHashMap<String, AtomicHistogram> byOutcome = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, ConcurrentHashMap<String, LongAdder>> examples = new ConcurrentHashMap<>();
@@ -64,6 +65,9 @@ public final class Measurements {
         }
         n.increment();
       }
+      if (o.llm() != null && o.ok()) {
+        llm.record(o.llm(), startNs, endNs);
+      }
       lastEndNs.accumulate(endNs);
       // Counted last, so a sampler that sees the count also sees the latency.
       completed.increment();
@@ -82,6 +86,11 @@ public final class Measurements {
       Map<String, Long> m = new TreeMap<>();
       outcomes.forEach((k, v) -> m.put(k, v.sum()));
       return m;
+    }
+
+    /** The phase's successful streamed generations (empty unless the run is an LLM run). */
+    public LlmStats llm() {
+      return llm;
     }
 
     public long lastEndNs() {

@@ -7,10 +7,11 @@ import java.util.concurrent.TimeoutException;
 /**
  * How one request ended, with the key it is counted under in reports ({@code http:200},
  * {@code grpc:UNAVAILABLE}, {@code timeout}, {@code connection_error}, {@code unfinished}, or a
- * {@link io.kiln.loadtest.ResponseCheck}'s key) and, optionally, an example of why. The status-only instances are
- * interned, so counting them allocates nothing.
+ * {@link io.kiln.loadtest.ResponseCheck}'s key) and, optionally, an example of why, and a streamed generation's
+ * {@link LlmTimings} (null for every other request). The status-only instances are interned, so counting them
+ * allocates nothing.
  */
-public record Outcome(String key, Kind kind, String example) {
+public record Outcome(String key, Kind kind, String example, LlmTimings llm) {
 
   /** Only SUCCESS counts as success; only CONNECTION_ERROR and UNFINISHED carry no latency. */
   public enum Kind { SUCCESS, ERROR_STATUS, TIMEOUT, CONNECTION_ERROR, UNFINISHED }
@@ -29,6 +30,10 @@ public record Outcome(String key, Kind kind, String example) {
     for (GrpcStatus s : GrpcStatus.values()) {
       GRPC[s.ordinal()] = new Outcome("grpc:" + s.name(), s == GrpcStatus.OK ? Kind.SUCCESS : Kind.ERROR_STATUS, null);
     }
+  }
+
+  public Outcome(String key, Kind kind, String example) {
+    this(key, kind, example, null);
   }
 
   public static Outcome http(int status) {
@@ -59,7 +64,17 @@ public record Outcome(String key, Kind kind, String example) {
 
   /** This outcome with {@code why} as its example. */
   public Outcome because(String why) {
-    return new Outcome(key, kind, why);
+    return new Outcome(key, kind, why, llm);
+  }
+
+  /** This outcome carrying a streamed generation's timings. */
+  public Outcome with(LlmTimings timings) {
+    return new Outcome(key, kind, example, timings);
+  }
+
+  /** {@code s} cut to 160 characters, digits masked, so that examples name kinds of failure, not one failure. */
+  public static String mask(String s) {
+    return s.substring(0, Math.min(160, s.length())).replaceAll("[0-9]+", "N");
   }
 
   public boolean ok() {

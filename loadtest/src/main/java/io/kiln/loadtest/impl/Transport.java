@@ -28,6 +28,9 @@ public interface Transport {
    */
   static Transport create(Vertx vertx, LoadOptions options) {
     int concurrency = options.mode() == LoadMode.CLOSED ? options.connections() : options.maxInFlight();
+    if (options.source() instanceof io.kiln.loadtest.LlmWorkload) {
+      return new LlmTransport(vertx, options); // streamed answers, read as they arrive
+    }
     if (options.source() != null || options.check() != null || options.targets().size() > 1) {
       return new CheckedHttpTransport(vertx, options); // validated: HTTP only
     }

@@ -1,0 +1,144 @@
+package io.kiln.loadtest.impl;
+
+import io.kiln.loadtest.HttpCall;
+import io.kiln.loadtest.LlmWorkload;
+import io.kiln.loadtest.LoadOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
+import java.net.URI;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * Streamed OpenAI generations ({@link LlmWorkload}): request {@code i} is the workload's, sent to
+ * {@code targets[i % n]}; a 200 answer's body is parsed as Server-Sent Events buffer by buffer as it arrives, so each
+ * text chunk is timed when it reaches the generator ({@link LlmStream}), and the outcome carries the timings. Any
+ * other status counts as {@code http:<status>} (the error's message as its example). As with
+ * {@link CheckedHttpTransport}, the request timeout bounds the whole exchange, the stream included: a stream not ended
+ * by then is reset and counted as {@code timeout}.
+ */
+final class LlmTransport implements Transport {
+
+  private final Vertx vertx;
+  private final HttpClientAgent client;
+  private final String[] hosts;
+  private final int[] ports;
+  private final LlmWorkload workload;
+  private final long timeoutMs;
+  private final String timedOut;
+  private final AtomicLong next = new AtomicLong();
+
+  LlmTransport(Vertx vertx, LoadOptions options) {
+    this.vertx = vertx;
+    List<URI> targets = options.targets();
+    hosts = targets.stream().map(URI::getHost).toArray(String[]::new);
+    ports = targets.stream().mapToInt(LoadOptions::port).toArray();
+    workload = (LlmWorkload) options.source();
+    timeoutMs = Math.max(1, options.requestTimeout().toMillis());
+    timedOut = "stream not ended within " + timeoutMs + " ms";
+    client = HttpTransport.client(vertx, options);
+  }
+
+  @Override
+  public void send(int entry, Consumer<Outcome> done) {
+    long index = next.getAndIncrement();
+    HttpCall call = workload.request(index);
+    int t = (int) (index % hosts.length);
+    RequestOptions r = new RequestOptions().setMethod(HttpMethod.POST).setHost(hosts[t]).setPort(ports[t])
+        .setURI(call.path()).putHeader("accept", "text/event-stream");
+    call.headers().forEach(r::putHeader);
+    Exchange x = new Exchange(done);
+    x.timer = vertx.setTimer(timeoutMs, id -> x.abandon(Outcome.TIMEOUT.because(timedOut)));
+    client.request(r)
+        .compose(req -> {
+          if (x.settled) { // timed out waiting for a connection: never sent late
+            req.reset();
+            return Future.failedFuture("timed out before it was sent");
+          }
+          x.request = req;
+          return req.send(Buffer.buffer(call.body()));
+        })
+        // Handlers are set in the same event-loop turn the response arrives in, so no buffer is missed.
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            x.settle(Outcome.failure(ar.cause()).because(Outcome.mask(String.valueOf(ar.cause().getMessage()))));
+          } else {
+            read(ar.result(), x);
+          }
+        });
+  }
+
+  private void read(HttpClientResponse resp, Exchange x) {
+    if (resp.statusCode() != 200) {
+      resp.body().onComplete(b -> x.settle(Outcome.http(resp.statusCode())
+          .because(b.succeeded() ? errorMessage(b.result()) : "body unreadable")));
+      return;
+    }
+    LlmStream stream = new LlmStream();
+    SseParser parser = new SseParser(data -> stream.onEvent(data, System.nanoTime()));
+    resp.handler(buf -> {
+      try {
+        parser.feed(buf);
+      } catch (IllegalStateException e) {
+        x.abandon(Outcome.judged("stream_error", false, Outcome.mask(e.getMessage())));
+      }
+    });
+    resp.exceptionHandler(e -> x.settle(Outcome.failure(e).because(Outcome.mask(String.valueOf(e.getMessage())))));
+    resp.endHandler(v -> x.settle(stream.outcome()));
+  }
+
+  /** An OpenAI error body's message, else the start of the body. */
+  private static String errorMessage(Buffer body) {
+    String s = body.toString();
+    int i = s.indexOf("\"message\"");
+    if (i >= 0) {
+      int q = s.indexOf('"', s.indexOf(':', i) + 1);
+      int end = q < 0 ? -1 : s.indexOf('"', q + 1);
+      if (end > q) {
+        return Outcome.mask(s.substring(q + 1, end));
+      }
+    }
+    return Outcome.mask(s.strip());
+  }
+
+  /** One request's exchange: settled once, by its end, its failure or its timer. Touched on one event loop only. */
+  private final class Exchange {
+    private final Consumer<Outcome> done;
+    private boolean settled;
+    private long timer;
+    private HttpClientRequest request;
+
+    private Exchange(Consumer<Outcome> done) {
+      this.done = done;
+    }
+
+    void settle(Outcome outcome) {
+      if (settled) {
+        return;
+      }
+      settled = true;
+      vertx.cancelTimer(timer);
+      done.accept(outcome);
+    }
+
+    /** Settles a request whose answer is not read to its end: its connection is reset (a late stream is not read). */
+    void abandon(Outcome outcome) {
+      if (!settled && request != null) {
+        request.reset();
+      }
+      settle(outcome);
+    }
+  }
+
+  @Override
+  public Future<Void> close() {
+    return client.close();
+  }
+}
