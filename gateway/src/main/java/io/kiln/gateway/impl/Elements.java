@@ -1,5 +1,6 @@
 package io.kiln.gateway.impl;
 
+import io.kiln.pools.HalfFloats;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import java.math.BigInteger;

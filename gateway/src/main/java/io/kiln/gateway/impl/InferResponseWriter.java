@@ -1,5 +1,6 @@
 package io.kiln.gateway.impl;
 
+import io.kiln.pools.HalfFloats;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;

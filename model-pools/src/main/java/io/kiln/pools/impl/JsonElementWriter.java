@@ -1,5 +1,6 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.HalfFloats;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.kiln.pools.DataType;

@@ -1,4 +1,4 @@
-package io.kiln.gateway.impl;
+package io.kiln.pools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

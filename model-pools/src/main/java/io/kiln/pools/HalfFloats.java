@@ -1,17 +1,17 @@
-package io.kiln.pools.impl;
+package io.kiln.pools;
 
 /**
  * IEEE 754 binary16 (FP16) and bfloat16 (BF16) conversions; Java 17 has neither (Float.floatToFloat16
- * arrived in Java 20). Both round to nearest, ties to even, like the hardware and NumPy. The gateway's decoders have
- * the same conversions in their own package-private copy; this one serves warm-up samples ({@link JsonRequestReader}).
+ * arrived in Java 20). Both round to nearest, ties to even, like the hardware and NumPy. Used by the gateway's
+ * decoders and encoders and by warm-up samples. Stateless.
  */
-final class HalfFloats {
+public final class HalfFloats {
 
   private HalfFloats() {
   }
 
   /** The FP16 bits nearest to {@code f}; overflow gives infinity, NaN stays NaN. */
-  static short toFp16(float f) {
+  public static short toFp16(float f) {
     int bits = Float.floatToRawIntBits(f);
     int sign = (bits >>> 16) & 0x8000;
     int abs = bits & 0x7fffffff;
@@ -48,7 +48,7 @@ final class HalfFloats {
     return (short) (sign | h);
   }
 
-  static float fromFp16(short h) {
+  public static float fromFp16(short h) {
     int bits = h & 0xffff;
     int sign = (bits & 0x8000) << 16;
     int exp = (bits >>> 10) & 0x1f;
@@ -64,7 +64,7 @@ final class HalfFloats {
   }
 
   /** The BF16 bits nearest to {@code f}: its top 16 bits, rounded. */
-  static short toBf16(float f) {
+  public static short toBf16(float f) {
     int bits = Float.floatToRawIntBits(f);
     if ((bits & 0x7fffffff) > 0x7f800000) {
       return (short) ((bits >>> 16) | 0x40);
@@ -73,7 +73,7 @@ final class HalfFloats {
     return (short) (rounded >>> 16);
   }
 
-  static float fromBf16(short b) {
+  public static float fromBf16(short b) {
     return Float.intBitsToFloat((b & 0xffff) << 16);
   }
 }
