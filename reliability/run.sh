@@ -6,6 +6,8 @@
 #
 #   node-loss  [n]   3 node processes, traffic through every gateway, SIGKILL one, restart it (n: answers per
 #                    gateway before the kill and again after the detection; default 5000)
+#   failover   [r]   3 node processes, open loop through two gateways (r unpinned/s each, default 360, and 40/s pinned to
+#                    n3), SIGKILL n3: in-flight unpinned requests re-sent elsewhere, the failover window's p50/p99/max
 #   drain      [n]   3 node processes, traffic through two gateways, SIGTERM the third: nothing may fail, exit 0
 #                    (n: answers per gateway before the drain and again after it; default 5000)
 #   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
@@ -56,6 +58,9 @@ scenario() {
   echo "== $name $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
   case "$name" in
     node-loss) it deploy NodeLossIT -Dkiln.reliability.nodeloss.requests="${size:-5000}" ;;
+    failover)  it deploy NodeLossFailoverIT -Dkiln.reliability.failover.unpinnedPerSecond="${size:-360}" \
+                  -Dkiln.reliability.failover.pinnedPerSecond=40 -Dkiln.reliability.failover.serviceMs=5 \
+                  -Dkiln.reliability.failover.seconds=15 ;;
     drain)     it deploy DrainIT -Dkiln.reliability.drain.requests="${size:-5000}" ;;
     crash)     unit deploy WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
     leader)    unit serve LeaderLossMidDeployTest ;;
@@ -80,8 +85,8 @@ scenario() {
     engines)   unit deploy 'PythonWorkerKillTest,PythonMemoryLeakTest,OnnxLoadFailureTest' \
                   -Dkiln.reliability.pykill.kills="${size:-3}" -Dkiln.reliability.leak.kills="${size:-4}" ;;
     job-loss)  unit pipelines 'JobBatchesTest#killingANodeThatHoldsBatchesLosesNoResultAndDuplicatesNone' ;;
-    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss drain partition engines job-loss soak; do scenario "$s"; done; return ;;
-    *)         sed -n '2,33p' "$0"; exit 2 ;;
+    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss failover drain partition engines job-loss soak; do scenario "$s"; done; return ;;
+    *)         sed -n '2,35p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true

@@ -49,11 +49,31 @@ if nl:
         f"deadline {nl['deadlineMs']} ms", "SIGKILL of `n1` (hosts a pool), then restart with the same id",
         nl["sent"], nl["succeeded"], nl["failedCleanly"], nl["lost"], reset,
         f"status shows `n1` dead {nl['deadInStatusMs']} ms, its pool not ready {nl['poolNotReadyInStatusMs']} ms; "
-        f"last failed request {nl['lastFailedRequestAfterKillMs']} ms after the kill",
+        + (f"last failed request {nl['lastFailedRequestAfterKillMs']} ms after the kill"
+           if sum(g["failedCleanly"] + g["lost"] for k, g in nl["byGateway"].items() if k != "n1")
+           else "no request through a surviving gateway failed"),
         f"restart: joined {nl['restartJoinedMs']} ms, pool READY {nl['restartPoolReadyMs']} ms, head routes to it "
         f"{nl['restartServingViaHeadMs']} ms",
         cmd("reliability/run.sh node-loss", None if nl["requestsPerPhasePerGateway"] >= 5000
             else f"{CI}{nl['requestsPerPhasePerGateway']} answers per gateway per phase"))
+fo = load("node-loss-failover")
+if fo:
+    w, b, u = fo["failoverWindow"], fo["beforeKill"], fo["unpinned"]
+    served = ", ".join(f"`{k}` {n(v)}" for k, v in u["servedBy"].items())
+    full = fo["unpinnedPerSecondPerGateway"] >= 360
+    row("Node loss: failover of unpinned requests", f"3 node processes, open loop through 2 gateways, each "
+        f"{fo['unpinnedPerSecondPerGateway']:.0f}/s unpinned + {fo['pinnedPerSecondPerGateway']:.0f}/s pinned to "
+        f"`n3`; {fo['model'].replace('builtin:sleep', '`builtin:sleep`')} on `n2` and `n3`; deadline {fo['deadlineMs']} ms",
+        "SIGKILL of `n3` (hosts a pool) with requests in flight to it", fo["sent"], fo["succeeded"],
+        fo["failedCleanly"], fo["lost"], "-",
+        f"`n3` unreachable (its event-bus connection closed) on the head {fo['unreachableLoggedMs']} ms and on `n2` "
+        f"{fo['unreachableLoggedOnN2Ms']} ms after the kill; membership {fo['leftClusterLoggedMs']} ms, status "
+        f"{fo['deadInStatusMs']} ms; pinned requests a clean 503 naming it meanwhile",
+        f"failover window ({n(w['count'])} unpinned requests, {w['inFlightAtKill']} in flight at the kill): p50 "
+        f"{w['p50Ms']} ms, p99 {w['p99Ms']} ms, max {w['maxMs']} ms (before the kill: p99 {b['p99Ms']} ms, max "
+        f"{b['maxMs']} ms); unpinned {n(u['succeeded'])} of {n(u['sent'])} answered 200 ({served})",
+        cmd("reliability/run.sh failover", None if full else f"{CI}{fo['unpinnedPerSecondPerGateway']:.0f} + "
+            f"{fo['pinnedPerSecondPerGateway']:.0f}/s per gateway, {fo['secondsPerPhase']} s per phase"))
 wc = load("worker-crash")
 if wc:
     nm, p = wc["normal"], wc["poison"]

@@ -23,7 +23,9 @@ import java.util.concurrent.CompletionStage;
  *   <li>the method's own exception (the actor stays alive);</li>
  *   <li>{@link ActorDiedException} when the actor died before or while running it (after
  *       {@code max_task_retries} re-sends to a restarted actor);</li>
- *   <li>{@link ActorUnavailableException} when the mailbox is full or the actor cannot be reached;</li>
+ *   <li>{@link ActorUnavailableException} when the mailbox is full or the actor cannot be reached: a
+ *       {@link NodeUnreachableException} at once when the event-bus connection to the actor's node breaks with the
+ *       call in flight (the call may have run), or while that node stays unreachable (not sent);</li>
  *   <li>{@link CallTimeoutException} after the handle's call timeout.</li>
  * </ul>
  *

@@ -24,21 +24,37 @@ import java.util.Objects;
  *     (so the smaller side of a network partition cannot create or free named actors); 1 (the default) is off
  * @param busPort the clustered event bus's port (remote calls); 0 (the default) picks a free one
  * @param busTls mutual TLS on the event bus; null (the default) for plain TCP
+ * @param busFailureDetect the bound on noticing that the event-bus connection to a node is broken when no close
+ *     tells (a host gone silent): each connection is pinged every half of it and closed when a pong takes longer
+ *     than the other half. A closed connection (at once on the same host when a process dies; a reset or refusal
+ *     across hosts; or this bound) makes the calls in flight to that node fail with {@link NodeUnreachableException}
+ *     at once, and new calls to it too until it answers again or membership drops it; membership itself still
+ *     waits for {@code failureTimeout}. At least {@link #MIN_BUS_FAILURE_DETECT}; by default
+ *     {@link #DEFAULT_BUS_FAILURE_DETECT}
  */
 public record ClusterOptions(String clusterName, String host, int port, List<String> members,
                              Duration heartbeatInterval, Duration failureTimeout, String secret,
-                             ClusterDiscovery discovery, int minClusterSize, int busPort, BusTls busTls) {
+                             ClusterDiscovery discovery, int minClusterSize, int busPort, BusTls busTls,
+                             Duration busFailureDetect) {
 
   public static final String DEFAULT_CLUSTER_NAME = "kiln";
   public static final int DEFAULT_PORT = 5701;
   public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(1);
   public static final Duration DEFAULT_FAILURE_TIMEOUT = Duration.ofSeconds(5);
+  /**
+   * A connection silent for 2 s (a ping unanswered for 1 s, sent 1 s after the last pong) counts as broken: well
+   * inside the 5 s membership timeout, and far above the event-loop stalls of a loaded node (a late pong costs the
+   * calls then in flight one re-send, never the node's membership).
+   */
+  public static final Duration DEFAULT_BUS_FAILURE_DETECT = Duration.ofSeconds(2);
+  /** The shortest {@link #busFailureDetect()} accepted: below it, a busy event loop's pong would read as a death. */
+  public static final Duration MIN_BUS_FAILURE_DETECT = Duration.ofMillis(200);
 
   /** Static discovery through {@code members}, no split-brain protection, a free event-bus port. */
   public ClusterOptions(String clusterName, String host, int port, List<String> members, Duration heartbeatInterval,
                         Duration failureTimeout, String secret) {
     this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, ClusterDiscovery.STATIC, 1, 0,
-        null);
+        null, DEFAULT_BUS_FAILURE_DETECT);
   }
 
   /** Plain TCP on the event bus. */
@@ -46,7 +62,15 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
                         Duration failureTimeout, String secret, ClusterDiscovery discovery, int minClusterSize,
                         int busPort) {
     this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery, minClusterSize,
-        busPort, null);
+        busPort, null, DEFAULT_BUS_FAILURE_DETECT);
+  }
+
+  /** The default {@link #busFailureDetect()}. */
+  public ClusterOptions(String clusterName, String host, int port, List<String> members, Duration heartbeatInterval,
+                        Duration failureTimeout, String secret, ClusterDiscovery discovery, int minClusterSize,
+                        int busPort, BusTls busTls) {
+    this(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery, minClusterSize,
+        busPort, busTls, DEFAULT_BUS_FAILURE_DETECT);
   }
 
   public ClusterOptions {
@@ -83,6 +107,11 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
     }
     if (busPort < 0 || busPort > 65535) {
       throw new IllegalArgumentException("event bus port must be 0..65535, got " + busPort);
+    }
+    busFailureDetect = busFailureDetect == null ? DEFAULT_BUS_FAILURE_DETECT : busFailureDetect;
+    if (busFailureDetect.compareTo(MIN_BUS_FAILURE_DETECT) < 0) {
+      throw new IllegalArgumentException("event bus failure detection must be at least "
+          + MIN_BUS_FAILURE_DETECT.toMillis() + " ms, got " + busFailureDetect.toMillis() + " ms");
     }
   }
 
@@ -132,38 +161,44 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
 
   public ClusterOptions withClusterName(String name) {
     return new ClusterOptions(name, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
-        minClusterSize, busPort, busTls);
+        minClusterSize, busPort, busTls, busFailureDetect);
   }
 
   public ClusterOptions withSecret(String s) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, s, discovery,
-        minClusterSize, busPort, busTls);
+        minClusterSize, busPort, busTls, busFailureDetect);
   }
 
   public ClusterOptions withFailureDetection(Duration heartbeat, Duration timeout) {
     return new ClusterOptions(clusterName, host, port, members, heartbeat, timeout, secret, discovery, minClusterSize,
-        busPort, busTls);
+        busPort, busTls, busFailureDetect);
   }
 
   /** The same options, with the members found by {@code d} (a Kubernetes discovery needs no member list). */
   public ClusterOptions withDiscovery(ClusterDiscovery d) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, d,
-        minClusterSize, busPort, busTls);
+        minClusterSize, busPort, busTls, busFailureDetect);
   }
 
   public ClusterOptions withMinClusterSize(int n) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery, n,
-        busPort, busTls);
+        busPort, busTls, busFailureDetect);
   }
 
   public ClusterOptions withBusPort(int p) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
-        minClusterSize, p, busTls);
+        minClusterSize, p, busTls, busFailureDetect);
   }
 
   public ClusterOptions withBusTls(BusTls tls) {
     return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
-        minClusterSize, busPort, tls);
+        minClusterSize, busPort, tls, busFailureDetect);
+  }
+
+  /** The same options, noticing a broken event-bus connection within {@code bound} (see {@link #busFailureDetect()}). */
+  public ClusterOptions withBusFailureDetect(Duration bound) {
+    return new ClusterOptions(clusterName, host, port, members, heartbeatInterval, failureTimeout, secret, discovery,
+        minClusterSize, busPort, busTls, bound);
   }
 
   /** Where the members found by a Kubernetes discovery listen: its member port, else this node's own. */
@@ -178,6 +213,8 @@ public record ClusterOptions(String clusterName, String host, int port, List<Str
         + (minClusterSize > 1 ? ", minClusterSize=" + minClusterSize : "")
         + (busPort != 0 ? ", busPort=" + busPort : "")
         + (busTls != null ? ", busTls" : "")
+        + (!busFailureDetect.equals(DEFAULT_BUS_FAILURE_DETECT) ? ", busFailureDetect=" + busFailureDetect.toMillis()
+            + "ms" : "")
         + (secret == null ? "" : ", secret=***") + "]";
   }
 }

@@ -1,5 +1,6 @@
 package io.kiln.runtime;
 
+import io.kiln.runtime.impl.BusLinks;
 import io.kiln.runtime.impl.RuntimeImpl;
 import io.kiln.runtime.impl.cluster.HazelcastBackend;
 import io.kiln.runtime.impl.cluster.HazelcastConfigs;
@@ -47,8 +48,20 @@ public final class KilnCluster {
    */
   public static CompletionStage<KilnRuntime> join(NodeOptions node, ClusterOptions cluster) {
     HazelcastClusterManager manager = new HazelcastClusterManager(HazelcastConfigs.memberConfig(node.nodeId(), cluster));
+    String busIp;
+    try {
+      // Once, here: other nodes match the address their bus connects to against it (ClusterOptions.host is explicit).
+      busIp = java.net.InetAddress.getByName(cluster.host()).getHostAddress();
+    } catch (java.net.UnknownHostException e) {
+      return java.util.concurrent.CompletableFuture.failedFuture(new IllegalArgumentException("cluster host '"
+          + cluster.host() + "' does not resolve", e));
+    }
+    // Vert.x pings each bus connection every half of the bound and closes it when a pong takes longer than the other
+    // half; a closed connection fails the calls in flight on it (io.kiln.runtime.impl.Reachability).
+    long halfBound = Math.max(1, cluster.busFailureDetect().toMillis() / 2);
     EventBusOptions bus = new EventBusOptions().setHost(cluster.host()).setPort(cluster.busPort())
-        .setClusterPublicHost(cluster.host());
+        .setClusterPublicHost(cluster.host()).setClusterPingInterval(halfBound).setClusterPingReplyInterval(halfBound);
+    BusLinks links = new BusLinks();
     if (cluster.busTls() != null) {
       // Both ends present a certificate and check the other's against the cluster's authority.
       bus.setSsl(true).setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED)
@@ -58,7 +71,7 @@ public final class KilnCluster {
     }
     VertxOptions options = new VertxOptions().setPreferNativeTransport(false).setEventLoopPoolSize(eventLoops())
         .setEventBusOptions(bus);
-    return Vertx.builder().with(options).withClusterManager(manager).buildClustered()
+    return Vertx.builder().with(options).withClusterManager(manager).withMetrics(links.metricsFactory()).buildClustered()
         .compose(vertx -> {
           if (!cluster.members().isEmpty() && manager.getHazelcastInstance().getCluster().getMembers().size() < 2) {
             // Hazelcast forms a cluster of one when no listed member answers: that is a failed join here.
@@ -71,7 +84,8 @@ public final class KilnCluster {
               cluster.failureTimeout().multipliedBy(2))
               .compose(v -> {
                 HazelcastBackend backend = new HazelcastBackend(manager.getHazelcastInstance(), node.nodeId());
-                return RuntimeImpl.start(vertx, backend, node, vertx::close).map(rt -> (KilnRuntime) rt);
+                links.local(busIp, manager.getNodeInfo().port());
+                return RuntimeImpl.start(vertx, backend, node, vertx::close, links).map(rt -> (KilnRuntime) rt);
               })
               .recover(err -> vertx.close().transform(x -> Future.failedFuture(err)));
         })

@@ -9,6 +9,10 @@ import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.RequestContext;
 import io.kiln.pools.ValidatedRequest;
+import io.kiln.runtime.ActorDiedException;
+import io.kiln.runtime.ActorNotFoundException;
+import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.NodeUnreachableException;
 import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -123,7 +127,8 @@ final class Dispatcher {
   /**
    * Routes and sends; returns false if routing itself failed (the call is then failed). A pool that
    * refuses for capacity although its load report said it had room (the report was up to 100 ms old) is
-   * skipped once and the request routed again, unless it was pinned to that node.
+   * skipped once and the request routed again, unless it was pinned to that node; so is, once per node, a pool
+   * lost under the request (its node's event-bus connection broke, its node left, the pool is gone).
    */
   private boolean send(Call call, Context context, ModelInfo model, ValidatedRequest request, Hints hints,
                        RequestContext rc, java.util.Set<String> refused) {
@@ -162,12 +167,19 @@ final class Dispatcher {
     if (error != null) {
       Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
           ? error.getCause() : error;
-      if (cause instanceof CapacityExceededException && hints.pinnedNode() == null && refused.isEmpty()
-          && !call.promise.future().isComplete() && nanoClock.getAsLong() < rc.deadlineNanos()) {
-        java.util.Set<String> skip = java.util.Set.of(node);
+      // A pool lost under the request (its node's connection broke, its node left, the pool is gone) is skipped like
+      // a full pool: inference is idempotent, so the request goes to another node's pool, once per node, within its
+      // deadline.
+      boolean lost = poolLost(cause);
+      if ((lost || cause instanceof CapacityExceededException && refused.isEmpty())
+          && hints.pinnedNode() == null && !call.promise.future().isComplete()
+          && nanoClock.getAsLong() < rc.deadlineNanos()) {
+        java.util.Set<String> skip = new java.util.HashSet<>(refused);
+        skip.add(node);
         if (LOG.isDebugEnabled()) {
           try (var log = io.kiln.pools.trace.RequestLog.open(rc.trace())) {
-            LOG.debug("request {}: pool on node {} was full; routing it once more", request.request().id(), node);
+            LOG.debug("request {}: pool on node {} {}; routing it once more", request.request().id(), node,
+                lost ? "is unreachable or gone" : "was full");
           }
         }
         if (!send(call, context, model, request, hints, rc, skip)) {
@@ -181,6 +193,23 @@ final class Dispatcher {
     } else {
       call.promise.tryComplete(withNode(response, node));
     }
+  }
+
+  /**
+   * Whether the pool call failed because the pool is lost to this request: its node's event-bus connection broke
+   * ({@link NodeUnreachableException}: the node may have died), its node left or its manager died
+   * ({@link ActorDiedException}, {@link NodeDiedException}), or no manager has its name any more
+   * ({@link ActorNotFoundException}). The pool client's UNAVAILABLE answer carries the runtime's exception as cause.
+   */
+  private static boolean poolLost(Throwable error) {
+    int depth = 0;
+    for (Throwable t = error; t != null && depth < 8; t = t.getCause(), depth++) {
+      if (t instanceof NodeUnreachableException || t instanceof ActorDiedException || t instanceof NodeDiedException
+          || t instanceof ActorNotFoundException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Where it ran is the pool's to say; if it did not, it ran where it was sent. */

@@ -8,6 +8,7 @@ import io.kiln.runtime.CallTimeoutException;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnException;
 import io.kiln.runtime.NodeDiedException;
+import io.kiln.runtime.NodeUnreachableException;
 import io.kiln.runtime.time.Deadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -26,8 +27,10 @@ import java.util.function.Supplier;
 
 /**
  * Requests from this node: actor calls (the runtime's hot path) and node-agent requests. Every request to
- * another node is tracked so that node's death fails it at once; replies are adapted from
- * {@link ReplyMessage}s and event-bus failures into the runtime's exceptions.
+ * another node is tracked so that node's death fails it at once, and an actor call also when the event-bus
+ * connection to its node breaks ({@link Reachability}); an actor call to a node that is unreachable now fails
+ * without being sent. Replies are adapted from {@link ReplyMessage}s and event-bus failures into the runtime's
+ * exceptions.
  */
 final class CallPath {
 
@@ -38,6 +41,7 @@ final class CallPath {
   private final Vertx vertx;
   private final Supplier<List<String>> members;
   private final CallTracker calls;
+  private final Reachability reach;
   private final ActorRegistry registry;
   private final LocalActors localActors;
   /** The clock of local calls' deadlines, the facility's ({@code System::nanoTime}). */
@@ -49,14 +53,15 @@ final class CallPath {
    * @param members the live cluster members, answered from local state
    * @param localActors the actors on this node: calls to them skip the event bus, info about them needs no message
    */
-  CallPath(String nodeId, Vertx vertx, Supplier<List<String>> members, CallTracker calls, ActorRegistry registry,
-           LocalActors localActors) {
+  CallPath(String nodeId, Vertx vertx, Supplier<List<String>> members, CallTracker calls, Reachability reach,
+           ActorRegistry registry, LocalActors localActors) {
     this.deadlines = Deadlines.of(vertx);
     this.nanoClock = deadlines.clock();
     this.nodeId = nodeId;
     this.vertx = vertx;
     this.members = members;
     this.calls = calls;
+    this.reach = reach;
     this.registry = registry;
     this.localActors = localActors;
   }
@@ -116,7 +121,13 @@ final class CallPath {
   private <R> void send(ActorHandleImpl<?> h, String target, MethodRef method, CallMessage msg,
                         CompletableFuture<R> result) {
     calls.track(target, result, n -> new ActorDiedException(h.actorId, "actor " + h + " died with its node: node "
-        + n + " left the cluster"));
+        + n + " left the cluster"), (n, why) -> new NodeUnreachableException(n, "no answer from actor " + h
+        + ": node " + n + " is unreachable (" + why + "); the call may or may not have run there"));
+    // Checked after tracking: an unreachable mark set after this check is followed by a sweep that sees the call.
+    if (!target.equals(nodeId) && reach.unreachable(target)) {
+      result.completeExceptionally(notSent(h, target));
+      return;
+    }
     vertx.eventBus().<ReplyMessage>request(ActorCell.address(h.actorId), msg, h.delivery).onComplete(ar -> {
       if (ar.succeeded()) {
         complete(result, ar.result().body(), method.resultType());
@@ -126,19 +137,35 @@ final class CallPath {
     });
   }
 
+  /** A call not sent: the actor's node is unreachable now. */
+  private NodeUnreachableException notSent(ActorHandleImpl<?> h, String target) {
+    String why = reach.why(target);
+    return new NodeUnreachableException(target, "actor " + h + " not called: node " + target + " is unreachable ("
+        + (why == null ? "its event-bus connection closed" : why) + ")");
+  }
+
+  /** Pings {@code target}'s agent, waiting at most {@code timeoutMs} for the answer. */
+  CompletionStage<Void> ping(String target, long timeoutMs) {
+    return request(target, NodeAgent.address(target), new JsonObject().put("op", "ping"), Void.class,
+        new DeliveryOptions().setSendTimeout(timeoutMs));
+  }
+
   /**
    * A named actor whose node left may have been re-created elsewhere by the leader under the same id:
    * wait (up to the handle's timeout) for it to be ALIVE on a live node, and point the handle there.
-   * Completes with null when it is gone for good.
+   * Completes with null when it is gone for good: its entry is freed or taken, or it says the actor cannot move
+   * (hard affinity, or no restart left), which is known at once, without waiting for the leader to free the name.
    */
   private CompletionStage<String> follow(ActorHandleImpl<?> h) {
     String key = ActorRecord.key(h.namespace(), h.name());
     return registry.await(key, r -> !r.actorId().equals(h.actorId) || (r.state() == ActorState.ALIVE
-            && r.nodeId() != null && members.get().contains(r.nodeId())))
+            && r.nodeId() != null && members.get().contains(r.nodeId()))
+            || (!r.relocatable() && r.nodeId() != null && !members.get().contains(r.nodeId())))
         .toCompletableFuture()
         .completeOnTimeout(Optional.empty(), h.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
         .thenApply(rec -> {
-          if (rec.isPresent() && rec.get().actorId().equals(h.actorId)) {
+          if (rec.isPresent() && rec.get().actorId().equals(h.actorId) && rec.get().state() == ActorState.ALIVE
+              && rec.get().nodeId() != null && members.get().contains(rec.get().nodeId())) {
             h.moveTo(rec.get().nodeId());
             return rec.get().nodeId();
           }

@@ -92,6 +92,9 @@ final class ErrorCodecs {
       if (e instanceof ActorDiedException d && d.actorId() != null) {
         m.put("actorId", d.actorId());
       }
+      if (e instanceof io.kiln.runtime.NodeUnreachableException u && u.nodeId() != null) {
+        m.put("nodeId", u.nodeId());
+      }
       return m;
     }
 
@@ -101,6 +104,8 @@ final class ErrorCodecs {
       return switch (cls) {
         case "ActorDiedException" -> new ActorDiedException((String) data.get("actorId"), message);
         case "ActorUnavailableException" -> new ActorUnavailableException(message);
+        case "NodeUnreachableException" -> new io.kiln.runtime.NodeUnreachableException((String) data.get("nodeId"),
+            message);
         case "ActorNotFoundException" -> new ActorNotFoundException(message);
         case "ActorNameTakenException" -> new ActorNameTakenException(message);
         case "InfeasibleResourcesException" -> new InfeasibleResourcesException(message);

@@ -58,6 +58,7 @@ public final class RuntimeImpl implements KilnRuntime {
   private final NodeAgent agent;
   private final Placer placer;
   private final CallTracker calls;
+  private final Reachability reach;
   private final ActorCreator creator;
   private final CallPath callPath;
   private final RegistryJanitor janitor;
@@ -76,13 +77,15 @@ public final class RuntimeImpl implements KilnRuntime {
     this.nodeTable = new NodeTable(backend);
     this.registry = new ActorRegistry(backend.map(ActorRegistry.MAP));
     this.calls = new CallTracker(node.nodeId());
+    this.reach = new Reachability(node.nodeId(), vertx, nodeTable, calls, backend::members, System::nanoTime);
     ResourceLedger ledger = new ResourceLedger(node.resources());
     this.views = new ClusterViews(node, nodeTable, ledger, backend::members);
     this.groupTable = new PlacementGroupTable(backend.map(GroupRecord.MAP), backend.map(GroupRecord.NAMES));
     // Placement into a bundle is decided by the group's row; everything else by the node index.
     this.placer = new Placer(vertx.getOrCreateContext(), this::place);
     this.actorsHere = new LocalActors();
-    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, registry, actorsHere);
+    this.callPath = new CallPath(node.nodeId(), vertx, backend::members, calls, reach, registry, actorsHere);
+    reach.pingWith(target -> callPath.ping(target, Reachability.PING_TIMEOUT_MS));
     // The one edge back: hosted actors and tasks are handed the runtime hosting them (ActorContext.runtime(),
     // TaskContext.runtime()), as the public interface only, stored and never called during construction.
     this.agent = new NodeAgent(this, vertx, node, ledger, actorsHere, registry, nodeTable, placer::resourcesChanged,
@@ -104,8 +107,22 @@ public final class RuntimeImpl implements KilnRuntime {
    */
   public static Future<RuntimeImpl> start(Vertx vertx, ClusterBackend backend, NodeOptions node,
                                           Supplier<Future<Void>> onShutdown) {
+    return start(vertx, backend, node, onShutdown, null);
+  }
+
+  /**
+   * {@link #start(Vertx, ClusterBackend, NodeOptions, Supplier)} on a clustered event bus whose connections
+   * {@code busLinks} reports (its metrics factory given to the Vert.x builder): this node advertises its bus address
+   * in its row, and calls to a node whose bus connection breaks fail at once ({@link Reachability}). Null: no such
+   * watch (an in-memory cluster has no connections).
+   */
+  public static Future<RuntimeImpl> start(Vertx vertx, ClusterBackend backend, NodeOptions node,
+                                          Supplier<Future<Void>> onShutdown, BusLinks busLinks) {
     Codecs.register(vertx);
     RuntimeImpl rt = new RuntimeImpl(vertx, backend, node, onShutdown);
+    if (busLinks != null && busLinks.localAddress() != null) {
+      busLinks.listen(rt.reach);
+    }
     backend.addMembershipListener(rt.new Membership());
     rt.nodeTable.onChange(rt.placer::resourcesChanged);
     rt.nodeTable.onChange(rt.groupCoordinator::kick);
@@ -124,6 +141,9 @@ public final class RuntimeImpl implements KilnRuntime {
           return rt.agent.start();
         })
         .map(v -> {
+          if (busLinks != null && busLinks.localAddress() != null) {
+            rt.agent.setService(Reachability.BUS_SERVICE, busLinks.localAddress());
+          }
           rt.agent.publishRow();
           if (backend.isLeader()) {
             rt.janitor.repair();
@@ -333,6 +353,7 @@ public final class RuntimeImpl implements KilnRuntime {
     }
     stopped = true;
     views.stopped();
+    reach.stop();
     groupCoordinator.stop();
     return agent.shutdown()
         .compose(v -> Future.fromCompletionStage(janitor.removeOwnRecords()))
@@ -349,6 +370,7 @@ public final class RuntimeImpl implements KilnRuntime {
    */
   public void crash() {
     stopped = true;
+    reach.stop();
     groupCoordinator.stop();
     views.stopped();
     agent.abandon();
@@ -368,6 +390,7 @@ public final class RuntimeImpl implements KilnRuntime {
       LOG.info("node {} left the cluster", memberId);
       views.nodeChanged(memberId);
       calls.nodeDied(memberId);
+      reach.nodeLeft(memberId);
       agent.nodeDied(memberId);
       placer.resourcesChanged();
       if (backend.isLeader()) {

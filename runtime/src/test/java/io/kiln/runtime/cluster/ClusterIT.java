@@ -13,6 +13,7 @@ import io.kiln.runtime.InfeasibleResourcesException;
 import io.kiln.runtime.KilnCluster;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.NodeOptions;
+import io.kiln.runtime.NodeUnreachableException;
 import io.kiln.runtime.PlacementGroup;
 import io.kiln.runtime.PlacementGroupInfo;
 import io.kiln.runtime.PlacementGroupOptions;
@@ -44,7 +45,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * Three node processes on 127.0.0.1 plus this JVM as a driver node (no resources): remote creation and
  * calls, lookups from every node, a cross-node get-or-create race, lifetimes across a creator's exit,
  * placement groups (STRICT_SPREAD over the three nodes; a bundle rescheduled after SIGKILL), and SIGKILL of a
- * node. Ordered: the later tests take nodes away.
+ * node (its calls in flight fail at once as unreachable, later ones as dead). Ordered: the later tests take nodes
+ * away.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterIT {
@@ -214,13 +216,18 @@ class ClusterIT {
     long killed = System.nanoTime();
     nodes.kill("n3");
 
+    // The kernel closes the dead process's sockets at once: the call in flight fails on the event-bus connection's
+    // close, long before membership drops the node (4 s here).
     Throwable t = failure(inFlight, Duration.ofSeconds(30));
     long failedAfterMs = (System.nanoTime() - killed) / 1_000_000;
-    assertThat(t).isInstanceOf(ActorDiedException.class).hasMessageContaining("n3");
+    assertThat(t).isInstanceOf(NodeUnreachableException.class).hasMessageContaining("n3");
+    assertThat(((NodeUnreachableException) t).nodeId()).isEqualTo("n3");
     assertThat(failedAfterMs).isLessThan(10_000);
 
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(failure(driver.getActor("default",
         "pinned", Counter.class))).isInstanceOf(ActorNotFoundException.class));
+    // Until this node's own membership drops n3 its calls fail as unreachable; from then on, as dead.
+    await().atMost(Duration.ofSeconds(20)).until(() -> !driver.members().contains("n3"));
     assertThat(failure(pinned.call(Counter::get))).isInstanceOf(ActorDiedException.class);
 
     // The soft-affinity, detached actor with restarts left was re-created on a live node.

@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * A cluster node in its own process, for the multi-process tests: {@code --node-id --cluster --port --join
- * --resources k=v,k=v}. Prints {@code KILN-NODE-READY <clusterPort>} once joined; shuts down cleanly
+ * --resources k=v,k=v --failure-timeout-ms N} (4000 by default). Prints {@code KILN-NODE-READY <clusterPort>} once joined; shuts down cleanly
  * when its stdin closes (and dies abruptly on SIGKILL, which is the point).
  */
 public final class NodeMain {
@@ -35,7 +35,8 @@ public final class NodeMain {
     }
     String join = a.get("join");
     ClusterOptions cluster = new ClusterOptions(a.get("cluster"), "127.0.0.1", Integer.parseInt(a.getOrDefault("port", "0")),
-        join == null ? List.of() : List.of(join), Duration.ofSeconds(1), Duration.ofSeconds(4), null);
+        join == null ? List.of() : List.of(join), Duration.ofSeconds(1),
+        Duration.ofMillis(Long.parseLong(a.getOrDefault("failure-timeout-ms", "4000"))), null);
     KilnRuntime rt = KilnCluster.join(new NodeOptions(a.get("node-id"), "127.0.0.1", res, Map.of()), cluster)
         .toCompletableFuture().get();
     System.out.println("KILN-NODE-READY " + KilnCluster.clusterPort(rt));

@@ -49,6 +49,21 @@ public final class NodeProcesses implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends {@code signal} ({@code STOP}, {@code CONT}) to the node's process: {@code STOP} freezes it with its sockets
+   * open, as a hung host looks from outside (its kernel even accepts connections), {@code CONT} resumes it.
+   */
+  public void signal(String nodeId, String signal) throws IOException, InterruptedException {
+    KilnProcess p = nodes.get(nodeId);
+    if (p == null) {
+      throw new IllegalArgumentException("no node " + nodeId);
+    }
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
+    if (kill.waitFor() != 0) {
+      throw new IOException("kill -" + signal + " " + p.pid() + " failed");
+    }
+  }
+
   /** A clean stop: closes the node's stdin so it leaves the cluster (killed after 30 s). */
   public void stop(String nodeId) throws InterruptedException {
     KilnProcess p = nodes.remove(nodeId);
