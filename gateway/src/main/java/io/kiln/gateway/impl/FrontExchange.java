@@ -125,6 +125,18 @@ final class FrontExchange<C, A> extends Cancellation implements ChunkListener {
     return stream;
   }
 
+  /**
+   * Flow control for a stream written to one HTTP response: while {@code out}'s write queue is full the stream is
+   * paused (its worker stops after its credit window) and resumed when the queue drains.
+   */
+  void pauseWhileFull(io.vertx.core.streams.WriteStream<?> out) {
+    ResponseStream s = stream;
+    if (s != null && out.writeQueueFull()) {
+      s.pause();
+      out.drainHandler(v -> s.resume());
+    }
+  }
+
   /** Sends the request to a pool; the one place the exchange calls the dispatcher. */
   Future<InferenceResponse> dispatch(ModelInfo model, ValidatedRequest request, Hints hints) {
     if (clientGone) {

@@ -3,7 +3,6 @@ package io.kiln.gateway.impl;
 import io.kiln.gateway.ModelInfo;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
-import io.kiln.pools.ResponseStream;
 import io.kiln.pools.ValidatedRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
@@ -142,11 +141,7 @@ final class GenerateApi {
       }
       a.begin();
       resp.write(Buffer.buffer("data: ").appendBuffer(GenerateCodec.chunk(chunk).toBuffer()).appendString("\n\n"));
-      ResponseStream stream = ex.stream();
-      if (resp.writeQueueFull() && stream != null) {
-        stream.pause();
-        resp.drainHandler(v -> stream.resume());
-      }
+      ex.pauseWhileFull(resp);
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.kiln.gateway.impl;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
-import io.kiln.pools.ResponseStream;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TextModels;
 import io.vertx.core.buffer.Buffer;
@@ -109,11 +108,7 @@ final class OpenAiCompletions extends FrontExchange.Protocol<OpenAiCompletions.A
     }
     event(a, choice(a, text, finish));
     a.finished = finish != null;
-    ResponseStream stream = ex.stream();
-    if (resp.writeQueueFull() && stream != null) {
-      stream.pause();
-      resp.drainHandler(v -> stream.resume());
-    }
+    ex.pauseWhileFull(resp);
   }
 
   @Override

@@ -2,17 +2,8 @@ package io.kiln.engines.llm;
 
 import io.kiln.engines.llm.impl.DecoderLoader;
 import io.kiln.engines.llm.impl.DecoderOptions;
-import io.kiln.engines.llm.impl.DecoderRunner;
-import io.kiln.pools.ModelSignature;
-import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TextModels;
-import io.kiln.pools.spi.Engine;
-import io.kiln.pools.spi.SpecFields;
-import io.kiln.pools.spi.SpecProblem;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * Generative decoders ({@code engine: Decoder}): a causal LM exported by {@code optimum-cli export onnx --task
@@ -33,49 +24,12 @@ import java.util.OptionalLong;
  * cache, a GPU assigned without {@code allow_cpu_fallback}). It reports memory (the model file plus the KV cache).
  * The folder is never detected: specs name the engine.
  */
-public final class DecoderEngine implements Engine {
+public final class DecoderEngine extends TextEngine {
 
   public static final String NAME = "Decoder";
-  private static final Capabilities CAPABILITIES = new Capabilities(true, "token by token, continuously batched",
-      false, true, List.of(), "");
 
-  @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
-  public Capabilities capabilities() {
-    return CAPABILITIES;
-  }
-
-  /** Never: a decoder's {@code model.onnx} stays with the OnnxRuntime engine unless a spec names this one. */
-  @Override
-  public boolean recognizes(String fileName) {
-    return false;
-  }
-
-  @Override
-  public List<SpecProblem> check(SpecFields spec) {
-    List<SpecProblem> problems = new ArrayList<>(
-        io.kiln.engines.llm.impl.TextSpecs.check(NAME, TextModels.generation(), spec));
-    problems.addAll(DecoderOptions.problems(spec.options()));
-    return problems;
-  }
-
-  @Override
-  public List<String> optionNames() {
-    return DecoderOptions.NAMES;
-  }
-
-  @Override
-  public Optional<ModelSignature> defaultSignature(SpecFields spec) {
-    return Optional.of(TextModels.generation());
-  }
-
-  @Override
-  public Loaded load(ModelSpec spec, List<Integer> gpuIndices) {
-    DecoderRunner runner = DecoderLoader.load(spec, gpuIndices);
-    return new Loaded(runner, "cpu()", DecoderLoader.onnxRuntimeVersion(), "onnx", OptionalLong.empty());
+  public DecoderEngine() {
+    super(NAME, new Capabilities(true, "token by token, continuously batched", false, true, List.of(), ""),
+        TextModels.generation(), DecoderOptions.NAMES, DecoderOptions::problems, DecoderLoader::load);
   }
 }

@@ -1,18 +1,9 @@
 package io.kiln.engines.llm;
 
-import io.kiln.engines.llm.impl.DecoderLoader;
 import io.kiln.engines.llm.impl.EncoderOptions;
 import io.kiln.engines.llm.impl.EncoderRunner;
-import io.kiln.pools.ModelSignature;
-import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TextModels;
-import io.kiln.pools.spi.Engine;
-import io.kiln.pools.spi.SpecFields;
-import io.kiln.pools.spi.SpecProblem;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * Sentence encoders ({@code engine: Encoder}): a transformer encoder in ONNX with its {@code tokenizer.json}
@@ -29,48 +20,12 @@ import java.util.OptionalLong;
  * {@link io.kiln.pools.ModelLoadException} naming the cause. It reports memory (the model file). The folder is never
  * detected: specs name the engine.
  */
-public final class EncoderEngine implements Engine {
+public final class EncoderEngine extends TextEngine {
 
   public static final String NAME = "Encoder";
-  private static final Capabilities CAPABILITIES = new Capabilities(true, "", false, false, List.of(), "");
 
-  @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
-  public Capabilities capabilities() {
-    return CAPABILITIES;
-  }
-
-  /** Never: an encoder's {@code model.onnx} stays with the OnnxRuntime engine unless a spec names this one. */
-  @Override
-  public boolean recognizes(String fileName) {
-    return false;
-  }
-
-  @Override
-  public List<SpecProblem> check(SpecFields spec) {
-    List<SpecProblem> problems = new ArrayList<>(
-        io.kiln.engines.llm.impl.TextSpecs.check(NAME, TextModels.embedding(), spec));
-    problems.addAll(EncoderOptions.problems(spec.options()));
-    return problems;
-  }
-
-  @Override
-  public List<String> optionNames() {
-    return EncoderOptions.NAMES;
-  }
-
-  @Override
-  public Optional<ModelSignature> defaultSignature(SpecFields spec) {
-    return Optional.of(TextModels.embedding());
-  }
-
-  @Override
-  public Loaded load(ModelSpec spec, List<Integer> gpuIndices) {
-    EncoderRunner runner = EncoderRunner.load(spec, gpuIndices);
-    return new Loaded(runner, "cpu()", DecoderLoader.onnxRuntimeVersion(), "onnx", OptionalLong.empty());
+  public EncoderEngine() {
+    super(NAME, new Capabilities(true, "", false, false, List.of(), ""), TextModels.embedding(), EncoderOptions.NAMES,
+        EncoderOptions::problems, EncoderRunner::load);
   }
 }
