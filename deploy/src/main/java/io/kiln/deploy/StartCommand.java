@@ -81,6 +81,12 @@ final class StartCommand implements Callable<Integer> {
       + " a free one; fix it where a network policy must name it)")
   int busPort;
 
+  @Option(names = "--failure-detect-ms", paramLabel = "MS", defaultValue = "${env:KILN_FAILURE_DETECT_MS:-2000}",
+      description = "the bound on noticing a node whose event-bus connection went silent (a host gone, no reset "
+      + "seen): calls in flight to it fail over after at most this long; a process that dies on a reachable host is"
+      + " seen at once (default: $KILN_FAILURE_DETECT_MS, else ${DEFAULT-VALUE}; at least 200)")
+  long failureDetectMs;
+
   @Option(names = "--cluster-tls-cert", paramLabel = "PEM", description = "mutual TLS on the event bus between "
       + "nodes: this node's certificate chain (default: $KILN_CLUSTER_TLS_CERT); with --cluster-tls-key and "
       + "--cluster-tls-ca, only members whose certificate that CA signed exchange actor calls")
@@ -159,12 +165,16 @@ final class StartCommand implements Callable<Integer> {
     if (busPort < 0 || busPort > 65535) {
       throw new CliException("--bus-port must be 0..65535, got " + busPort);
     }
+    if (failureDetectMs < ClusterOptions.MIN_BUS_FAILURE_DETECT.toMillis()) {
+      throw new CliException("--failure-detect-ms must be at least " + ClusterOptions.MIN_BUS_FAILURE_DETECT.toMillis()
+          + " (a busy event loop's late answer would read as a death), got " + failureDetectMs);
+    }
     try {
       ClusterOptions c = d.isKubernetes() ? ClusterOptions.discovered(opts.host, clusterPort, d)
           : role.head ? ClusterOptions.head(opts.host, clusterPort)
           : ClusterOptions.join(opts.host, clusterPort, role.address);
       return c.withClusterName(clusterName).withSecret(s).withMinClusterSize(minClusterSize).withBusPort(busPort)
-          .withBusTls(busTls());
+          .withBusTls(busTls()).withBusFailureDetect(java.time.Duration.ofMillis(failureDetectMs));
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
     }
@@ -305,7 +315,7 @@ final class StartCommand implements Callable<Integer> {
       out.add(role.address);
     }
     out.addAll(List.of("--discovery", discovery().spelling(), "--min-cluster-size", Integer.toString(minClusterSize),
-        "--bus-port", Integer.toString(busPort)));
+        "--bus-port", Integer.toString(busPort), "--failure-detect-ms", Long.toString(failureDetectMs)));
     if (apply != null) {
       out.addAll(List.of("--apply", apply.toAbsolutePath().toString()));
     }

@@ -16,7 +16,7 @@ import picocli.CommandLine;
 
 /**
  * {@code kiln start}'s cluster flags as parsed ({@code --discovery}, {@code --min-cluster-size}, {@code --bus-port},
- * {@code --apply}) and the {@link ClusterOptions} they make, field by field (the runtime's HazelcastConfigsTest
+ * {@code --failure-detect-ms}, {@code --apply}) and the {@link ClusterOptions} they make, field by field (the runtime's HazelcastConfigsTest
  * follows those options into Hazelcast's Config); every bad value is one line naming its flag. In process, no
  * node starts.
  */
@@ -58,6 +58,9 @@ class StartDiscoveryOptionsTest {
     assertThat(o.secret()).isEqualTo("s3cret");
     assertThat(o.heartbeatInterval()).isEqualTo(ClusterOptions.DEFAULT_HEARTBEAT);
     assertThat(o.failureTimeout()).isEqualTo(ClusterOptions.DEFAULT_FAILURE_TIMEOUT);
+    assertThat(o.busFailureDetect()).isEqualTo(ClusterOptions.DEFAULT_BUS_FAILURE_DETECT);
+    assertThat(parse("--head", "--failure-detect-ms", "750").cluster().busFailureDetect())
+        .isEqualTo(java.time.Duration.ofMillis(750));
   }
 
   @Test
@@ -111,6 +114,9 @@ class StartDiscoveryOptionsTest {
     assertThat(notANumber.errLines()).singleElement().asString().contains("--min-cluster-size").contains("'two'");
     assertThat(kiln("start", "--head", "--bus-port", "70000").errLines()).singleElement().asString()
         .isEqualTo("kiln: --bus-port must be 0..65535, got 70000");
+    assertThat(kiln("start", "--head", "--failure-detect-ms", "50").errLines()).singleElement().asString()
+        .isEqualTo("kiln: --failure-detect-ms must be at least 200 (a busy event loop's late answer would read as a "
+            + "death), got 50");
 
     KilnCliTest.Run neither = kiln("start", "--discovery", "static");
     assertThat(neither.code()).isEqualTo(2);

@@ -57,7 +57,6 @@ final class ModelsWarmup {
   private final String nodeId;
   private final ServeController serve;
   private final PoolLoadBoard board;
-  private final NodeModelDirectory models;
   private final MeterRegistry registry;
   private final WarmupOptions options;
   private final WarmupTraffic.Ports ports;
@@ -69,13 +68,12 @@ final class ModelsWarmup {
   private volatile boolean stopped;
   private volatile boolean closed;
 
-  ModelsWarmup(Vertx vertx, String nodeId, ServeController serve, PoolLoadBoard board, NodeModelDirectory models,
+  ModelsWarmup(Vertx vertx, String nodeId, ServeController serve, PoolLoadBoard board,
                MeterRegistry registry, WarmupOptions options, WarmupTraffic.Ports ports, LongSupplier nanoClock) {
     this.vertx = vertx;
     this.nodeId = nodeId;
     this.serve = serve;
     this.board = board;
-    this.models = models;
     this.registry = registry;
     this.options = options;
     this.ports = ports;
@@ -147,9 +145,6 @@ final class ModelsWarmup {
       if (targets.isEmpty() || stopped) {
         return CompletableFuture.completedFuture(result(targets, problems));
       }
-      for (WarmupTraffic.Target t : targets) {
-        models.warm(t.model); // served through the hold, while it and the node still read not ready
-      }
       return ports.open(vertx, targets, registry, nanoClock)
           .thenCompose(t -> {
             traffic = t;
@@ -162,7 +157,6 @@ final class ModelsWarmup {
                 .orTimeout(options.duration().plus(NodeWarmup.GRACE.multipliedBy(2)).toMillis(), TimeUnit.MILLISECONDS)
                 .handle((x, err) -> {
                   vertx.cancelTimer(watchdog);
-                  targets.forEach(target -> models.warmed(target.model));
                   if (err != null) {
                     t.stop();
                     problems.put("*", "the traffic did not end in time: " + err);
@@ -254,7 +248,6 @@ final class ModelsWarmup {
   void close() {
     closed = true;
     stop();
-    options.deployments().forEach(models::warmed);
     WarmupTraffic t = traffic;
     if (t != null) {
       t.close();

@@ -19,7 +19,6 @@ final class NodeModelDirectory implements ModelDirectory {
   // One map for good: swapping immutable maps of 1 and 0 entries changed its class under the JIT's feet and
   // deoptimized the request path the moment the warm-up model went (measured).
   private final Map<String, ModelInfo> internal = new ConcurrentHashMap<>();
-  private final java.util.Set<String> warming = ConcurrentHashMap.newKeySet();
 
   NodeModelDirectory(ModelDirectory served) {
     this.served = served;
@@ -52,18 +51,16 @@ final class NodeModelDirectory implements ModelDirectory {
     return internal.containsKey(name);
   }
 
+  /**
+   * Every user model serves while the node warms, as soon as its pool is ready: the hold keeps load balancers away
+   * (the node's and the models' readiness read 503) but a request that reaches this node anyway (pinned to a node,
+   * or sent straight to its port) is served rather than refused — refusing it cut off requests pinned to other,
+   * ready nodes whenever they entered through a node still warming (issue #37). The node's warm-up traffic goes
+   * through this same path.
+   */
   @Override
   public boolean servesWhileHeld(String name) {
-    return warming.contains(name);
-  }
-
-  /** Lets the user's model {@code name} serve while the node is held not ready: it is being warmed. */
-  void warm(String name) {
-    warming.add(name);
-  }
-
-  void warmed(String name) {
-    warming.remove(name);
+    return true;
   }
 
   void addInternal(ModelInfo model) {

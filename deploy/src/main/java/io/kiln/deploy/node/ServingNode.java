@@ -234,7 +234,7 @@ public final class ServingNode implements AutoCloseable {
     WarmupTraffic.Ports ports = new WarmupTraffic.Ports(loopback(bindHost), gateway.httpPort(), gateway.grpcPort(), tls);
     NodeWarmup w = new NodeWarmup(runtime, pools, board, models, registry, options, ports, System::nanoTime);
     ModelsWarmup m = options.deployments().isEmpty() ? null : new ModelsWarmup(runtime.vertx(), runtime.nodeId(),
-        serve, board, models, registry, options, ports, System::nanoTime);
+        serve, board, registry, options, ports, System::nanoTime);
     warming = w;
     userWarming = m;
     // Last resort: whatever the warm-up waits on, the node goes ready at the latest this long after it began.

@@ -46,9 +46,9 @@ public interface ModelDirectory {
 
   /**
    * Whether a user's model {@code name} takes inference requests while a readiness hold keeps it reading not
-   * ready: its node warms it through the real ports before it reports ready (its own and the model's readiness
-   * stay 503 meanwhile, and load balancers send nothing). Called only while a hold is in place.
-   * None by default.
+   * ready (its own and the server's readiness stay 503 meanwhile, so load balancers send nothing): a node warming
+   * its serving path serves what reaches it anyway, as soon as the model's pool is ready. A model that is not ready
+   * is refused whatever this says. Called only while a hold is in place. None by default.
    */
   default boolean servesWhileHeld(String name) {
     return false;
