@@ -39,6 +39,9 @@ final class PythonModelRunner extends AbstractModelRunner implements StreamingMo
 
   static final String FORMAT = "python";
 
+  // Python's message for an import that failed: "No module named 'cv2'" (or 'a.b').
+  private static final java.util.regex.Pattern NO_MODULE = java.util.regex.Pattern.compile("No module named '([^']+)'");
+
   private final PythonProcess process;
   private final PythonOptions options;
   private final String device;
@@ -91,6 +94,15 @@ final class PythonModelRunner extends AbstractModelRunner implements StreamingMo
       return new PythonModelRunner(spec, process, gpus.isEmpty() ? "cpu()" : "gpu(" + gpus.get(0) + ")", version);
     } catch (ModelExecutionException e) {
       process.close();
+      java.util.regex.Matcher m = NO_MODULE.matcher(e.getMessage());
+      if (m.find()) { // imported while loading (inside a function, or a try the check left alone)
+        PythonModules.Result r = PythonModules.check(process.interpreter(), process.environment(),
+            List.of(m.group(1).split("\\.")[0]));
+        if (r != null && !r.missing().isEmpty()) {
+          throw new ModelLoadException(PythonModules.missingMessage(spec.uri().toString(), process.interpreter(), r,
+              process.environment()) + " (raised while loading: " + m.group() + ")", e);
+        }
+      }
       throw new ModelLoadException("model " + spec.uri() + " (class " + options.className() + " of " + dir.resolve(io.kiln.pools.ModelFolders.PYTHON_FILE)
           + ") did not load: " + e.getMessage(), e);
     } catch (RuntimeException e) {

@@ -66,6 +66,8 @@ final class PythonProcess implements AutoCloseable {
   private final String label;
   private final String model;
   private final Process process;
+  private final String interpreter;
+  private final Map<String, String> environment;
   private final InputStream in;
   private final OutputStream out;
   private final ScheduledExecutorService watchdog;
@@ -76,10 +78,13 @@ final class PythonProcess implements AutoCloseable {
   private volatile ModelExecutionException failure;
   private volatile boolean closing;
 
-  private PythonProcess(String label, String model, Process process) {
+  private PythonProcess(String label, String model, Process process, String interpreter,
+                        Map<String, String> environment) {
     this.label = label;
     this.model = model;
     this.process = process;
+    this.interpreter = interpreter;
+    this.environment = Map.copyOf(environment);
     this.in = new BufferedInputStream(process.getInputStream(), 1 << 16);
     this.out = new BufferedOutputStream(process.getOutputStream(), 1 << 16);
     this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -92,6 +97,16 @@ final class PythonProcess implements AutoCloseable {
     stderrPump.start();
   }
 
+  /** The interpreter command the process runs. */
+  String interpreter() {
+    return interpreter;
+  }
+
+  /** The process's environment. */
+  Map<String, String> environment() {
+    return environment;
+  }
+
   /**
    * Starts {@code kiln_worker.py} in {@code modelDir} (its working directory) under the configured
    * interpreter. Returns at once; the first {@link #exchange} (a {@code load}) tells whether it runs.
@@ -99,7 +114,8 @@ final class PythonProcess implements AutoCloseable {
    * @param gpus the worker's GPU indices: {@code CUDA_VISIBLE_DEVICES}, empty string when none
    * @param threads the spec's intra-op threads, 0 to leave the libraries' defaults
    * @param label names the process in thread names, log lines and errors (the worker's name, or the model's)
-   * @throws ModelLoadException when the interpreter cannot be found or started
+   * @throws ModelLoadException when the interpreter cannot be found or started, or lacks a module the worker or
+   *     model.py imports (see {@link PythonModules})
    */
   static PythonProcess start(Path modelDir, PythonOptions options, List<Integer> gpus, int threads, String label) {
     // The label is an argument only so that ps shows which worker a process belongs to.
@@ -114,10 +130,11 @@ final class PythonProcess implements AutoCloseable {
     }
     env.put("PYTHONUNBUFFERED", "1");
     env.putAll(options.env());
+    PythonModules.requireImports(command.get(0), modelDir, env, modelDir.toString());
     try {
       Process p = pb.start();
       LOG.info("python {}: started process {} ({} in {})", label, p.pid(), command.get(0), modelDir);
-      return new PythonProcess(label, modelDir.toString(), p);
+      return new PythonProcess(label, modelDir.toString(), p, command.get(0), env);
     } catch (IOException e) {
       throw new ModelLoadException("python.interpreter: cannot start '" + command.get(0) + "' for model " + modelDir
           + ": " + e.getMessage(), e);

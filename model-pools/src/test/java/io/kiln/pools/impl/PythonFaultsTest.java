@@ -116,8 +116,12 @@ class PythonFaultsTest {
     Files.setPosixFilePermissions(bare, PosixFilePermissions.fromString("rwx------"));
     ModelSpec spec = PythonTests.faulty(Map.of()).build();
     ModelSpec withBare = spec.toBuilder().python(spec.python().toBuilder().interpreter(bare.toString()).build()).build();
+    // Checked before the worker starts (PythonModules): the interpreter, the module, and who has it.
     assertThatThrownBy(() -> ModelRunners.load(withBare, List.of())).isInstanceOf(ModelLoadException.class)
-        .hasMessageContaining("died during 'load'").hasMessageContaining("No module named 'numpy'");
+        .hasMessageContaining("the Python interpreter '" + bare + "'")
+        .hasMessageContaining("has no module numpy, which Kiln's worker needs")
+        .hasMessageContaining(PythonTests.interpreter() + " (Python ")
+        .hasMessageContaining(": set the model's python.interpreter to ");
   }
 
   @Test
