@@ -48,7 +48,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       with resources, GPUs, labels, alive or down and since when, the leader), deployments (phase, desired and
  *       serving version, pools per node with workers, queue depth and in flight, every worker with its state and
  *       restarts), the cluster-wide per-model request series of the last {@code window} seconds (10..
- *       {@value #WINDOW_SECONDS}, default {@value #WINDOW_SECONDS}: requests/s, errors/s, p50 and p99 in ms), and
+ *       {@value #WINDOW_SECONDS}, default {@value #WINDOW_SECONDS}: requests/s, errors/s, p50 and p99 in ms), the
+ *       text generation models' panel ({@code llm}: per model, over the last {@value #LLM_SECONDS} s, time to first
+ *       token p50/p99, inter-token latency p50, output tokens/s, prefix-cache hit rate, preemptions; running and
+ *       waiting sequences and KV-cache use as the nodes last reported them), and
  *       the newest pipeline runs (with their steps and nodes) and jobs. Management token as {@code /api/v1}
  *       (401 without it); 400 naming the parameter for an unknown, repeated, too long or invalid one; 503 with
  *       {@code Retry-After} if the cluster's state does not arrive within {@value #ANSWER_TIMEOUT_MS} ms.</li>
@@ -64,6 +67,8 @@ public final class DashboardApi implements AutoCloseable {
   public static final int WINDOW_SECONDS = 300;
   public static final int MIN_WINDOW_SECONDS = 10;
   public static final long SAMPLE_PERIOD_MS = 1000;
+  /** The seconds the "Generative models" panel's rates and percentiles cover (the window, if shorter). */
+  public static final int LLM_SECONDS = 60;
   static final long REUSE_MS = 500;
   /** A poll the cluster's state has not answered by then gets 503 with {@code Retry-After} (never a hang). */
   static final long ANSWER_TIMEOUT_MS = 5000;
@@ -213,6 +218,7 @@ public final class DashboardApi implements AutoCloseable {
         TreeSet<String> names = new TreeSet<>();
         snap.path("deployments").forEach(d -> names.add(d.path("name").asText()));
         o.set("series", series.render(clock.millis() / 1000 - 1, shown, names));
+        o.set("llm", series.llm(clock.millis() / 1000 - 1, Math.min(LLM_SECONDS, shown)));
         ctx.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
             .putHeader(HttpHeaders.CACHE_CONTROL, "no-store").end(WireCodec.toJson(o));
       } catch (RuntimeException e) {

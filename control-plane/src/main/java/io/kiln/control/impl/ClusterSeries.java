@@ -195,6 +195,13 @@ public final class ClusterSeries {
     return o;
   }
 
+  /**
+   * The "Generative models" panel over the {@code seconds} ending with epoch second {@code end} ({@link LlmPanel}).
+   */
+  public synchronized ObjectNode llm(long end, int seconds) {
+    return LlmPanel.render(LlmPanel.of(nodes.values().stream().map(s -> s.bySeq).toList()), end, seconds);
+  }
+
   /** One model's requests in one second, all nodes (and all samples of that second) added up. */
   private static final class Acc {
     long n;

@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * {@code kiln.gateway.request.duration} timers from the node's registry — counts by outcome and their cumulative
  * histogram buckets — and keeps the difference to the previous read as one {@link Sample} in a ring of the last
  * {@code capacity} seconds. The request path is untouched: nothing is recorded per request beyond what the gateway
- * already records; the cost is one registry walk per second, proportional to the number of timer series.
+ * already records; the cost is one registry walk per second, proportional to the number of timer series. Each sample
+ * also carries the text generation models' figures ({@link LlmSampler}).
  *
  * <p>Histogram bucket deltas (not percentiles) are kept, so that samples of several nodes add up exactly and the
  * cluster's p50/p99 are read from their sum ({@link ClusterSeries}).
@@ -50,17 +51,22 @@ public final class RequestSampler {
    * after the last one they have, so a sample is never half-read (two reads within one second are two samples of
    * that second, added up by whoever plots them).
    */
-  record Sample(long seq, long second, Map<String, ModelDelta> models) {
+  record Sample(long seq, long second, Map<String, ModelDelta> models, Map<String, LlmSampler.LlmDelta> llm) {
+
+    Sample(long seq, long second, Map<String, ModelDelta> models) {
+      this(seq, second, models, Map.of());
+    }
   }
 
   /** A model's cumulative totals at one read. */
-  private record Totals(long count, long errors, double[] bounds, long[] cumulative) {
+  record Totals(long count, long errors, double[] bounds, long[] cumulative) {
   }
 
   private final MeterRegistry registry;
   private final Clock clock;
   private final int capacity;
   private final ArrayDeque<Sample> ring = new ArrayDeque<>();
+  private final LlmSampler llm;
   private final String incarnation = java.util.UUID.randomUUID().toString();
   private Map<String, Totals> previous; // null before the first read: that read is the baseline
   private long nextSeq;
@@ -72,12 +78,14 @@ public final class RequestSampler {
     this.registry = registry;
     this.clock = clock;
     this.capacity = capacity;
+    this.llm = new LlmSampler(registry);
   }
 
   /** Reads the timers and appends the second's sample (the first call only takes the baseline). */
   public synchronized void sample() {
     long second = clock.millis() / 1000;
     Map<String, Totals> now = read();
+    Map<String, LlmSampler.LlmDelta> generative = llm.sample();
     Map<String, Totals> before = previous;
     previous = now;
     if (before == null) {
@@ -90,7 +98,7 @@ public final class RequestSampler {
         models.put(e.getKey(), d);
       }
     }
-    ring.addLast(new Sample(nextSeq++, second, Map.copyOf(models)));
+    ring.addLast(new Sample(nextSeq++, second, Map.copyOf(models), generative));
     while (ring.size() > capacity) {
       ring.pollFirst();
     }
@@ -122,22 +130,25 @@ public final class RequestSampler {
       if (model == null || model.equals(UNKNOWN_MODEL)) {
         continue;
       }
-      boolean ok = OK.equals(t.getId().getTag("outcome"));
-      HistogramSnapshot s = t.takeSnapshot();
-      CountAtBucket[] buckets = s.histogramCounts();
-      double[] bounds = new double[buckets.length];
-      long[] cumulative = new long[buckets.length];
-      for (int i = 0; i < buckets.length; i++) {
-        bounds[i] = buckets[i].bucket(TimeUnit.SECONDS);
-        cumulative[i] = (long) buckets[i].count();
-      }
-      Totals mine = new Totals(s.count(), ok ? 0 : s.count(), bounds, cumulative);
-      out.merge(model, mine, RequestSampler::sum);
+      out.merge(model, totals(t, OK.equals(t.getId().getTag("outcome"))), RequestSampler::sum);
     }
     return out;
   }
 
-  private static Totals sum(Totals a, Totals b) {
+  /** {@code t}'s count and cumulative buckets now; its count are errors unless {@code ok}. */
+  static Totals totals(Timer t, boolean ok) {
+    HistogramSnapshot s = t.takeSnapshot();
+    CountAtBucket[] buckets = s.histogramCounts();
+    double[] bounds = new double[buckets.length];
+    long[] cumulative = new long[buckets.length];
+    for (int i = 0; i < buckets.length; i++) {
+      bounds[i] = buckets[i].bucket(TimeUnit.SECONDS);
+      cumulative[i] = (long) buckets[i].count();
+    }
+    return new Totals(s.count(), ok ? 0 : s.count(), bounds, cumulative);
+  }
+
+  static Totals sum(Totals a, Totals b) {
     if (a.bounds().length != b.bounds().length) {
       // Timers of one model with other bucket layouts cannot be added bucket by bucket: keep the counts only.
       return new Totals(a.count() + b.count(), a.errors() + b.errors(), a.bounds(), a.cumulative());
@@ -150,7 +161,7 @@ public final class RequestSampler {
   }
 
   /** The requests between two reads; null if none. A total that went down (meters removed) starts again from 0. */
-  private static ModelDelta delta(Totals now, Totals before) {
+  static ModelDelta delta(Totals now, Totals before) {
     boolean reset = before == null || now.count() < before.count()
         || before.bounds().length != now.bounds().length;
     long n = reset ? now.count() : now.count() - before.count();

@@ -1,14 +1,15 @@
 // Kiln's dashboard: polls GET /api/v1/dashboard once a second and draws it. Plain DOM and inline SVG, no framework.
 // The management token, if the cluster has one, comes once from this page's address (?token=...), is kept in this
 // tab's sessionStorage, removed from the address bar, and sent only as an Authorization header.
-// window.kiln holds what was last drawn (tests and curious operators read it): data, plotted[model] = series.
+// window.kiln holds what was last drawn (tests and curious operators read it): data, plotted[model] = series,
+// llm[model] = the "Generative models" row's figures.
 (function () {
   'use strict';
   const TOKEN_KEY = 'kiln.token';
   const POLL_MS = 1000;
   const FETCH_TIMEOUT_MS = 8000; // a node that does not answer never stops the polling
   const SVGNS = 'http://www.w3.org/2000/svg';
-  const state = window.kiln = { data: null, plotted: {}, polls: 0, failures: 0, lastOkMs: 0 };
+  const state = window.kiln = { data: null, plotted: {}, llm: {}, polls: 0, failures: 0, lastOkMs: 0 };
 
   (function takeTokenFromAddress() {
     const params = new URLSearchParams(location.search);
@@ -210,6 +211,32 @@
       el('code', {}, 'kiln deploy app.yaml'), ' adds some.')]));
   }
 
+  // One row per text generation model: the server's own figures (GET /api/v1/dashboard's llm), as measured.
+  function renderLlm(data) {
+    const llm = data.llm || {};
+    const names = Object.keys(llm).sort();
+    state.llm = llm;
+    document.getElementById('llm-panel').hidden = names.length === 0;
+    const pct = v => v === null || v === undefined ? '–' : (100 * v).toFixed(v < 0.1 ? 1 : 0) + ' %';
+    const cell = (field, text) => el('td', { 'data-field': field }, text);
+    const rows = names.map(name => {
+      const m = llm[name];
+      return el('tr', { 'data-llm': name },
+        el('td', {}, el('b', {}, name)),
+        cell('ttft', fmt.ms(m.ttftP50Ms) + ' / ' + fmt.ms(m.ttftP99Ms)),
+        cell('itl', fmt.ms(m.itlP50Ms)),
+        cell('tokens', fmt.num(m.tokensPerSecond)),
+        cell('sequences', m.running === null ? '–' : fmt.num(m.running) + ' / ' + fmt.num(m.waiting)),
+        cell('kv', pct(m.kvUsage)),
+        cell('prefix', pct(m.prefixHitRate)),
+        cell('preemptions', fmt.num(m.preemptions)));
+    });
+    document.querySelector('#llm tbody').replaceChildren(...rows);
+    const seconds = names.length ? llm[names[0]].seconds : 0;
+    document.getElementById('llm-note').textContent = names.length ? 'rates, percentiles, hit rate and preemptions '
+      + 'over the last ' + seconds + ' s of all nodes; sequences and KV use as each node last reported them' : '';
+  }
+
   function renderRuns(data) {
     const rows = data.pipelineRuns.map(r => el('tr', { 'data-run': r.runId },
       el('td', {}, r.runId), el('td', {}, r.pipeline), el('td', {}, badge(r.state)),
@@ -247,6 +274,7 @@
       ' deployments ready · served by ', el('b', {}, data.node)));
     renderNodes(data);
     renderDeployments(data);
+    renderLlm(data);
     renderRuns(data);
     renderJobs(data);
   }

@@ -40,6 +40,9 @@ final class StreamDispatcher {
     }
   };
 
+  /** A stream that never opened (no route): counted by the gateway's request meters only, not as a generation. */
+  private static final String REFUSED = new String("refused"); // compared by identity
+
   private final PoolDirectory pools;
   private final Router router;
   private final Dispatcher dispatcher;
@@ -82,7 +85,7 @@ final class StreamDispatcher {
       throw new CapacityExceededException("too many streams: this gateway holds " + limits.maxStreams()
           + " open (its limit)", Duration.ofSeconds(Math.max(1, retryAfterSeconds)));
     }
-    Metered metered = new Metered(model.name(), listener);
+    Metered metered = new Metered(model, listener);
     cancellation.onCancel(metered); // a withdrawn stream's listener hears nothing more: the cancel releases its slot
     try {
       if (!model.signature().streaming()) {
@@ -100,7 +103,7 @@ final class StreamDispatcher {
               io.kiln.pools.RequestContext.Priority.NORMAL, cancellation),
           limits.window(), limits.maxChunkBytes(), metered);
     } catch (RuntimeException e) {
-      metered.settle();
+      metered.settle(REFUSED);
       throw e;
     }
   }
@@ -122,18 +125,20 @@ final class StreamDispatcher {
 
   /**
    * Counts the stream as active until it settles or its token is cancelled (it runs as the token's listener, on the
-   * cancelling thread), and times its chunks.
+   * cancelling thread), and times its chunks; a text generation's also as such ({@link LlmMetrics}).
    */
   private final class Metered implements ChunkListener, Runnable {
     private final String model;
     private final ChunkListener inner;
     private final long opened = nanoClock.getAsLong();
+    private final LlmMetrics.Generation generation; // null: not a text generation model
     private long last;
     private boolean settled;
 
-    Metered(String model, ChunkListener inner) {
-      this.model = model;
+    Metered(ModelInfo model, ChunkListener inner) {
+      this.model = model.name();
       this.inner = inner;
+      this.generation = streamMetrics.llm.startIfGenerates(model.name(), model.signature(), opened);
     }
 
     @Override
@@ -141,30 +146,37 @@ final class StreamDispatcher {
       long t = nanoClock.getAsLong();
       streamMetrics.chunk(model, t - (last == 0 ? opened : last), last == 0);
       last = t;
+      if (generation != null) {
+        generation.chunk(chunk, t);
+      }
       inner.chunk(chunk);
     }
 
     @Override
     public void end(Map<String, Object> parameters) {
-      settle();
+      settle(null);
       inner.end(parameters);
     }
 
     @Override
     public void error(Throwable error) {
-      settle();
+      settle(LlmMetrics.ERROR);
       inner.error(error);
     }
 
     @Override
     public void run() {
-      settle();
+      settle(LlmMetrics.ABORT);
     }
 
-    synchronized void settle() {
+    /** @param outcome null: ended well; {@link LlmMetrics#ERROR}, {@link LlmMetrics#ABORT}, or {@link #REFUSED} */
+    synchronized void settle(String outcome) {
       if (!settled) {
         settled = true;
         streamMetrics.active.decrementAndGet();
+        if (generation != null && outcome != REFUSED) {
+          generation.end(outcome, nanoClock.getAsLong());
+        }
       }
     }
   }

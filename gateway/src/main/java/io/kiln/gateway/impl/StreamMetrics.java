@@ -15,18 +15,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code kiln.gateway.stream.chunk.interval} (time between a stream's chunks), histograms tagged by model with the
  * {@link MeterBuckets#LATENCY} buckets; {@code kiln.gateway.stream.chunks} (counter, by model) and
  * {@code kiln.gateway.streams.in.flight} (gauge, open streams). The
- * active count is also the admission counter of {@link StreamDispatcher}. Thread-safe.
+ * active count is also the admission counter of {@link StreamDispatcher}. The streams of text generation models
+ * are also timed as such ({@link LlmMetrics}). Thread-safe.
  */
 final class StreamMetrics {
 
   private final MeterRegistry registry;
   final AtomicInteger active = new AtomicInteger();
+  final LlmMetrics llm;
   private final ConcurrentHashMap<String, Timer> first = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> interval = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Counter> chunks = new ConcurrentHashMap<>();
 
   StreamMetrics(MeterRegistry registry) {
     this.registry = registry;
+    this.llm = new LlmMetrics(registry);
     Gauge.builder("kiln.gateway.streams.in.flight", active, AtomicInteger::get)
         .description("Streams this gateway holds open").register(registry);
   }

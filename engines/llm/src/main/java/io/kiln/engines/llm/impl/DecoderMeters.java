@@ -11,7 +11,9 @@ import java.util.function.ToDoubleFunction;
 import java.util.function.Supplier;
 
 /**
- * A decoder runner's meters: gauges of its sequences and KV blocks, counters of its tokens, prefix-cache hits and
+ * A decoder runner's meters: gauges of its sequences ({@code kiln_decoder_sequences{state=running|waiting}}) and KV
+ * blocks ({@code kiln_decoder_kv_blocks{state=used|available}}, {@code kiln_decoder_kv_cache_usage_ratio}), counters
+ * of its tokens, prefix-cache lookups and hits (in tokens: {@code rate(hit) / rate(lookup)} is the hit rate) and
  * preemptions. They read the runner's last published {@link DecoderStats} (the runner's state belongs to its worker
  * thread; a scrape runs on another), so they lag by at most one step. Registered once; {@link #remove} on close.
  */
@@ -30,10 +32,14 @@ final class DecoderMeters {
         "KV blocks referenced by sequences");
     gauge("kiln.decoder.kv.blocks", tags.and("state", "available"), stats, DecoderStats::kvBlocksAvailable,
         "KV blocks free or evictable");
+    gauge("kiln.decoder.kv.cache.usage.ratio", tags, stats, DecoderStats::kvUsageRatio,
+        "share of the KV cache's blocks referenced by sequences, 0 to 1");
     gauge("kiln.decoder.kv.blocks.cached", tags, stats, DecoderStats::kvBlocksCached,
         "full KV blocks the prefix cache holds");
     counter("kiln.decoder.prefix.cache.hit.tokens", tags, stats, DecoderStats::prefixCacheHitTokens,
         "prompt tokens found in the prefix cache");
+    counter("kiln.decoder.prefix.cache.lookup.tokens", tags, stats, DecoderStats::prefixCacheLookupTokens,
+        "tokens of admitted sequences looked up in the prefix cache (0 with the cache off)");
     counter("kiln.decoder.preemptions", tags, stats, DecoderStats::preemptions,
         "sequences preempted to free KV blocks");
     counter("kiln.decoder.tokens", tags.and("kind", "prompt"), stats, DecoderStats::promptTokens,

@@ -244,8 +244,8 @@ public final class DecoderRunner implements StreamingModelRunner {
   /** The runner's counters now; cheap, but like every method to be called on the worker's thread. */
   public DecoderStats stats() {
     return new DecoderStats(scheduler.running(), scheduler.waiting(), pool.used(), pool.total(), pool.cachedBlocks(),
-        parts.blockSize(), scheduler.prefixHitTokens(), scheduler.preemptions(), promptTokens, generationTokens,
-        steps, model.runs());
+        parts.blockSize(), scheduler.prefixHitTokens(), scheduler.prefixLookupTokens(), scheduler.preemptions(),
+        promptTokens, generationTokens, steps, model.runs());
   }
 
   /** Time spent inside ONNX Runtime so far (the rest of a step is Java: scheduling, KV copies, sampling, text). */
@@ -258,6 +258,7 @@ public final class DecoderRunner implements StreamingModelRunner {
     generationTokens = 0;
     steps = 0;
     model.resetRuns();
+    scheduler.resetCounters();
     published = stats();
   }
 

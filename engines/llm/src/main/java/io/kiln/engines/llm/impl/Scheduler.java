@@ -36,6 +36,7 @@ final class Scheduler {
   private long admissions;
   private long preemptions;
   private long prefixHitTokens;
+  private long prefixLookupTokens;
 
   Scheduler(BlockPool pool, int blockSize, int maxBatchedTokens, boolean prefixCache) {
     this.pool = pool;
@@ -138,6 +139,9 @@ final class Scheduler {
         s.cachedPromptTokens = Math.min(hit, s.promptTokens);
       }
       prefixHitTokens += hit;
+      if (prefixCache) {
+        prefixLookupTokens += s.length(); // the denominator of the hit rate: every token that could have been found
+      }
       running.add(s);
       work.add(new Work(s, s.computed, n));
       budget -= n;
@@ -239,5 +243,17 @@ final class Scheduler {
 
   long prefixHitTokens() {
     return prefixHitTokens;
+  }
+
+  /** Zeroes the totals (after the warm-up), as the runner zeroes its own. */
+  void resetCounters() {
+    preemptions = 0;
+    prefixHitTokens = 0;
+    prefixLookupTokens = 0;
+  }
+
+  /** Tokens of the sequences admitted (each admission, a preempted one's again) looked up in the prefix cache. */
+  long prefixLookupTokens() {
+    return prefixLookupTokens;
   }
 }
