@@ -150,11 +150,13 @@ public final class Applications {
     Graphs graphs = graphs();
     Set<String> keepGraphs = new HashSet<>();
     applied.graphs().forEach(g -> keepGraphs.add(g.name()));
-    // A deployment or graph only in the cluster that the file's own pipelines infer on is part of what the file
-    // needs, and so are the deployments of the graphs kept.
+    // A deployment or graph only in the cluster that the file's own pipelines infer (or generate) on is part of what
+    // the file needs, and so are the deployments of the graphs kept.
     applied.pipelines().forEach(p -> p.steps().forEach(s -> {
       if (s.action() instanceof StepAction.Infer infer) {
         (infer.graph() ? keepGraphs : keepDeployments).add(infer.deployment());
+      } else if (s.action() instanceof StepAction.Generate generate) {
+        keepDeployments.add(generate.deployment());
       }
     }));
     keepGraphs.forEach(g -> (graphs == null ? java.util.Optional.<GraphSpec>empty() : graphs.graph(g))

@@ -144,7 +144,16 @@ public final class PipelineLoader {
           StepClasses classes = options.checkClasses() ? StepClasses.on(options.classLoader()) : StepClasses.UNCHECKED;
           Set<String> graphNames = new HashSet<>(known.graphs());
           graphNames.addAll(declaredNames(root, DeploymentLoader.GRAPHS));
-          pipelines = new PipelineReader(reading, names, graphNames, classes).read(section, DeploymentLoader.PIPELINES);
+          java.util.Map<String, io.kiln.pools.ModelSignature> signatures = new java.util.HashMap<>();
+          for (String n : knownDeployments) {
+            deployed.apply(n).ifPresent(d -> signatures.put(n, d.model().signature()));
+          }
+          deployments.forEach(d -> signatures.put(d.name(), d.model().signature()));
+          java.util.Map<String, Set<String>> graphOutputs = new java.util.HashMap<>();
+          graphs.forEach(g -> graphOutputs.put(g.name(), g.outputs().stream().map(o -> o.tensor().name())
+              .collect(java.util.stream.Collectors.toSet())));
+          pipelines = new PipelineReader(reading, names, graphNames, signatures, graphOutputs, classes)
+              .source(text).read(section, DeploymentLoader.PIPELINES);
         }
       }
     } catch (Problems.Abort stop) {
@@ -190,6 +199,10 @@ public final class PipelineLoader {
         if (action instanceof StepAction.Infer infer && !infer.graph() && !names.contains(infer.deployment())) {
           problems.add(new io.kiln.serve.Problem(file, 1, 1, at + ".infer.deployment",
               "unknown deployment '" + infer.deployment() + "'; known deployments: "
+                  + String.join(", ", new java.util.TreeSet<>(names))));
+        } else if (action instanceof StepAction.Generate generate && !names.contains(generate.deployment())) {
+          problems.add(new io.kiln.serve.Problem(file, 1, 1, at + ".generate.deployment",
+              "unknown deployment '" + generate.deployment() + "'; known deployments: "
                   + String.join(", ", new java.util.TreeSet<>(names))));
         } else if (action instanceof StepAction.Custom custom) {
           String problem = classes.problem(custom.className());

@@ -79,6 +79,18 @@ public record PipelineSpec(String name, List<StepSpec> steps, OnNodeLoss onNodeL
         return "same_node_as '" + target + "' must name an earlier step";
       }
     }
+    if (s.action() instanceof StepAction.Generate g) {
+      String problem = io.kiln.pipelines.impl.StepReferences.problem(g.prompt());
+      if (problem != null) {
+        return "prompt: " + problem;
+      }
+      for (var ref : io.kiln.pipelines.impl.StepReferences.refs(g.prompt())) {
+        Integer t = earlier.get(ref.step());
+        if (t == null || t == i) {
+          return "prompt reference '" + ref.written() + "' must name an earlier step";
+        }
+      }
+    }
     if (s.action() instanceof StepAction.Infer infer) {
       Integer t = earlier.get(infer.input());
       if (t == null || t == i || all.get(t).kind() != StepKind.FETCH) {

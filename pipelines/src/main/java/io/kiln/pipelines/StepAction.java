@@ -3,6 +3,7 @@ package io.kiln.pipelines;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -18,6 +19,7 @@ import java.util.Objects;
     @JsonSubTypes.Type(value = StepAction.Fetch.class, name = "fetch"),
     @JsonSubTypes.Type(value = StepAction.Infer.class, name = "infer"),
     @JsonSubTypes.Type(value = StepAction.Webhook.class, name = "webhook"),
+    @JsonSubTypes.Type(value = StepAction.Generate.class, name = "generate"),
     @JsonSubTypes.Type(value = StepAction.Custom.class, name = "class")})
 public sealed interface StepAction {
 
@@ -110,6 +112,61 @@ public sealed interface StepAction {
     @Override
     public StepKind kind() {
       return StepKind.CLASS;
+    }
+  }
+
+  /**
+   * Render {@code prompt} and generate text with this node's pool of {@code deployment}, a text generation model
+   * ({@link io.kiln.pools.TextModels}): the prompt's {@code ${input.NAME}} placeholders are the run's input, its
+   * {@code {{STEP.FIELD}}} references earlier steps' results (an output tensor of an infer step, lines joined by
+   * {@code \n}; a field of any other step's result), rendered on the node the step runs on.
+   *
+   * @param chat the prompt is one user message rendered by the model's chat template (as
+   *     {@code /v1/chat/completions} renders it); false: the prompt is the model's text as is ({@code /v1/completions})
+   * @param temperature 0 is greedy: the same prompt always gives the same text
+   * @param topP null: the model's default (1)
+   * @param topK null: the model's default (all)
+   * @param seed null: unseeded
+   * @param stop at most {@link #MAX_STOPS} stop strings, none empty
+   */
+  record Generate(String deployment, String prompt, boolean chat, int maxTokens, double temperature, Double topP,
+                  Integer topK, Long seed, List<String> stop) implements StepAction {
+
+    /** Tokens a generate step asks for unless it says otherwise. */
+    public static final int DEFAULT_MAX_TOKENS = 128;
+    /** Stop strings at most, as OpenAI's API takes. */
+    public static final int MAX_STOPS = 4;
+    /** Longest prompt template, in characters. */
+    public static final int MAX_PROMPT_CHARS = 65_536;
+
+    public Generate {
+      Objects.requireNonNull(deployment, "deployment");
+      Objects.requireNonNull(prompt, "prompt");
+      if (prompt.isEmpty() || prompt.length() > MAX_PROMPT_CHARS) {
+        throw new IllegalArgumentException("generate prompt must hold 1 to " + MAX_PROMPT_CHARS + " characters, got "
+            + prompt.length());
+      }
+      if (maxTokens < 1) {
+        throw new IllegalArgumentException("generate max_tokens must be at least 1, got " + maxTokens);
+      }
+      if (!(temperature >= 0 && temperature <= 2)) {
+        throw new IllegalArgumentException("generate temperature must be in [0, 2], got " + temperature);
+      }
+      if (topP != null && !(topP > 0 && topP <= 1)) {
+        throw new IllegalArgumentException("generate top_p must be in (0, 1], got " + topP);
+      }
+      if (topK != null && topK < 0) {
+        throw new IllegalArgumentException("generate top_k must be >= 0, got " + topK);
+      }
+      stop = stop == null ? List.of() : List.copyOf(stop);
+      if (stop.size() > MAX_STOPS || stop.stream().anyMatch(String::isEmpty)) {
+        throw new IllegalArgumentException("generate stop takes at most " + MAX_STOPS + " non-empty strings");
+      }
+    }
+
+    @Override
+    public StepKind kind() {
+      return StepKind.GENERATE;
     }
   }
 }

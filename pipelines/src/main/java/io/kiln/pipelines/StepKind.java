@@ -10,6 +10,8 @@ public enum StepKind {
   INFER("infer"),
   /** POST the run's results as JSON to a URL. */
   WEBHOOK("webhook"),
+  /** Render a prompt from the run's input and earlier steps' results and generate text with a text model's pool. */
+  GENERATE("generate"),
   /** A {@link Step} implementation on the classpath. */
   CLASS("class");
 

@@ -4,11 +4,18 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What a step that succeeded produced, and where it ran.
+ * What a step that succeeded produced, where and when it ran.
  *
  * @param output JSON-like values (numbers may come back as any {@link Number} type after crossing nodes)
+ * @param startedAtMs when its attempt started on its node (epoch millis; 0 when unknown)
+ * @param endedAtMs when it ended there
  */
-public record StepResult(String step, String nodeId, Map<String, Object> output) {
+public record StepResult(String step, String nodeId, Map<String, Object> output, long startedAtMs, long endedAtMs) {
+
+  /** A result without timings. */
+  public StepResult(String step, String nodeId, Map<String, Object> output) {
+    this(step, nodeId, output, 0, 0);
+  }
 
   public StepResult {
     Objects.requireNonNull(step, "step");

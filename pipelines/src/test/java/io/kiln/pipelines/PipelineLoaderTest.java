@@ -144,7 +144,8 @@ class PipelineLoaderTest {
     List<Problem> ps = problems(media("      fetch: {uri: \"${input.media_uri}\", max_bytes: 1048576}",
         "      fetsch: {uri: \"${input.media_uri}\"}"));
     assertThat(ps).extracting(Problem::toString).containsExactly(
-        "app.yaml:16:9: pipelines[0].steps[0]: a step needs one of fetch, infer, webhook, class (what it does)",
+        "app.yaml:16:9: pipelines[0].steps[0]: a step needs one of fetch, infer, webhook, generate, class"
+            + " (what it does)",
         "app.yaml:17:9: pipelines[0].steps[0].fetsch: unknown field 'fetsch'; did you mean 'fetch'?");
   }
 

@@ -31,6 +31,7 @@ public final class PipelineReader {
   private final Problems problems;
   private final InferModels models;
   private final StepClasses classes;
+  private String source; // null: problems inside a text field are reported at the field
 
   /**
    * @param deployments names of the deployments an infer step may use (this file's and those already
@@ -47,10 +48,33 @@ public final class PipelineReader {
    * @param classes checks user step classes; {@link StepClasses#UNCHECKED} to skip
    */
   public PipelineReader(Reading reading, Set<String> deployments, Set<String> graphs, StepClasses classes) {
+    this(reading, deployments, graphs, Map.of(), Map.of(), classes);
+  }
+
+  /**
+   * As {@link #PipelineReader(Reading, Set, Set, StepClasses)}, with what is known of the models' signatures, so that
+   * a generate step names a text generation model and a {@code {{STEP.FIELD}}} reference to an infer step names one
+   * of its outputs (those whose signature is not known here are checked when the step runs).
+   *
+   * @param signatures deployments' signatures by name
+   * @param graphOutputs graphs' output names by name
+   */
+  public PipelineReader(Reading reading, Set<String> deployments, Set<String> graphs,
+                        Map<String, io.kiln.pools.ModelSignature> signatures, Map<String, Set<String>> graphOutputs,
+                        StepClasses classes) {
     this.reading = reading;
     this.problems = reading.problems();
-    this.models = new InferModels(deployments, graphs);
+    this.models = new InferModels(deployments, graphs, signatures, graphOutputs);
     this.classes = classes;
+  }
+
+  /**
+   * The YAML text the nodes were composed from, so that a problem inside a text field (a prompt's reference) is
+   * reported at its own line and column rather than the field's.
+   */
+  public PipelineReader source(String text) {
+    this.source = text;
+    return this;
   }
 
   /** The pipelines of {@code section} (the value of {@code pipelines:}), complete only if nothing was reported. */
@@ -105,7 +129,7 @@ public final class PipelineReader {
       } else if (stepNodes.size() > PipelineSpec.MAX_STEPS) {
         problems.at(m.at("steps"), m.path("steps"), stepNodes.size() + " steps; at most " + PipelineSpec.MAX_STEPS);
       } else {
-        StepsReader r = new StepsReader(reading, models, classes, stepNodes, m.path("steps"));
+        StepsReader r = new StepsReader(reading, models, classes, stepNodes, m.path("steps"), source);
         for (int i = 0; i < stepNodes.size(); i++) {
           StepSpec s = r.step(i);
           if (s != null) {

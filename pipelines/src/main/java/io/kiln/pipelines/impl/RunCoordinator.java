@@ -153,6 +153,11 @@ final class RunCoordinator {
             problem = infer.graph() ? "no graph named '" + infer.deployment() + "' (apply it with its deployments)"
                 : "deployment '" + infer.deployment() + "' has no version ready to serve";
           }
+        } else if (s.action() instanceof StepAction.Generate gen) {
+          target = env.resolver().resolve(gen.deployment()).orElse(null);
+          if (target == null) {
+            problem = "deployment '" + gen.deployment() + "' has no version ready to serve";
+          }
         }
       } catch (IllegalStateException e) {
         options = null;
@@ -169,7 +174,8 @@ final class RunCoordinator {
       event("step_queued", s.name(), pinned == null ? "" : pinned, attempt, "strategy " + s.placement()
           + (options.resources().isZero() ? "" : ", resources " + options.resources()));
       persist();
-      inv = new StepInvocation(runId, spec.name(), s.name(), attempt, s.action(), input, Map.copyOf(results), target,
+      inv = new StepInvocation(runId, spec.name(), s.name(), attempt, s.action(), input,
+          java.util.Collections.unmodifiableMap(new LinkedHashMap<>(results)), target,
           s.timeoutMs());
     }
     env.runtime().task(StepTasks::run, inv).options(options).remote()
@@ -187,7 +193,8 @@ final class RunCoordinator {
       if (err == null) {
         steps[i] = new StepStatus(s.name(), s.kind(), StepState.SUCCEEDED, out.nodeId(), st.attempts(), st.queuedAtMs(),
             out.startedAtMs(), out.endedAtMs(), "", out.output());
-        results.put(s.name(), new StepResult(s.name(), out.nodeId(), out.output()));
+        results.put(s.name(), new StepResult(s.name(), out.nodeId(), out.output(), out.startedAtMs(),
+            out.endedAtMs()));
         event("step_succeeded", s.name(), out.nodeId(), st.attempts(), "took " + (out.endedAtMs() - out.startedAtMs())
             + " ms");
         if (i + 1 < steps.length) {

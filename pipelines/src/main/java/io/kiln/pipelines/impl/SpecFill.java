@@ -46,6 +46,11 @@ public final class SpecFill {
       httpOnly(where, url);
       return new StepAction.Webhook(url, w.timeoutMs());
     }
+    if (a instanceof StepAction.Generate g) {
+      // Filled on its node with the earlier steps' results, in one pass; a missing input field is refused now.
+      fillChecked(where + " prompt", g.prompt(), input);
+      return g;
+    }
     if (a instanceof StepAction.Custom c) {
       Map<String, String> params = new TreeMap<>();
       c.params().forEach((k, v) -> params.put(k, fillChecked(where + " param '" + k + "'", v, input)));

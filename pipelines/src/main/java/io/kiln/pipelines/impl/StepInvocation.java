@@ -10,7 +10,7 @@ import java.util.Objects;
  * The argument of the step task: everything the node running a step needs, already resolved (placeholders
  * filled, the deployment's version chosen). Encoded as CBOR when it crosses nodes.
  *
- * @param results earlier steps' results, by step name
+ * @param results earlier steps' results, by step name, in the order they ran
  * @param target the pool an infer step calls; null for other kinds
  */
 public record StepInvocation(String runId, String pipeline, String step, int attempt, StepAction action,

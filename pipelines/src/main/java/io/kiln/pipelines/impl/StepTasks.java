@@ -44,6 +44,8 @@ public final class StepTasks {
         output = InferStep.run(ctx, services, i, inv.target(), inv.timeoutMs());
       } else if (a instanceof StepAction.Webhook w) {
         output = webhook(services, inv, w);
+      } else if (a instanceof StepAction.Generate g) {
+        output = GenerateStep.run(inv, services, g, inv.target(), inv.timeoutMs());
       } else {
         output = custom(services, ctx, (StepAction.Custom) a);
       }
@@ -78,8 +80,18 @@ public final class StepTasks {
     body.put("node", services.nodeId());
     body.put("input", inv.input());
     Map<String, Object> results = new LinkedHashMap<>();
-    inv.results().forEach((name, r) -> results.put(name, r.output()));
+    Map<String, Object> timings = new LinkedHashMap<>();
+    inv.results().forEach((name, r) -> { // in the order the steps ran (the coordinator's order, kept on the wire)
+      results.put(name, r.output());
+      Map<String, Object> t = new LinkedHashMap<>();
+      t.put("node", r.nodeId());
+      t.put("started_at_ms", r.startedAtMs());
+      t.put("ended_at_ms", r.endedAtMs());
+      t.put("took_ms", r.endedAtMs() - r.startedAtMs());
+      timings.put(name, t);
+    });
     body.put("results", results);
+    body.put("timings", timings);
     int status = services.webhooks().post(w.url(), WireCodec.toJson(body), Duration.ofMillis(w.timeoutMs()));
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("url", w.url());

@@ -27,7 +27,7 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  */
 final class StepsReader {
 
-  private static final List<String> KINDS = List.of("fetch", "infer", "webhook", "class");
+  private static final List<String> KINDS = List.of("fetch", "infer", "webhook", "generate", "class");
   private static final Pattern RESOURCE_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]{0,63}");
   private static final Pattern CLASS_NAME = Pattern.compile("([A-Za-z_$][A-Za-z0-9_$]*\\.)*[A-Za-z_$][A-Za-z0-9_$]*");
 
@@ -37,17 +37,21 @@ final class StepsReader {
   private final StepClasses classes;
   private final List<Node> nodes;
   private final String path;
+  private final String source;
   private final List<String> names = new ArrayList<>();
   private final List<String> kinds = new ArrayList<>();
   private final List<StepPlacement> placements = new ArrayList<>();
+  private final List<StepAction> actions = new ArrayList<>(); // null: not read yet, or had problems
 
-  StepsReader(Reading reading, InferModels models, StepClasses classes, List<Node> nodes, String path) {
+  /** @param source the YAML text the nodes come from, or null */
+  StepsReader(Reading reading, InferModels models, StepClasses classes, List<Node> nodes, String path, String source) {
     this.reading = reading;
     this.problems = reading.problems();
     this.models = models;
     this.classes = classes;
     this.nodes = nodes;
     this.path = path;
+    this.source = source;
     // Names and kinds first, so a reference to a later or unknown step can be told apart.
     for (Node n : nodes) {
       String name = null;
@@ -66,6 +70,7 @@ final class StepsReader {
       names.add(name);
       kinds.add(kindsHere.size() == 1 ? kindsHere.get(0) : null); // null: unknown, reported with the step
       placements.add(null);
+      actions.add(null);
     }
   }
 
@@ -104,6 +109,8 @@ final class StepsReader {
         case "fetch" -> fetch(m);
         case "infer" -> infer(m, i, placement);
         case "webhook" -> webhook(m);
+        case "generate" -> GenerateReader.read(reading, models, m, i,
+            GenerateReader.steps(names, this::fields), source);
         default -> custom(m);
       };
     }
@@ -115,6 +122,7 @@ final class StepsReader {
     }
     m.finish();
     placements.set(i, placement);
+    actions.set(i, problems.count() > before ? null : action);
     if (problems.count() > before || action == null || placement == null || resources == null || retries == null
         || timeout == null) {
       return null;
@@ -125,6 +133,16 @@ final class StepsReader {
       problems.at(nodes.get(i), p, "invalid step: " + e.getMessage());
       return null;
     }
+  }
+
+  /** The fields of earlier step {@code k}'s result: empty if it had problems, null if any may be there. */
+  private java.util.Set<String> fields(int k) {
+    StepAction a = actions.get(k);
+    if (a == null) {
+      return java.util.Set.of();
+    }
+    return StepReferences.fields(a.kind(), a instanceof StepAction.Infer infer
+        ? models.outputs(infer.deployment(), infer.graph()) : null);
   }
 
   private StepAction fetch(MappingReader m) {

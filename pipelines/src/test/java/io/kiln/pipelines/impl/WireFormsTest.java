@@ -63,6 +63,27 @@ class WireFormsTest {
   }
 
   @Test
+  void generateStepsAndTimedResultsRoundTrip() throws Exception {
+    StepAction.Generate g = new StepAction.Generate("tiny-gpt", "Sum up ${input.t}:\n{{fetch.uri}}", true, 32, 0.7,
+        0.9, 40, -3L, List.of("\n\n", "END"));
+    PipelineSpec spec = new PipelineSpec("gen", List.of(SPEC.steps().get(0), new StepSpec("summary", g,
+        Resources.NONE, StepPlacement.sameNodeAs("fetch"), 1, 1000)), OnNodeLoss.FAIL, 0, "", 60_000);
+    String json = WireCodec.toJson(spec);
+    assertThat(json).contains("\"kind\":\"generate\"").doesNotContain("io.kiln");
+    assertThat(WireCodec.fromJson(json, PipelineSpec.class)).isEqualTo(spec);
+    ObjectMapper cbor = WireCodec.cbor();
+    StepInvocation inv = new StepInvocation("run-1", "gen", "summary", 1, g, Map.of("t", "x"), Map.of("fetch",
+        new StepResult("fetch", "node-b", Map.of("uri", "http://u"), 100, 250)), null, 1000);
+    StepInvocation back = cbor.readValue(cbor.writeValueAsBytes(inv), StepInvocation.class);
+    assertThat(back.action()).isEqualTo(g);
+    assertThat(back.results().get("fetch")).isEqualTo(inv.results().get("fetch"));
+    assertThat(List.of(back.results().get("fetch").startedAtMs(), back.results().get("fetch").endedAtMs()))
+        .containsExactly(100L, 250L);
+    StepAction.Generate plain = new StepAction.Generate("m", "p", false, 1, 0, null, null, null, null);
+    assertThat(cbor.readValue(cbor.writeValueAsBytes(plain), StepAction.class)).isEqualTo(plain);
+  }
+
+  @Test
   void runStatusesRoundTripAsJson() {
     RunStatus s = new RunStatus("media-1", "media", RunState.FAILED, "node-a", Map.of("uri", "file:///x"),
         List.of(new StepStatus("fetch", StepKind.FETCH, StepState.SUCCEEDED, "node-b", 1, 10, 11, 12, "",
