@@ -8,6 +8,8 @@
 #                    gateway before the kill and again after the detection; default 5000)
 #   failover   [r]   3 node processes, open loop through two gateways (r unpinned/s each, default 360, and 40/s pinned to
 #                    n3), SIGKILL n3: in-flight unpinned requests re-sent elsewhere, the failover window's p50/p99/max
+#   node-loss-processes  3 node processes each time (no size): the leader SIGKILLed under a client, a node SIGKILLed
+#                    mid-stream, a node SIGKILLed mid-job; figures of each in its own JSON
 #   drain      [n]   3 node processes, traffic through two gateways, SIGTERM the third: nothing may fail, exit 0
 #                    (n: answers per gateway before the drain and again after it; default 5000)
 #   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
@@ -61,6 +63,7 @@ scenario() {
     failover)  it deploy NodeLossFailoverIT -Dkiln.reliability.failover.unpinnedPerSecond="${size:-360}" \
                   -Dkiln.reliability.failover.pinnedPerSecond=40 -Dkiln.reliability.failover.serviceMs=5 \
                   -Dkiln.reliability.failover.seconds=15 ;;
+    node-loss-processes) it deploy NodeLossProcessesIT ;;
     drain)     it deploy DrainIT -Dkiln.reliability.drain.requests="${size:-5000}" ;;
     crash)     unit deploy WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
     leader)    unit serve LeaderLossMidDeployTest ;;
@@ -85,8 +88,8 @@ scenario() {
     engines)   unit deploy 'PythonWorkerKillTest,PythonMemoryLeakTest,OnnxLoadFailureTest' \
                   -Dkiln.reliability.pykill.kills="${size:-3}" -Dkiln.reliability.leak.kills="${size:-4}" ;;
     job-loss)  unit pipelines 'JobBatchesTest#killingANodeThatHoldsBatchesLosesNoResultAndDuplicatesNone' ;;
-    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss failover drain partition engines job-loss soak; do scenario "$s"; done; return ;;
-    *)         sed -n '2,35p' "$0"; exit 2 ;;
+    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss node-loss-processes failover drain partition engines job-loss soak; do scenario "$s"; done; return ;;
+    *)         sed -n '2,37p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true

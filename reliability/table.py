@@ -92,6 +92,18 @@ if ll:
             r["failedCleanly"], r["lost"], "-", f"new leader {r['newLeaderMs']} ms",
             f"READY {r['readyMs']} ms; {r['managers']} managers, {r['workers']} workers, {r['modelLoads']:.0f} model "
             "loads (none twice)", cmd("reliability/run.sh leader"))
+lp = load("leader-loss-processes")
+if lp:
+    assert lp["sent"] == lp["succeeded"] + lp["failedCleanly"] + lp["lost"], "leader-loss-processes: outcomes do not add up"
+    clients = "a closed-loop client" if lp["clients"] == 1 else f"{lp['clients']} closed-loop clients"
+    row("Leader loss (real processes)", f"3 node processes, identity pools on `n1` and `n2`, {clients} on `n2`'s "
+        "gateway", "SIGKILL of the head (the leader; no pool) while traffic flows",
+        lp["sent"], lp["succeeded"], lp["failedCleanly"], lp["lost"], "-",
+        f"new leader (`{lp['newLeader']}`) in status {n(lp['newLeaderMs'])} ms after the kill",
+        f"a second deployment, applied through `n1` once `{lp['newLeader']}` led, READY on `n1` and `n2` "
+        f"{n(lp['secondDeploymentReadyMs'])} ms after the kill and answering through `n2`; the client through `n2` answered {n(lp['succeededBeforeKill'])} before the kill, "
+        f"{n(lp['succeededKillToNewLeader'])} until the new leader, {n(lp['succeededWhileRedeploying'])} while the "
+        f"deployment was applied, {n(lp['succeededAfter'])} after", cmd("reliability/run.sh node-loss-processes"))
 ov = load("overload")
 if ov:
     nm, o, a = ov["normal"], ov["overload"], ov["after"]
@@ -270,6 +282,16 @@ if st:
         f"{st['chunksBeforeTheEnd']} chunks; the stream ends, never hangs", "-",
         cmd("reliability/run.sh stream"))
 
+sp = load("stream-node-loss-processes")
+if sp:
+    assert sp["streams"] == sp["endedWithErrorEvent"] + sp["lost"], "stream-node-loss-processes: outcomes do not add up"
+    row("Node killed mid-stream (real processes)", f"{sp['nodes']} node processes, the `builtin:chunks` pool on `n1` "
+        f"({sp['chunkDelayMs']} ms per chunk), an SSE client on `n2`'s gateway", "SIGKILL of `n1` mid-stream",
+        f"{sp['streams']} stream", "-", sp["endedWithErrorEvent"], sp["lost"], "-",
+        (f"a final `event: error` (\"{json.loads(sp['errorEvent'])['error']}\") " if sp["errorEvent"] else
+         "no error event: ") + f"{sp['endedAfterKillMs']} ms after the kill, after {sp['chunksBeforeTheEnd']} chunks; "
+        "the stream ends, never hangs", "-", cmd("reliability/run.sh node-loss-processes"))
+
 so = load("soak")
 if so:
     p = so["poison"]
@@ -344,6 +366,20 @@ if jl:
                  f"{jl['redispatched']} inputs redispatched; duplicated {jl['duplicated']}",
                  f"job SUCCEEDED {jl['endedAfterKillMs']} ms after the kill; {jl['resumedAfterKill']} inputs finished after it",
                  cmd("reliability/run.sh job-loss"))
+
+jp = load("job-loss-processes")
+if jp:
+    assert jp["inputs"] == jp["results"] + jp["failed"] + jp["lost"], "job-loss-processes: outcomes do not add up"
+    causes = ", ".join(f"`{k}` {v}" for k, v in jp["failuresByCause"].items()) or "none"
+    row("Node killed mid-job (real processes)", f"{jp['nodes']} node processes, the head coordinating a job of "
+        f"{jp['inputs']} one-row files over `builtin:sleep` pools on `n1`, `n2` ({jp['batchMs']} ms a batch of up to "
+        f"{jp['maxBatchSize']}; `per_node: {jp['perNode']}`)",
+        f"SIGKILL of `n1` with {jp['inFlightAtKill']} inputs in flight ({jp['doneAtKill']} done before)",
+        jp["inputs"], jp["results"], jp["failed"], jp["lost"], "-",
+        f"{jp['redispatched']} inputs redispatched ({causes}); duplicated {jp['duplicated']}",
+        f"job {jp['state']} {jp['endedAfterKillMs'] / 1000:.1f} s after the kill (`n2` alone, load average "
+        f"{jp['loadAverage']:.1f}); {jp['results']} inputs with their one right result file, {jp['wrongValues']} wrong, "
+        f"{jp['strayFiles']} stray files", cmd("reliability/run.sh node-loss-processes"))
 
 
 print("| scenario | load | fault | sent | succeeded | failed cleanly | lost | reset by the killed node | detection | "
