@@ -28,7 +28,7 @@ class KilnMonitoringTest {
     for (String config : List.of("prometheus-kubernetes.yml", "prometheus-static.yml")) {
       Promtool.Result r = Promtool.run(MonitoringFiles.PROMETHEUS, "check", "config", config);
       assertSucceeds(r);
-      assertThat(r.output()).contains("SUCCESS: 1 rule files found").contains("SUCCESS: 8 rules found");
+      assertThat(r.output()).contains("SUCCESS: 1 rule files found").contains("SUCCESS: 9 rules found");
     }
   }
 
@@ -41,7 +41,8 @@ class KilnMonitoringTest {
     String rules = MonitoringFiles.read(MonitoringFiles.RULES);
     String unitTests = MonitoringFiles.read(MonitoringFiles.RULE_TESTS);
     for (String alert : List.of("KilnHighErrorRatio", "KilnQueueNearlyFull", "KilnLatencyP99OverSlo", "KilnNodeDown",
-        "KilnNodeOutOfCluster", "KilnWorkerRestartLoop", "KilnDeploymentFailed", "KilnDeploymentUnschedulable")) {
+        "KilnNodeOutOfCluster", "KilnWorkerRestartLoop", "KilnDeploymentFailed", "KilnDeploymentUnschedulable",
+        "KilnLlmKvCacheExhausted")) {
       assertThat(rules).contains("alert: " + alert);
       assertThat(unitTests).as("a unit test of %s", alert).contains("alertname: " + alert);
     }

@@ -211,6 +211,12 @@ class LlmMetricsEndToEndTest {
         .noneMatch(line -> line.startsWith("kiln_llm") || line.startsWith("kiln_decoder"));
     assertThat(m.text()).contains("kiln_llm_time_to_first_token_seconds_bucket",
         "kiln_llm_inter_token_latency_seconds_bucket", "kiln_decoder_prefix_cache_lookup_tokens_total");
+    // Grafana's "Generative models" row and the KV-cache alert use only names this node exports.
+    java.util.Set<String> referenced = new java.util.TreeSet<>(MonitoringFiles.referencedNames());
+    referenced.removeIf(name -> !MonitoringFiles.generative(name));
+    assertThat(referenced).contains("kiln_llm_time_to_first_token_seconds_bucket",
+        "kiln_decoder_kv_cache_usage_ratio", "kiln_decoder_preemptions_total");
+    assertThat(MonitoringFiles.sampleNames(m.text())).containsAll(referenced);
   }
 
   @Test

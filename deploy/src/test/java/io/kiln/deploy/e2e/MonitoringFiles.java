@@ -46,6 +46,11 @@ final class MonitoringFiles {
     return names;
   }
 
+  /** Whether {@code name} is a text-generation model's (the gateway's {@code kiln_llm_*}, the decoder's). */
+  static boolean generative(String name) {
+    return name.startsWith("kiln_llm_") || name.startsWith("kiln_decoder_");
+  }
+
   /** The dashboard's PromQL queries (every target's expr), Grafana's variables left in. */
   static List<String> dashboardQueries() {
     List<String> out = new ArrayList<>();
