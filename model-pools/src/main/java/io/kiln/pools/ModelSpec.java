@@ -60,11 +60,14 @@ import java.util.Set;
  *     {@code https://}, optional for {@code s3://}, empty for a local folder
  * @param options the engine's own settings ({@code options:} in YAML, e.g. a decoder's KV-cache budget), as written;
  *     each engine judges its own in {@link io.kiln.pools.spi.Engine#check} (empty: none)
+ * @param sequence a stateful model's sequences and implicit state ({@code sequence:} in YAML), or null for a model
+ *     whose requests stand alone; its state tensors are among {@code inputs}/{@code outputs} (what the model takes)
+ *     but not in {@link #signature()} (what clients send)
  */
 public record ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
                         List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
                         int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming,
-                        String sha256, Map<String, String> options) {
+                        String sha256, Map<String, String> options, SequenceSpec sequence) {
 
   public static final String ENGINE_PYTORCH = "PyTorch";
   public static final String ENGINE_BUILTIN = "Builtin";
@@ -143,6 +146,15 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(problems.get(0).toString());
     }
+    if (sequence != null) {
+      if (streaming) {
+        throw new IllegalArgumentException("sequence: a streaming model cannot keep sequences");
+      }
+      String problem = sequence.problemWith(inputs, outputs);
+      if (problem != null) {
+        throw new IllegalArgumentException(problem);
+      }
+    }
     String formatProblem = SpecRules.formatFits(engine, format);
     if (formatProblem != null) { // the message starts with the field: "format applies to ..."
       throw new IllegalArgumentException(formatProblem);
@@ -154,7 +166,16 @@ public record ModelSpec(Path uri, String engine, String format, String architect
                    List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
                    PythonOptions python, boolean allowCpuFallback, boolean streaming) {
     this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
-        allowCpuFallback, streaming, "", Map.of());
+        allowCpuFallback, streaming, "", Map.of(), null);
+  }
+
+  /** A spec of a model without sequences. */
+  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
+                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
+                   PythonOptions python, boolean allowCpuFallback, boolean streaming, String sha256,
+                   Map<String, String> options) {
+    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
+        allowCpuFallback, streaming, sha256, options, null);
   }
 
   /** A spec of a model that streams only if it is a streaming built-in. */
@@ -188,7 +209,8 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public Builder toBuilder() {
     return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
         .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming).sha256(sha256).options(options);
+        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming).sha256(sha256).options(options)
+        .sequence(sequence);
   }
 
   /** The remote URI this spec's model is downloaded from, or empty for a local folder or a built-in. */
@@ -207,8 +229,24 @@ public record ModelSpec(Path uri, String engine, String format, String architect
         : java.util.Optional.empty();
   }
 
-  /** The tensors requests are checked against; a built-in that declares no outputs names them like its inputs. */
+  /**
+   * The tensors requests are checked against; a built-in that declares no outputs names them like its inputs. A
+   * sequence model's state tensors are left out: the worker feeds them, the client never sees them.
+   */
   public ModelSignature signature() {
+    List<TensorSpec> in = inputs;
+    List<TensorSpec> out = outputs.isEmpty() && isBuiltin() ? inputs : outputs;
+    if (sequence != null) {
+      Set<String> stateIn = sequence.stateInputs();
+      Set<String> stateOut = sequence.stateOutputs();
+      in = in.stream().filter(t -> !stateIn.contains(t.name())).toList();
+      out = out.stream().filter(t -> !stateOut.contains(t.name())).toList();
+    }
+    return new ModelSignature(in, out, streaming);
+  }
+
+  /** What the model itself takes and gives, state tensors included ({@link #signature()} for a plain model). */
+  public ModelSignature modelSignature() {
     return new ModelSignature(inputs, outputs.isEmpty() && isBuiltin() ? inputs : outputs, streaming);
   }
 
@@ -291,6 +329,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     private boolean streaming;
     private String sha256 = "";
     private Map<String, String> options = Map.of();
+    private SequenceSpec sequence;
 
     private Builder() {
     }
@@ -399,13 +438,19 @@ public record ModelSpec(Path uri, String engine, String format, String architect
       return this;
     }
 
+    /** The model's sequences and implicit state (see {@link ModelSpec#sequence()}); null (the default) for none. */
+    public Builder sequence(SequenceSpec sequence) {
+      this.sequence = sequence;
+      return this;
+    }
+
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
       if (uri == null) {
         throw new IllegalArgumentException("uri: required");
       }
       return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads, python, allowCpuFallback, streaming, sha256, options);
+          interOpThreads, python, allowCpuFallback, streaming, sha256, options, sequence);
     }
   }
 }

@@ -37,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * {@link ModelExecutionException} when the model failed: a failure of that call, which the manager treats
  * as a failed worker and answers by restarting it (reloading its model).
  *
+ * <p>A worker of a sequence model ({@link ModelSpec#sequence()}) keeps each of its sequences' state between
+ * {@link #infer} calls, feeding it in and taking it out of the answers ({@code SequenceStates}); a restart loses it.
+ *
  * <p>Each load increments the counter {@code kiln.pool.worker.loads} (tags deployment, version, node) of
  * the node's {@link MeterRegistry} local service, when the node has one, and records its load and warm-up times;
  * each restart counts in {@code kiln.pool.worker.restarts} ({@link WorkerLoadMeters}). On a node that samples its GPUs
@@ -60,6 +63,7 @@ public final class ModelWorker implements AutoCloseable {
   private final java.util.function.IntConsumer stepWidth; // streams per model step of the stream loop
   private final String name;
   private final io.kiln.pools.trace.Spans spans;
+  private final io.kiln.pools.impl.SequenceStates sequences; // null unless the model keeps sequences
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
@@ -78,6 +82,7 @@ public final class ModelWorker implements AutoCloseable {
       this.streams = null;
       this.stepWidth = n -> { };
       this.gpuMeters = null;
+      this.sequences = null;
       this.models = new WorkerModels(spec.repository(), ctx.gpuIndices(), registry.orElse(null), tags);
       this.multiplexInfo = new ModelLoadInfo(ctx.gpuIndices().isEmpty() ? "cpu" : "gpu(" + ctx.gpuIndices().get(0) + ")",
           Duration.ZERO, Duration.ZERO, List.of(), spec.model().engine(), "", "multiplexed", OptionalLong.empty(), 0);
@@ -88,6 +93,8 @@ public final class ModelWorker implements AutoCloseable {
     this.models = null;
     this.multiplexInfo = null;
     this.runner = ModelRunners.load(spec.model(), ctx.gpuIndices());
+    this.sequences = spec.model().sequence() == null ? null
+        : new io.kiln.pools.impl.SequenceStates(spec.model(), name, System::nanoTime);
     registry.ifPresent(r -> WorkerLoadMeters.loaded(r, tags, runner.loadInfo()));
     this.gpuMeters = registry.isPresent() && gpus.isPresent()
         ? WorkerGpuMeters.register(registry.get(), gpus.get(), Tags.of("deployment", spec.deployment(), "version",
@@ -177,7 +184,25 @@ public final class ModelWorker implements AutoCloseable {
   }
 
   private List<List<Tensor>> run(List<InferenceRequest> batch) {
+    if (sequences != null) {
+      return sequences.run(batch, runner::infer);
+    }
     return models != null ? models.infer(batch) : runner.infer(batch);
+  }
+
+  /**
+   * Frees the state of sequences its pool ended or expired (see {@link SequenceSpec}); ids it does not hold are
+   * ignored. Runs in turn with the batches, so a state is never freed under a batch using it.
+   *
+   * @return how many it held
+   */
+  public int endSequences(List<String> ids) {
+    return sequences == null ? 0 : sequences.end(ids);
+  }
+
+  /** How many sequences hold state on this worker (0 for a model without sequences). */
+  public int openSequences() {
+    return sequences == null ? 0 : sequences.size();
   }
 
   /**

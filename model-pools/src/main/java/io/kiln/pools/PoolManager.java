@@ -56,6 +56,10 @@ import java.util.concurrent.CompletionStage;
  * busy, idle, are slots): a stream dispatched to a slot joins the worker's step loop at its next step, so up to
  * {@code max_batch_size} streams share one worker's steps, joining and leaving as they come and end.
  *
+ * <p><b>Sequences.</b> A pool of a sequence model ({@link ModelSpec#sequence()}) runs each sequence on the worker
+ * that holds its state, one request of it at a time, frees idle ones and reports those whose worker failed as lost
+ * (see {@link io.kiln.pools.impl.PoolSequences}; docs/sequences.md).
+ *
  * <p>It publishes its load every ~100 ms on the event bus for the {@link PoolLoadBoard}s of all nodes.
  *
  * <p><b>Health:</b> every {@code health.period} it probes each worker in rotation on its serving thread;
@@ -76,6 +80,7 @@ public final class PoolManager implements AutoCloseable {
   private final PoolWorkers workers;
   private final LoadReporter reporter;
   private final HealthProber health;
+  private final io.kiln.pools.impl.PoolSequences sequences; // null unless the model keeps sequences
   private final DispatchTimes times = new DispatchTimes();
   /** The tokens of the requests a cancel may name, by ticket (the wire form of their callers' tokens). */
   private final Map<String, Cancellation> tickets = new HashMap<>();
@@ -102,6 +107,10 @@ public final class PoolManager implements AutoCloseable {
         spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF),
         spec.repository() == null ? spec.model().signature() : null);
     dispatcher.limitParallelism(parallelism(spec, Runtime.getRuntime().availableProcessors()));
+    this.sequences = spec.model().sequence() == null || spec.repository() != null ? null
+        : new io.kiln.pools.impl.PoolSequences(spec.deployment(), spec.model().sequence(), stateTakenWhole(spec.model()),
+            spec.config().maxQueued(), dispatcher, new VertxTimers(context), System::nanoTime, registry,
+            PoolDispatcher.meterTags(spec.deployment(), spec.version(), spec.nodeId()));
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
@@ -110,7 +119,7 @@ public final class PoolManager implements AutoCloseable {
     // A probe call outlives the health timeout, so the prober's own timer always decides.
     Duration probeTimeout = spec.health().timeout().multipliedBy(2).plusSeconds(1);
     this.health = new HealthProber(spec.health(), new VertxTimers(context), r -> context.runOnContext(v -> r.run()),
-        () -> workers.probeTargets(probeTimeout), workers::restartSilent);
+        () -> workers.probeTargets(probeTimeout), this::restartSilent);
     reporter.start();
     workers.start();
     health.start();
@@ -129,6 +138,19 @@ public final class PoolManager implements AutoCloseable {
       return Integer.MAX_VALUE;
     }
     return Math.max(1, cores / intraOp);
+  }
+
+  // A state the model takes whole (Silero VAD's [2, -1, 128]) cannot be stacked: each sequence request runs alone.
+  private static boolean stateTakenWhole(ModelSpec model) {
+    java.util.Set<String> state = model.sequence().stateInputs();
+    return model.inputs().stream().anyMatch(t -> state.contains(t.name()) && !t.scalar() && !t.batched());
+  }
+
+  private void restartSilent(String worker, String why) {
+    if (sequences != null) {
+      sequences.workerLost(worker, "it stopped answering health probes: " + why);
+    }
+    workers.restartSilent(worker, why);
   }
 
   // A multiplexed pool checks each request against its own model's signature.
@@ -196,8 +218,11 @@ public final class PoolManager implements AutoCloseable {
     String ticket = call.ticket();
     // The pool's own context of the request's wire form; a ticket is a token a cancel may come for.
     Cancellation cancellation = ticket == null ? Cancellation.NONE : Cancellation.create();
-    CompletableFuture<List<Tensor>> outputs = dispatcher.submit(request, RequestContext.of(call.requestId(),
-        arrived + timeoutMs * 1_000_000, call.trace(), call.priority(), cancellation), call.validated(), call.stream());
+    RequestContext context = RequestContext.of(call.requestId(), arrived + timeoutMs * 1_000_000, call.trace(),
+        call.priority(), cancellation);
+    CompletableFuture<List<Tensor>> outputs = sequences != null
+        ? sequences.submit(request, context, call.validated())
+        : dispatcher.submit(request, context, call.validated(), call.stream());
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, cancellation);
     }
@@ -332,6 +357,9 @@ public final class PoolManager implements AutoCloseable {
     }
     closed = true;
     health.stop();
+    if (sequences != null) {
+      sequences.close();
+    }
     workers.close();
     reporter.stop();
     dispatcher.close();
@@ -344,6 +372,9 @@ public final class PoolManager implements AutoCloseable {
   }
 
   private void workerFailed(String id, Throwable cause) {
+    if (sequences != null) {
+      sequences.workerLost(id, cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName());
+    }
     workers.workerFailed(id, cause);
   }
 

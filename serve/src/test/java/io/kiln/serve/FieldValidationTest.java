@@ -50,7 +50,7 @@ class FieldValidationTest {
   void unknownFieldFarFromAnyListsTheKnownOnes() {
     String yaml = MINIMAL + "    colour: red\n";
     onlyProblem(yaml, 11, 5, "deployments[0].colour",
-        "unknown field 'colour'; expected one of: name, version, queue, batching, autoscaling, health, repository, model, pool");
+        "unknown field 'colour'; expected one of: name, version, queue, batching, autoscaling, health, repository, model, pool, sequence");
   }
 
   @Test

@@ -131,6 +131,7 @@ final class ModelsWarmup {
           if (s instanceof DeploymentSpec spec) {
             boolean streaming = spec.model().streaming();
             String why = spec.multiplexed() ? "a multiplexed deployment (its models load on demand)"
+                : spec.model().sequence() != null ? "a sequence model (its requests belong to sequences)"
                 : WarmupRequests.why(spec.model().signature(), streaming);
             if (why != null) {
               problems.put(name, "skipped: " + why);

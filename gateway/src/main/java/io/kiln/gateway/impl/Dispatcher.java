@@ -76,6 +76,8 @@ final class Dispatcher {
   private final Predicate<String> unmetered;
   /** The calls' deadlines: one list and at most one timer per event loop, not a timer per call. */
   private final Deadlines deadlines;
+  /** The node each sequence's requests go to (requests carrying {@code sequence_id}). */
+  private final SequenceRoutes sequences = new SequenceRoutes();
 
   /** @param unmetered models whose routing decisions are counted out of sight (the directory's internal ones) */
   Dispatcher(Vertx vertx, PoolDirectory pools, Router router, GatewayMetrics metrics, long defaultTimeoutMillis,
@@ -139,7 +141,9 @@ final class Dispatcher {
       List<PoolEndpoint> all = pools.pools(deployment, model.version());
       List<PoolEndpoint> candidates = refused.isEmpty() ? all
           : all.stream().filter(p -> !refused.contains(p.nodeId())).toList();
-      Router.Route route = router.route(deployment, candidates, hints.pinnedNode(), multiplexedModel(model, request));
+      String pinned = hints.pinnedNode() != null ? hints.pinnedNode()
+          : sequences.node(model.name(), request.request().parameters(), all);
+      Router.Route route = router.route(deployment, candidates, pinned, multiplexedModel(model, request));
       metrics.routed(route.reason(), unmetered.test(model.name()));
       target = route.target();
       sent = pools.send(target, deployment, model.version(), request, rc);
@@ -172,7 +176,8 @@ final class Dispatcher {
       // deadline.
       boolean lost = poolLost(cause);
       if ((lost || cause instanceof CapacityExceededException && refused.isEmpty())
-          && hints.pinnedNode() == null && !call.promise.future().isComplete()
+          && hints.pinnedNode() == null && !SequenceRoutes.names(request.request().parameters())
+          && !call.promise.future().isComplete()
           && nanoClock.getAsLong() < rc.deadlineNanos()) {
         java.util.Set<String> skip = new java.util.HashSet<>(refused);
         skip.add(node);

@@ -64,6 +64,11 @@ public final class ActorWorkerChannel implements WorkerChannel {
   }
 
   @Override
+  public CompletionStage<Integer> endSequences(List<String> ids) {
+    return handle.call(ModelWorker::endSequences, ids);
+  }
+
+  @Override
   public CompletionStage<Boolean> unload(String model) {
     return handle.call(ModelWorker::unloadModel, model);
   }

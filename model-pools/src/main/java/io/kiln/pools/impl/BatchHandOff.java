@@ -90,7 +90,8 @@ final class BatchHandOff {
       if (p.state == PendingRequest.State.DONE) {
         continue;
       }
-      if (p.stream == null && requeue.allows(p.requeues + 1) && queued + again.size() < config.maxQueued()) {
+      // A sequence's request is never re-queued: its state was on the failed worker (see PoolSequences).
+      if (p.stream == null && p.pin == null && requeue.allows(p.requeues + 1) && queued + again.size() < config.maxQueued()) {
         p.requeues++;
         if (LOG.isDebugEnabled()) {
           try (RequestLog.Scope log = RequestLog.open(p.requestId(), Settlements.traceId(p))) {

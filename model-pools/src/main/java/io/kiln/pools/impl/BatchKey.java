@@ -31,11 +31,18 @@ final class BatchKey {
   private final List<String> outputs;
   private final boolean stream;
   private final String model; // a multiplexed pool's model: a batch is one model; null otherwise
+  private final String pin; // a sequence pool's worker: a batch is one worker's sequences; null otherwise
   private final boolean alone;
   private final long rows; // this request's, not part of the key's identity
   private final int hash;
 
   private BatchKey(Input[] inputs, List<String> outputs, boolean stream, String model, boolean alone, long rows) {
+    this(inputs, outputs, stream, model, null, alone, rows);
+  }
+
+  private BatchKey(Input[] inputs, List<String> outputs, boolean stream, String model, String pin, boolean alone,
+                   long rows) {
+    this.pin = pin;
     this.inputs = inputs;
     this.outputs = outputs;
     this.stream = stream;
@@ -43,7 +50,17 @@ final class BatchKey {
     this.alone = alone;
     this.rows = rows;
     this.hash = alone ? System.identityHashCode(this)
-        : 31 * (31 * Arrays.hashCode(inputs) + outputs.hashCode() + (stream ? 1 : 0)) + Objects.hashCode(model);
+        : 31 * (31 * Arrays.hashCode(inputs) + outputs.hashCode() + (stream ? 1 : 0)) + Objects.hashCode(model)
+        + 17 * Objects.hashCode(pin);
+  }
+
+  /**
+   * This key for a request of a sequence held on {@code worker}: it batches only with that worker's sequences, and
+   * with none when {@code alone} (a state the model takes whole cannot be stacked).
+   */
+  BatchKey pinned(String worker, boolean alone) {
+    return new BatchKey(inputs, outputs, stream, model, Objects.requireNonNull(worker, "worker"), alone || this.alone,
+        rows);
   }
 
   /** This key for the requests of one model of a multiplexed pool: they batch only with that model's. */
@@ -154,7 +171,8 @@ final class BatchKey {
       return o == this;
     }
     return o instanceof BatchKey k && k.hash == hash && !k.alone && k.stream == stream
-        && Arrays.equals(k.inputs, inputs) && k.outputs.equals(outputs) && Objects.equals(k.model, model);
+        && Arrays.equals(k.inputs, inputs) && k.outputs.equals(outputs) && Objects.equals(k.model, model)
+        && Objects.equals(k.pin, pin);
   }
 
   @Override

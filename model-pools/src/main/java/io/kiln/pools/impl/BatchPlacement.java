@@ -10,7 +10,8 @@ import java.util.List;
  * {@link ModelAffinity} chooses, the head then being the request it chose), else the batch timer is armed for when it
  * will be; a stream goes to the idle lane {@link StreamPlacement} chooses (its prompt prefix's worker, else the least
  * loaded one); with a parallelism set, a partial batch waits for a busy worker instead of starting another beside it
- * (see {@link PoolDispatcher#limitParallelism}). The dead requests it unlinks from the queue's front on the way
+ * (see {@link PoolDispatcher#limitParallelism}). In a sequence pool ({@link PoolDispatcher#pinToWorkers}) each idle
+ * worker takes the oldest batch pinned to it instead. The dead requests it unlinks from the queue's front on the way
  * (cancelled, or past their deadline) are settled at the end of each pass.
  *
  * <p>Not thread-safe: the dispatcher's thread only; {@link BatchRuns} hands the batches to the workers.
@@ -28,6 +29,8 @@ final class BatchPlacement {
   private final List<PendingRequest> dead = new ArrayList<>();
   /** How many batches can usefully run at once; see {@link PoolDispatcher#limitParallelism}. */
   private int parallelism = Integer.MAX_VALUE;
+  /** A sequence pool: every request is pinned to the worker holding its sequence's state. */
+  private boolean pinned;
 
   /** @param timer fires when the head's batch is due (the dispatcher then brings itself to rest) */
   BatchPlacement(BatchFormer former, RequestQueue queue, WorkerSet workers, ModelAffinity affinity, BatchRuns runs,
@@ -46,6 +49,10 @@ final class BatchPlacement {
     parallelism = batches;
   }
 
+  void pinToWorkers() {
+    pinned = true;
+  }
+
   /** Stops the batch timer for good (the pool closed). */
   void stop() {
     timer.disarm();
@@ -58,6 +65,10 @@ final class BatchPlacement {
    * @param draining whether the pool drains: batches go without waiting to fill
    */
   void dispatchReady(long now, boolean draining) {
+    if (pinned) {
+      dispatchPinned(now, draining);
+      return;
+    }
     boolean armed = false;
     while (true) {
       PendingRequest head = former.liveHead(queue, now, dead);
@@ -98,6 +109,47 @@ final class BatchPlacement {
     if (!armed) {
       timer.disarm();
     }
+    settleDead();
+  }
+
+  /**
+   * A sequence pool's pass: each idle worker takes the batch headed by the first live request pinned to it (requests
+   * of other workers keep their places), so one worker's sequences never wait behind another's.
+   */
+  private void dispatchPinned(long now, boolean draining) {
+    former.liveHead(queue, now, dead);
+    List<WorkerSlot> idle = new ArrayList<>();
+    workers.idle().forEach(idle::add);
+    long due = 0;
+    boolean waits = false;
+    for (WorkerSlot w : idle) {
+      PendingRequest first = null;
+      for (PendingRequest p = queue.peek(); p != null; p = p.next) {
+        if (w.id().equals(p.pin) && !p.isDead(now)) {
+          first = p;
+          break;
+        }
+      }
+      if (first == null || w.state != WorkerSlot.State.IDLE) {
+        continue;
+      }
+      if (!former.isReady(queue, first, now, draining)) {
+        due = waits && due - former.dueAt(first) < 0 ? due : former.dueAt(first);
+        waits = true;
+        continue;
+      }
+      List<PendingRequest> batch = former.take(queue, first, now, dead);
+      runs.dispatch(workers.takeIdle(w, batch, now), batch, now);
+    }
+    if (waits) {
+      timer.arm(due, now);
+    } else {
+      timer.disarm();
+    }
+    settleDead();
+  }
+
+  private void settleDead() {
     for (PendingRequest p : dead) {
       if (p.cancelled()) {
         settlements.withdrawn(p);

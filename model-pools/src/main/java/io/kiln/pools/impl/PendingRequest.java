@@ -29,6 +29,8 @@ final class PendingRequest extends io.kiln.runtime.time.Deadlines.Entry implemen
   final CompletableFuture<List<Tensor>> future = new CompletableFuture<>();
   /** Told, on the cancelling thread, when its token is cancelled: hands the withdrawal to the dispatcher. */
   java.util.function.Consumer<PendingRequest> withdrawn = p -> { };
+  /** The worker a sequence request must run on (its state is there); null for any worker. */
+  String pin;
   /** Where a streamed answer goes; null for a request answered once. */
   final StreamTarget stream;
   /** Its {@code kiln.pool.queue} span while queued, when spans are exported and it is traced. */

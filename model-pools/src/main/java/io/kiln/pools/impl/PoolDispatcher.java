@@ -198,6 +198,17 @@ public final class PoolDispatcher implements AutoCloseable {
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, RequestContext context, boolean validated,
                                                 StreamTarget stream) {
+    return submit(request, context, validated, stream, null, false);
+  }
+
+  /**
+   * {@link #submit(InferenceRequest, RequestContext, boolean, StreamTarget)} of a sequence's request, which runs on
+   * worker {@code pin} only (its state is there; see {@link #pinToWorkers}), batched only with that worker's requests
+   * and with none when {@code alone}. A pinned request is never re-queued after its worker failed: it fails
+   * UNAVAILABLE "worker X failed". One whose worker left the pool waits until its deadline.
+   */
+  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, RequestContext context, boolean validated,
+                                                StreamTarget stream, String pin, boolean alone) {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
@@ -223,7 +234,11 @@ public final class PoolDispatcher implements AutoCloseable {
       return settlements.refuse(Outcome.CANCELLED, InferenceException.unavailable("request cancelled: "
           + context.cancellation().reason()));
     }
+    if (pin != null) {
+      key = key.pinned(pin, alone);
+    }
     PendingRequest p = new PendingRequest(request, key, context, now, stream);
+    p.pin = pin;
     p.withdrawn = withdrawn;
     settlements.admitted(p, now);
     queue.add(p, now);
@@ -275,6 +290,25 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     placement.limitParallelism(batches);
     run();
+  }
+
+  /**
+   * Makes this a sequence pool's dispatcher: every request is submitted pinned to a worker, and each idle worker takes
+   * the oldest batch pinned to it. Call before the first submit.
+   */
+  public void pinToWorkers() {
+    placement.pinToWorkers();
+  }
+
+  /** The ids of the workers in rotation (idle or busy, not failed). */
+  public List<String> liveWorkerIds() {
+    return workers.liveIds();
+  }
+
+  /** The channel of worker {@code id} in the pool, or null. */
+  public WorkerChannel channel(String id) {
+    WorkerSlot s = workers.byId(id);
+    return s == null ? null : s.channel;
   }
 
   /** See {@link RepositoryControl#loadModel}. */

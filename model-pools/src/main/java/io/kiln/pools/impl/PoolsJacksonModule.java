@@ -54,7 +54,10 @@ public final class PoolsJacksonModule extends SimpleModule {
                            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String sha256,
                        @com.fasterxml.jackson.annotation.JsonInclude(
                            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
-                       java.util.Map<String, String> options) {
+                       java.util.Map<String, String> options,
+                       @com.fasterxml.jackson.annotation.JsonInclude(
+                           com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                       io.kiln.pools.SequenceSpec sequence) {
   }
 
   private static final class SpecToJson extends StdConverter<ModelSpec, ModelSpecJson> {
@@ -62,7 +65,7 @@ public final class PoolsJacksonModule extends SimpleModule {
     public ModelSpecJson convert(ModelSpec s) {
       return new ModelSpecJson(io.kiln.pools.ModelUris.canonical(s.uri().toString()), s.engine(), s.format(), s.architecture(), s.inputs(), s.outputs(),
           s.warmupBatchSizes(), s.intraOpThreads(), s.interOpThreads(), s.python(), s.allowCpuFallback(),
-          s.streaming(), s.sha256().isEmpty() ? null : s.sha256(), s.options());
+          s.streaming(), s.sha256().isEmpty() ? null : s.sha256(), s.options(), s.sequence());
     }
   }
 
@@ -74,7 +77,7 @@ public final class PoolsJacksonModule extends SimpleModule {
       }
       return new ModelSpec(Path.of(j.uri()), j.engine(), j.format(), j.architecture(),
           j.inputs() == null ? List.of() : j.inputs(), j.outputs(), j.warmupBatchSizes(), j.intraOpThreads(),
-          j.interOpThreads(), j.python(), j.allowCpuFallback(), j.streaming(), j.sha256(), j.options());
+          j.interOpThreads(), j.python(), j.allowCpuFallback(), j.streaming(), j.sha256(), j.options(), j.sequence());
     }
   }
 

@@ -70,7 +70,7 @@ final class WarmupSamples {
     if (files.isEmpty()) {
       warn(spec, problems, "warm-up folder " + FOLDER + "/ holds no .json request file; warming with synthetic zeros");
     }
-    RequestValidator validator = new RequestValidator(modelName(spec), spec.signature(), 0);
+    RequestValidator validator = new RequestValidator(modelName(spec), spec.modelSignature(), 0);
     List<Sample> samples = new ArrayList<>();
     for (Path file : files) {
       String name = FOLDER + "/" + file.getFileName();
@@ -86,7 +86,7 @@ final class WarmupSamples {
           request = JsonRequestReader.read(in);
         }
         validator.validate(request);
-        BatchKey.admit(request, BatchKey.wholeInputs(spec.signature()));
+        BatchKey.admit(request, BatchKey.wholeInputs(spec.modelSignature()));
         samples.add(new Sample(name, request));
       } catch (IllegalArgumentException | InferenceException e) {
         skip(spec, problems, name, e.getMessage());

@@ -46,6 +46,14 @@ public interface WorkerChannel {
         io.kiln.pools.InferenceException.invalid("worker " + id() + " does not stream"));
   }
 
+  /**
+   * Frees the state of sequences {@code ids} on a sequence model's worker (see {@code ModelWorker#endSequences}),
+   * after the batch it runs; completes with how many it held. Others hold none.
+   */
+  default CompletionStage<Integer> endSequences(List<String> ids) {
+    return java.util.concurrent.CompletableFuture.completedFuture(0);
+  }
+
   /** A multiplexed worker loads {@code model} (see {@code ModelWorker#loadModel}); others refuse. */
   default CompletionStage<Boolean> load(String model) {
     return java.util.concurrent.CompletableFuture.failedFuture(

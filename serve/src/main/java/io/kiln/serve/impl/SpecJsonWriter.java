@@ -79,6 +79,21 @@ public final class SpecJsonWriter {
     ObjectNode health = o.putObject("health");
     putMillis(health, "period_ms", h.period());
     putMillis(health, "timeout_ms", h.timeout());
+    io.kiln.pools.SequenceSpec seq = s.model() == null ? null : s.model().sequence();
+    if (seq != null) {
+      ObjectNode sequence = o.putObject("sequence");
+      putMillis(sequence, "idle_timeout_ms", seq.idleTimeout());
+      sequence.put("max_sequences", seq.maxSequences());
+      ArrayNode state = sequence.putArray("state");
+      for (io.kiln.pools.SequenceSpec.StateSpec st : seq.state()) {
+        ObjectNode e = state.addObject().put("input", st.input()).put("output", st.output());
+        if (st.init() == 0) {
+          e.put("init", SequenceReader.ZEROS);
+        } else {
+          e.put("init", st.init());
+        }
+      }
+    }
     return o;
   }
 

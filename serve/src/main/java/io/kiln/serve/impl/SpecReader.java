@@ -153,6 +153,15 @@ public final class SpecReader {
           batching == null ? null : batching.maxBatchSize());
     }
     PoolPlacement pool = new PoolReader(reading).read(m.section("pool"), autoscaling);
+    MappingReader sequenceSection = m.section("sequence");
+    SequenceReader sequenceReader = new SequenceReader(reading);
+    io.kiln.pools.SequenceSpec sequence = sequenceReader.read(sequenceSection);
+    if (sequence != null && repository != null) {
+      problems.at(m.keyAt("sequence"), m.path("sequence"), "a multiplexed deployment ('repository') cannot keep"
+          + " sequences; give the stateful model a deployment of its own");
+    } else if (sequence != null && model != null) {
+      model = sequenceReader.attach(model, sequence, sequenceSection);
+    }
     m.finish();
 
     if (pool != null && autoscaling != null && autoscaling.isPresent()
