@@ -40,10 +40,24 @@ public final class KilnNode implements AutoCloseable {
    *     (see {@link GatewayOptions#strictReadiness()}); by default it is ready once up and warmed, whatever its
    *     deployments' state
    * @param apiKey {@code --api-key}: the bearer key the OpenAI API ({@code /v1/*}) requires, or null for none
+   * @param grpcMaxMessageMb {@code --grpc-max-message-mb}: the largest gRPC message the gateway accepts, in MiB
    */
   public record Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
                         Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
-                        io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness, String apiKey) {
+                        io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness, String apiKey,
+                        int grpcMaxMessageMb) {
+
+    /** What {@code --grpc-max-message-mb} is by default. */
+    public static final int DEFAULT_GRPC_MAX_MESSAGE_MB =
+        (int) (GatewayOptions.DEFAULT_GRPC_MAX_MESSAGE_BYTES / (1024 * 1024));
+
+    /** With the default gRPC message limit. */
+    public Options(NodeOptions node, ClusterOptions cluster, int httpPort, int grpcPort, String token,
+                   Duration requestTimeout, GpuSampling gpuSampling, WarmupOptions warmup,
+                   io.kiln.gateway.TlsFiles tls, String otelEndpoint, boolean strictReadiness, String apiKey) {
+      this(node, cluster, httpPort, grpcPort, token, requestTimeout, gpuSampling, warmup, tls, otelEndpoint,
+          strictReadiness, apiKey, DEFAULT_GRPC_MAX_MESSAGE_MB);
+    }
 
     public Options {
       warmup = warmup == null ? WarmupOptions.OFF : warmup;
@@ -103,8 +117,12 @@ public final class KilnNode implements AutoCloseable {
   public static CompletionStage<KilnNode> start(Options o) {
     GatewayOptions gateway;
     try {
+      if (o.grpcMaxMessageMb() < 1 || o.grpcMaxMessageMb() > 2047) {
+        throw new IllegalArgumentException("--grpc-max-message-mb must be in [1, 2047], got " + o.grpcMaxMessageMb());
+      }
       gateway = GatewayOptions.builder().host(o.node().host()).httpPort(o.httpPort()).grpcPort(o.grpcPort())
-          .defaultTimeout(o.requestTimeout()).tls(o.tls()).strictReadiness(o.strictReadiness()).apiKey(o.apiKey()).build();
+          .defaultTimeout(o.requestTimeout()).tls(o.tls()).strictReadiness(o.strictReadiness()).apiKey(o.apiKey())
+          .managementToken(o.token()).grpcMaxMessageBytes(o.grpcMaxMessageMb() * 1024L * 1024).build();
     } catch (IllegalArgumentException e) {
       return CompletableFuture.failedFuture(e);
     }

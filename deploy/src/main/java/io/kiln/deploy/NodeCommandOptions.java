@@ -81,6 +81,11 @@ final class NodeCommandOptions {
       + " none: open, like OIP inference)")
   String apiKey;
 
+  @Option(names = "--grpc-max-message-mb", paramLabel = "MiB", defaultValue = "${env:KILN_GRPC_MAX_MESSAGE_MB:-65}",
+      description = "the largest gRPC message the gateway accepts, in MiB (RESOURCE_EXHAUSTED beyond); the default"
+      + " holds a 64 MiB tensor and the rest of its message (default: $KILN_GRPC_MAX_MESSAGE_MB, else 65)")
+  int grpcMaxMessageMb = 65;
+
   @Option(names = "--request-timeout-ms", description = "default inference deadline (default ${DEFAULT-VALUE})",
       defaultValue = "30000")
   long requestTimeoutMs;

@@ -202,7 +202,8 @@ final class StartCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(opts.node(), cluster, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness, opts.apiKey()))
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness, opts.apiKey(),
+          opts.grpcMaxMessageMb))
           .toCompletableFuture()
           .join();
     } catch (CompletionException e) {
@@ -328,6 +329,7 @@ final class StartCommand implements Callable<Integer> {
     if (opts.strictReadiness) {
       out.add("--strict-readiness");
     }
+    out.addAll(List.of("--grpc-max-message-mb", Integer.toString(opts.grpcMaxMessageMb)));
     if (opts.otelEndpoint != null && !opts.otelEndpoint.isBlank()) {
       out.addAll(List.of("--otel-endpoint", opts.otelEndpoint));
     }

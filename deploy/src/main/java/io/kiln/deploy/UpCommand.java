@@ -64,7 +64,8 @@ final class UpCommand implements Callable<Integer> {
     KilnNode node;
     try {
       node = KilnNode.start(new KilnNode.Options(nodeOptions, null, opts.httpPort, opts.grpcPort, opts.token(),
-          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness, opts.apiKey()))
+          opts.requestTimeout(), opts.gpuSampling(), warmup, tls, opts.otelEndpoint(), opts.strictReadiness, opts.apiKey(),
+          opts.grpcMaxMessageMb))
           .toCompletableFuture()
           .join();
     } catch (CompletionException e) {

@@ -167,6 +167,18 @@ class StartDiscoveryOptionsTest {
     assertThat(parse(child.toArray(String[]::new)).opts.strictReadiness).isTrue();
   }
 
+  @Test
+  void theGrpcMessageLimitHoldsA64MiBTensorByDefaultAndIsForwardedToTheBackgroundNode() throws Exception {
+    // (KILN_GRPC_MAX_MESSAGE_MB is the picocli default: this test runs without it set.)
+    assertThat(parse("--head").opts.grpcMaxMessageMb).isEqualTo(KilnNode.Options.DEFAULT_GRPC_MAX_MESSAGE_MB)
+        .isEqualTo(65);
+    StartCommand big = parse("--head", "--grpc-max-message-mb", "300");
+    assertThat(big.opts.grpcMaxMessageMb).isEqualTo(300);
+    List<String> child = forwarded(big);
+    assertThat(child).containsSequence("--grpc-max-message-mb", "300");
+    assertThat(parse(child.toArray(String[]::new)).opts.grpcMaxMessageMb).isEqualTo(300);
+  }
+
   @SuppressWarnings("unchecked")
   private static List<String> forwarded(StartCommand c) throws Exception {
     var m = StartCommand.class.getDeclaredMethod("forwardedArgs");

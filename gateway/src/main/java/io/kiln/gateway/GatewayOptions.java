@@ -34,16 +34,24 @@ import java.util.Objects;
  * @param apiKey the key the OpenAI API ({@code /v1/*}) requires as {@code Authorization: Bearer <key>}, or
  *     {@code null} (the default) for none: those routes are then open, as the OIP inference routes are. Only the
  *     {@code /v1/*} routes check it; {@link #toString()} never shows it
+ * @param managementToken the bearer token the gateway's own management calls require (the system shared-memory
+ *     extension's register, unregister and status, over HTTP and gRPC), or {@code null} (the default) for none; the
+ *     node passes its management token ({@code --token}). {@link #toString()} never shows it
+ * @param grpcMaxMessageBytes the largest gRPC message accepted (RESOURCE_EXHAUSTED beyond); default
+ *     {@value #DEFAULT_GRPC_MAX_MESSAGE_BYTES}, room for a 64 MiB tensor and its message
  */
 public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBodyBytes, Duration defaultTimeout,
                              int retryAfterSeconds, String serverVersion, PrometheusMeterRegistry registry,
                              boolean bindJvmMetrics, Duration requestReadTimeout, Duration idleTimeout,
-                             int httpEventLoops, TlsFiles tls, boolean strictReadiness, String apiKey) {
+                             int httpEventLoops, TlsFiles tls, boolean strictReadiness, String apiKey,
+                             String managementToken, long grpcMaxMessageBytes) {
 
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_HTTP_PORT = 8000;
   public static final int DEFAULT_GRPC_PORT = 8001;
   public static final long DEFAULT_MAX_BODY_BYTES = 64L * 1024 * 1024;
+  /** A 64 MiB tensor and the rest of its message (names, shape, parameters) with room to spare. */
+  public static final long DEFAULT_GRPC_MAX_MESSAGE_BYTES = 65L * 1024 * 1024;
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
   public static final int DEFAULT_RETRY_AFTER_SECONDS = 1;
   public static final String DEFAULT_SERVER_VERSION = "0.1.0";
@@ -79,6 +87,15 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     checkTimeout("idleTimeout", idleTimeout);
     checkEventLoops(httpEventLoops);
     checkApiKey(apiKey);
+    managementToken = managementToken == null || managementToken.isEmpty() ? null : managementToken;
+    checkGrpcMax(grpcMaxMessageBytes);
+  }
+
+  private static void checkGrpcMax(long value) {
+    if (value < 1024 || value > MAX_BODY_BYTES_LIMIT) {
+      throw new IllegalArgumentException("grpcMaxMessageBytes must be in [1024, " + MAX_BODY_BYTES_LIMIT + "], got "
+          + value);
+    }
   }
 
   private static void checkApiKey(String key) {
@@ -95,7 +112,8 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
         + ", serverVersion=" + serverVersion + ", registry=" + registry + ", bindJvmMetrics=" + bindJvmMetrics
         + ", requestReadTimeout=" + requestReadTimeout + ", idleTimeout=" + idleTimeout + ", httpEventLoops="
         + httpEventLoops + ", tls=" + tls + ", strictReadiness=" + strictReadiness + ", apiKey="
-        + (apiKey == null ? "none" : "(set)") + "]";
+        + (apiKey == null ? "none" : "(set)") + ", managementToken=" + (managementToken == null ? "none" : "(set)")
+        + ", grpcMaxMessageBytes=" + grpcMaxMessageBytes + "]";
   }
 
   /** One REST event loop per core, at most {@value #MAX_DEFAULT_HTTP_EVENT_LOOPS}. */
@@ -135,7 +153,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
         .defaultTimeout(defaultTimeout).retryAfterSeconds(retryAfterSeconds).serverVersion(serverVersion)
         .registry(registry).bindJvmMetrics(bindJvmMetrics).requestReadTimeout(requestReadTimeout)
         .idleTimeout(idleTimeout).httpEventLoops(httpEventLoops).tls(tls).strictReadiness(strictReadiness)
-        .apiKey(apiKey);
+        .apiKey(apiKey).managementToken(managementToken).grpcMaxMessageBytes(grpcMaxMessageBytes);
   }
 
   private static void checkPort(String what, int port) {
@@ -161,8 +179,27 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     private TlsFiles tls;
     private boolean strictReadiness;
     private String apiKey;
+    private String managementToken;
+    private long grpcMaxMessageBytes = DEFAULT_GRPC_MAX_MESSAGE_BYTES;
 
     private Builder() {
+    }
+
+    /** See {@link GatewayOptions#managementToken()}: {@code null} or empty for none. */
+    public Builder managementToken(String value) {
+      managementToken = value == null || value.isEmpty() ? null : value;
+      return this;
+    }
+
+    /**
+     * See {@link GatewayOptions#grpcMaxMessageBytes()}.
+     *
+     * @throws IllegalArgumentException outside [1024, {@value #MAX_BODY_BYTES_LIMIT}]
+     */
+    public Builder grpcMaxMessageBytes(long value) {
+      checkGrpcMax(value);
+      grpcMaxMessageBytes = value;
+      return this;
     }
 
     /**
@@ -270,7 +307,7 @@ public record GatewayOptions(String host, int httpPort, int grpcPort, long maxBo
     public GatewayOptions build() {
       return new GatewayOptions(host, httpPort, grpcPort, maxBodyBytes, defaultTimeout, retryAfterSeconds,
           serverVersion, registry, bindJvmMetrics, requestReadTimeout, idleTimeout, httpEventLoops, tls,
-          strictReadiness, apiKey);
+          strictReadiness, apiKey, managementToken, grpcMaxMessageBytes);
     }
   }
 }

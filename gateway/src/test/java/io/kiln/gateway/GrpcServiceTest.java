@@ -74,7 +74,7 @@ class GrpcServiceTest extends GatewayTestBase {
     ServerMetadataResponse meta = join(grpc.serverMetadata(ServerMetadataRequest.getDefaultInstance()));
     assertThat(meta.getName()).isEqualTo("kiln");
     assertThat(meta.getVersion()).isEqualTo(GatewayOptions.DEFAULT_SERVER_VERSION);
-    assertThat(meta.getExtensionsList()).containsExactly("binary_tensor_data");
+    assertThat(meta.getExtensionsList()).containsExactly("binary_tensor_data", "system_shared_memory");
   }
 
   @Test

@@ -44,7 +44,7 @@ class HttpEndpointsTest extends GatewayTestBase {
     assertThat(body.getString("version")).isEqualTo(GatewayOptions.DEFAULT_SERVER_VERSION);
     // No repository routes are mounted on a bare gateway, so no model_repository.
     assertThat(body.getJsonArray("extensions")).containsExactly("binary_tensor_data", "model_configuration",
-        "statistics", "generate");
+        "statistics", "generate", "system_shared_memory");
   }
 
   @Test

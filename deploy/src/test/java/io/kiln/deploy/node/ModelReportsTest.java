@@ -202,7 +202,7 @@ class ModelReportsTest {
   void serverMetadataAdvertisesTheExtensionsServed() {
     JsonObject meta = node.call(HttpMethod.GET, "/v2", null).bodyAsJsonObject();
     assertThat(meta.getJsonArray("extensions").getList()).containsExactlyInAnyOrder("binary_tensor_data",
-        "model_repository", "model_configuration", "statistics", "generate");
+        "model_repository", "model_configuration", "statistics", "generate", "system_shared_memory");
   }
 
   private List<String> index(String body) {

@@ -43,6 +43,7 @@ public final class GatewayServers {
   private HttpServer grpc;
   private volatile ReadDeadlines deadlines;
   private TlsReloader tls;
+  private SharedMemoryRegions sharedMemory;
   // Replaced whole, read per stream: a change applies to the next stream opened.
   private io.kiln.pools.trace.Spans spans = io.kiln.pools.trace.Spans.OFF; // guarded by this until start
   private volatile io.kiln.gateway.StreamOptions streamOptions = io.kiln.gateway.StreamOptions.DEFAULTS;
@@ -86,9 +87,11 @@ public final class GatewayServers {
     Dispatcher dispatcher = new Dispatcher(vertx, pools, router, metrics, options.defaultTimeout().toMillis(), nanoClock,
         models::internal);
     JsonRequestDecoder json = new JsonRequestDecoder(options.maxBodyBytes());
+    sharedMemory = new SharedMemoryRegions(SharedMemoryRegions.DEFAULT_DIR, options.maxBodyBytes());
     GatewayContext gw = new GatewayContext(options, lookup, locator, dispatcher,
-        new HttpInferDecoder(json), new JsonResponseEncoder(json.factory()), new ErrorMapper(options.retryAfterSeconds()),
-        metrics, registry, () -> started && !closed && !holds.held(), holds, spans);
+        new HttpInferDecoder(json, sharedMemory), new JsonResponseEncoder(json.factory()),
+        new ErrorMapper(options.retryAfterSeconds()), metrics, registry, () -> started && !closed && !holds.held(), holds,
+        spans, sharedMemory);
 
     // HTTP/1.1 only: with h2c upgrades on, Vert.x opens a connection (and so its read clock) only once the
     // first request's headers are complete, which a slowloris client never sends. Expect: 100-continue is answered
@@ -110,6 +113,8 @@ public final class GatewayServers {
         options.defaultTimeout().toMillis(), nanoClock, () -> streamOptions, options.retryAfterSeconds());
     new GenerateApi(gw, streams).register(httpRouter);
     new OpenAiApi(gw, streams, System::currentTimeMillis).register(httpRouter);
+    SharedMemoryApi shm = new SharedMemoryApi(vertx, gw, sharedMemory);
+    shm.register(httpRouter);
     extraRoutes.forEach(r -> r.accept(httpRouter));
     // While the node drains, every answer asks its client to reconnect, so kept-alive clients move to other nodes.
     io.vertx.core.Handler<io.vertx.core.http.HttpServerRequest> httpHandler = req -> {
@@ -121,6 +126,7 @@ public final class GatewayServers {
     http = vertx.createHttpServer(httpOptions).connectionHandler(deadlines::opened).requestHandler(httpHandler);
     io.vertx.grpc.server.GrpcServer grpcApi = new GrpcApi(vertx, gw).server();
     new GrpcStreamApi(gw, streams).register(grpcApi);
+    shm.register(grpcApi);
     extraGrpc.forEach(s -> s.accept(grpcApi));
     grpc = vertx.createHttpServer(grpcOptions).connectionHandler(c -> {
       deadlines.opened(c);
@@ -256,7 +262,11 @@ public final class GatewayServers {
         .compose(v -> http != null ? http.close() : Future.succeededFuture());
     Future<Void> g = grpc != null ? grpc.close() : Future.succeededFuture();
     GatewayMetrics m = metrics;
+    SharedMemoryRegions shm = sharedMemory;
     return Future.join(h, g).<Void>mapEmpty().onComplete(ar -> {
+      if (shm != null) {
+        shm.close();
+      }
       if (m != null) {
         m.close();
       }

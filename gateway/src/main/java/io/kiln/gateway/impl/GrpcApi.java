@@ -41,7 +41,7 @@ final class GrpcApi {
   }
 
   GrpcServer server() {
-    GrpcServer server = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(gw.options().maxBodyBytes()));
+    GrpcServer server = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(gw.options().grpcMaxMessageBytes()));
     server.callHandler(GRPCInferenceServiceGrpcService.ServerLive,
         req -> unary(req, m -> ServerLiveResponse.newBuilder().setLive(true).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ServerReady,
@@ -49,7 +49,8 @@ final class GrpcApi {
             .setReady(gw.started().getAsBoolean() && gw.models().notReadyReason(gw.options().strictReadiness()) == null).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ServerMetadata,
         req -> unary(req, m -> ServerMetadataResponse.newBuilder()
-            .setName("kiln").setVersion(gw.options().serverVersion()).addExtensions("binary_tensor_data").build()));
+            .setName("kiln").setVersion(gw.options().serverVersion()).addExtensions("binary_tensor_data")
+            .addExtensions(SharedMemoryApi.EXTENSION).build()));
     server.callHandler(GRPCInferenceServiceGrpcService.ModelReady,
         req -> unary(req, m -> ModelReadyResponse.newBuilder()
             .setReady(gw.models().find(m.getName(), m.getVersion()).loadedAndReady()).build()));
@@ -96,10 +97,13 @@ final class GrpcApi {
       }
       // A small message (the common case) is decoded here and now, with no intermediate futures.
       long bytes = msg.getSerializedSize();
+      if (!FrontExchange.offloads(bytes) && SharedMemoryTensors.mayReference(msg)) {
+        bytes = FrontExchange.OFFLOAD_BYTES + 1L; // inputs copied out of shared memory: as large a job
+      }
       if (!FrontExchange.offloads(bytes)) {
         DecodedRequest decoded;
         try {
-          decoded = GrpcCodec.decode(msg, model);
+          decoded = GrpcCodec.decode(msg, model, gw.sharedMemory());
         } catch (RuntimeException e) {
           ex.fail(e);
           return;
@@ -107,7 +111,7 @@ final class GrpcApi {
         serve(req, ex, model, decoded);
         return;
       }
-      FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.decode(msg, model))
+      FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.decode(msg, model, gw.sharedMemory()))
           .onComplete(ar -> {
             if (ar.failed()) {
               ex.fail(ar.cause());
@@ -136,13 +140,13 @@ final class GrpcApi {
       InferenceResponse response = ar.result();
       long bytes = FrontExchange.outputBytes(response);
       if (FrontExchange.offloads(bytes)) {
-        FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.encode(response, decoded))
+        FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.encode(response, decoded, gw.sharedMemory()))
             .onSuccess(ex::reply).onFailure(ex::fail);
         return;
       }
       ModelInferResponse encoded;
       try {
-        encoded = GrpcCodec.encode(response, decoded);
+        encoded = GrpcCodec.encode(response, decoded, gw.sharedMemory());
       } catch (RuntimeException e) {
         ex.fail(e);
         return;
@@ -156,7 +160,7 @@ final class GrpcApi {
     req.invalidMessageHandler(invalid -> {
       InferenceException e = invalid instanceof MessageSizeOverflowException o
           ? new InferenceException(InferenceException.Kind.TOO_LARGE, "message of " + o.messageSize()
-              + " bytes exceeds the limit of " + gw.options().maxBodyBytes() + " bytes")
+              + " bytes exceeds the limit of " + gw.options().grpcMaxMessageBytes() + " bytes")
           : InferenceException.invalid("message could not be decoded");
       if (ex != null) {
         ex.fail(e);

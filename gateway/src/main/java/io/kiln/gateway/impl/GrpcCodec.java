@@ -45,6 +45,14 @@ final class GrpcCodec {
    * @throws InferenceException kind INVALID_INPUT naming the field at fault
    */
   static DecodedRequest decode(ModelInferRequest req, ModelInfo model) {
+    return decode(req, model, null);
+  }
+
+  /**
+   * @param sharedMemory the regions inputs and outputs may name (Triton's shared-memory parameters); null for none
+   * @throws InferenceException kind INVALID_INPUT naming the field at fault
+   */
+  static DecodedRequest decode(ModelInferRequest req, ModelInfo model, SharedMemoryRegions sharedMemory) {
     List<InputHeader> inputs = new ArrayList<>(req.getInputsCount());
     for (int i = 0; i < req.getInputsCount(); i++) {
       InferInputTensor t = req.getInputs(i);
@@ -66,15 +74,31 @@ final class GrpcCodec {
     InputPlans.Checked checked = InputPlans.check(header, model);
     List<InputPlan> plans = checked.plans();
     boolean raw = req.getRawInputContentsCount() > 0;
-    if (raw && req.getRawInputContentsCount() != plans.size()) {
+    // Inputs in shared memory take no raw_input_contents entry: the others take theirs in request order.
+    SharedMemoryTensors.Ref[] shared = sharedMemory == null ? null : sharedInputs(plans);
+    int inMessage = plans.size() - count(shared);
+    if (raw && req.getRawInputContentsCount() != inMessage) {
       throw InferenceException.invalid("raw_input_contents: " + req.getRawInputContentsCount() + " entries for "
-          + plans.size() + " inputs");
+          + inMessage + " inputs" + (inMessage == plans.size() ? "" : " not in shared memory"));
     }
+    int[] rawIndex = shared == null ? null : rawIndices(plans, shared);
     List<Tensor> tensors = new ArrayList<>(plans.size());
     for (InputPlan plan : plans) {
       InputHeader in = plan.header();
       byte[] data;
-      if (raw) {
+      SharedMemoryTensors.Ref ref = shared == null ? null : shared[plan.index()];
+      if (ref != null) {
+        if (in.hasData()) {
+          throw InferenceException.invalid(plan.path() + ".contents: must not be set with parameters."
+              + SharedMemoryTensors.REGION);
+        }
+        data = SharedMemoryTensors.read(sharedMemory, ref, plan);
+      } else if (raw && rawIndex != null) {
+        if (in.hasData()) {
+          throw InferenceException.invalid(plan.path() + ".contents: must not be set when raw_input_contents is used");
+        }
+        data = rawInput(req.getRawInputContents(rawIndex[plan.index()]), plan);
+      } else if (raw) {
         if (in.hasData()) {
           throw InferenceException.invalid(plan.path() + ".contents: must not be set when raw_input_contents is used");
         }
@@ -84,6 +108,9 @@ final class GrpcCodec {
       }
       tensors.add(new Tensor(in.name(), plan.type(), in.shape(), data));
     }
+    if (sharedMemory != null) {
+      SharedMemoryTensors.checkOutputs(outputs, sharedMemory);
+    }
     List<String> outputNames = new ArrayList<>(outputs.size());
     for (OutputHeader o : outputs) {
       outputNames.add(o.name());
@@ -92,11 +119,62 @@ final class GrpcCodec {
     return new DecodedRequest(checked.finish(request), header, raw);
   }
 
+  /** Each input's shared-memory window (by input index), or null when no input names one. */
+  private static SharedMemoryTensors.Ref[] sharedInputs(List<InputPlan> plans) {
+    SharedMemoryTensors.Ref[] refs = null;
+    for (InputPlan plan : plans) {
+      SharedMemoryTensors.Ref ref = SharedMemoryTensors.ref(plan.header().parameters(), plan.path());
+      if (ref != null) {
+        if (refs == null) {
+          refs = new SharedMemoryTensors.Ref[plans.size()];
+        }
+        refs[plan.index()] = ref;
+      }
+    }
+    return refs;
+  }
+
+  private static int count(Object[] refs) {
+    int n = 0;
+    if (refs != null) {
+      for (Object r : refs) {
+        n += r == null ? 0 : 1;
+      }
+    }
+    return n;
+  }
+
+  /** The raw_input_contents entry of each input not in shared memory, by input index. */
+  private static int[] rawIndices(List<InputPlan> plans, SharedMemoryTensors.Ref[] shared) {
+    int[] index = new int[plans.size()];
+    int next = 0;
+    for (int i = 0; i < plans.size(); i++) {
+      index[i] = shared[i] == null ? next++ : -1;
+    }
+    return index;
+  }
+
   /**
    * Raw output contents when the client sent raw inputs or asked for binary outputs, and always for FP16 and
    * BF16 (which have no typed field); typed contents otherwise.
    */
   static ModelInferResponse encode(InferenceResponse r, DecodedRequest decoded) {
+    return encode(r, decoded, Map.of());
+  }
+
+  /**
+   * As {@link #encode(InferenceResponse, DecodedRequest)}, first writing the outputs the request asked for in shared
+   * memory into their regions: those carry shape, datatype and their window in parameters, no contents (an empty
+   * {@code raw_output_contents} entry keeps the others' positions).
+   *
+   * @throws InferenceException INVALID_INPUT naming the field when an output does not fit its window
+   */
+  static ModelInferResponse encode(InferenceResponse r, DecodedRequest decoded, SharedMemoryRegions sharedMemory) {
+    return encode(r, decoded, SharedMemoryTensors.write(r, decoded.header().outputs(), sharedMemory));
+  }
+
+  private static ModelInferResponse encode(InferenceResponse r, DecodedRequest decoded,
+                                           Map<String, SharedMemoryTensors.Written> shared) {
     Predicate<String> binary = decoded.header().binaryOutputs();
     boolean raw = decoded.rawInputs();
     for (Tensor t : r.outputs()) {
@@ -114,7 +192,14 @@ final class GrpcCodec {
       for (long d : t.shape()) {
         o.addShape(d);
       }
-      if (raw) {
+      SharedMemoryTensors.Written inShared = shared.get(t.name());
+      if (inShared != null) {
+        o.putParameters(SharedMemoryTensors.REGION, parameter(inShared.region()));
+        o.putParameters(SharedMemoryTensors.BYTE_SIZE, parameter(inShared.byteSize()));
+        if (raw) {
+          b.addRawOutputContents(ByteString.EMPTY);
+        }
+      } else if (raw) {
         // Tensor bytes are immutable by contract, so wrapping without a copy is safe.
         b.addRawOutputContents(UnsafeByteOperations.unsafeWrap(t.data()));
       } else {

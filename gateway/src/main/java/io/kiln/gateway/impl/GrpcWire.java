@@ -21,8 +21,10 @@ import io.vertx.grpc.common.WireFormat;
  * {@code bytes} field, so a {@code raw_input_contents} entry was copied from the message into a ByteString and
  * again into the tensor. Here the parser aliases the message's array (a fresh copy of the frame that nothing
  * else holds), and {@link GrpcCodec} copies each tensor once, straight into its own array. Encoding: the
- * generated encoder serialises into an array and then copies it into a new Vert.x buffer; here that array is
- * wrapped. {@code raw_output_contents} already wrap the tensors' arrays ({@link GrpcCodec#encode}). The JSON wire
+ * generated encoder serialises into an array and then copies it into a new Vert.x buffer; here the small fields are
+ * serialised and the {@code raw_output_contents}, which wrap the tensors' arrays ({@link GrpcCodec#encode}), are
+ * appended without a copy ({@link #serialize}). Vert.x still copies the payload once behind the 5-byte gRPC message
+ * prefix (GrpcMessageImpl.encode, Vert.x 5.0.7), and Netty once more into direct memory for the socket. The JSON wire
  * format (not used by the gRPC clients Kiln knows of) goes through the generated codecs unchanged.
  */
 final class GrpcWire {
@@ -62,7 +64,7 @@ final class GrpcWire {
       if (format != WireFormat.PROTOBUF) {
         return GENERATED_ENCODER.encode(msg, format);
       }
-      return GrpcMessage.message("identity", format, BufferInternal.buffer(Unpooled.wrappedBuffer(msg.toByteArray())));
+      return GrpcMessage.message("identity", format, serialize(msg));
     }
 
     @Override
@@ -70,6 +72,45 @@ final class GrpcWire {
       return GENERATED_ENCODER.accepts(format);
     }
   };
+
+  /** Below this many raw output bytes one array is cheaper than a composite buffer. */
+  private static final int WRAP_RAW_FROM = 64 * 1024;
+
+  /**
+   * The message's protobuf bytes without copying its {@code raw_output_contents}: the other fields serialised into a
+   * small array, then each entry's tag and length followed by the tensor's own bytes, wrapped. {@code
+   * raw_output_contents} is the message's last field, so these are the very bytes {@code toByteArray} writes.
+   */
+  static io.vertx.core.buffer.Buffer serialize(ModelInferResponse msg) {
+    long raw = 0;
+    for (int i = 0; i < msg.getRawOutputContentsCount(); i++) {
+      raw += msg.getRawOutputContents(i).size();
+    }
+    if (raw < WRAP_RAW_FROM) {
+      return BufferInternal.buffer(Unpooled.wrappedBuffer(msg.toByteArray()));
+    }
+    int n = msg.getRawOutputContentsCount();
+    io.netty.buffer.ByteBuf[] parts = new io.netty.buffer.ByteBuf[1 + 2 * n];
+    parts[0] = Unpooled.wrappedBuffer(msg.toBuilder().clearRawOutputContents().build().toByteArray());
+    int field = ModelInferResponse.RAW_OUTPUT_CONTENTS_FIELD_NUMBER;
+    for (int i = 0; i < n; i++) {
+      com.google.protobuf.ByteString contents = msg.getRawOutputContents(i);
+      byte[] prefix = new byte[com.google.protobuf.CodedOutputStream.computeTagSize(field)
+          + com.google.protobuf.CodedOutputStream.computeUInt32SizeNoTag(contents.size())];
+      com.google.protobuf.CodedOutputStream out = com.google.protobuf.CodedOutputStream.newInstance(prefix);
+      try {
+        out.writeTag(field, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
+        out.writeUInt32NoTag(contents.size());
+        out.flush();
+      } catch (java.io.IOException e) { // an exactly sized array: cannot overflow
+        throw new java.io.UncheckedIOException(e);
+      }
+      parts[1 + 2 * i] = Unpooled.wrappedBuffer(prefix);
+      // A wrapped tensor array (GrpcCodec.encode) reads back as a view of that array, not a copy.
+      parts[2 + 2 * i] = Unpooled.wrappedBuffer(contents.asReadOnlyByteBuffer());
+    }
+    return BufferInternal.buffer(Unpooled.wrappedBuffer(parts.length, parts));
+  }
 
   /** {@link GRPCInferenceServiceGrpcService#ModelInfer} with the codecs above. */
   static final ServiceMethod<ModelInferRequest, ModelInferResponse> MODEL_INFER = ServiceMethod.server(

@@ -101,7 +101,7 @@ final class HttpApi {
   // repository extension's. Read per request: /v2 is rare, and routes are only added before the server starts.
   private void serverMetadata(RoutingContext ctx) {
     List<String> extensions = new java.util.ArrayList<>(List.of("binary_tensor_data", "model_configuration",
-        "statistics", "generate"));
+        "statistics", "generate", SharedMemoryApi.EXTENSION));
     if (router.getRoutes().stream().anyMatch(rt -> rt.getPath() != null && rt.getPath().startsWith("/v2/repository"))) {
       extensions.add(2, "model_repository");
     }

@@ -247,16 +247,27 @@ final class HttpInfer implements Handler<HttpServerRequest> {
       return;
     }
     String headerLength = req.getHeader(HttpInferDecoder.HEADER_LENGTH);
-    offload(body == null ? 0 : body.length(), () -> gw.httpDecoder().decode(model, body, headerLength))
+    long bodyBytes = body == null ? 0 : body.length();
+    if (!FrontExchange.offloads(bodyBytes) && SharedMemoryTensors.mayReference(body)) {
+      bodyBytes = FrontExchange.OFFLOAD_BYTES + 1L; // inputs copied out of shared memory: as large a job
+    }
+    offload(bodyBytes, () -> gw.httpDecoder().decode(model, body, headerLength))
         .compose(decoded -> {
           Predicate<String> binary = decoded.header().binaryOutputs();
           Hints hints = Hints.from(req.getHeader(Hints.NODE_HEADER), req.getHeader(Hints.TIMEOUT_HEADER),
               -1, decoded.header().parameters(), gw.locator());
           return ex.dispatch(model, decoded.request(), hints).compose(response ->
-              offload(FrontExchange.outputBytes(response), () -> gw.encoder().infer(response, binary)));
+              offload(FrontExchange.outputBytes(response), () -> encode(response, decoded, binary)));
         })
         .onSuccess(ex::reply)
         .onFailure(ex::fail);
+  }
+
+  /** The JSON answer, after writing the outputs the request asked for in shared memory into their regions. */
+  private Encoded encode(io.kiln.pools.InferenceResponse response, DecodedRequest decoded, Predicate<String> binary) {
+    Map<String, SharedMemoryTensors.Written> shared = SharedMemoryTensors.write(response, decoded.header().outputs(),
+        gw.sharedMemory());
+    return shared.isEmpty() ? gw.encoder().infer(response, binary) : InferResponseWriter.write(response, binary, shared);
   }
 
   private <T> Future<T> offload(long bytes, Callable<T> work) {

@@ -27,16 +27,27 @@ final class HttpInferDecoder {
   private final JsonRequestDecoder json;
   private final JsonTensorReader reader;
   private final SinglePassJsonDecoder singlePass;
+  private final SharedMemoryRegions sharedMemory;
 
   HttpInferDecoder(JsonRequestDecoder json) {
     this(json, true);
   }
 
+  /** @param sharedMemory the regions inputs and outputs may name (Triton's shared-memory parameters) */
+  HttpInferDecoder(JsonRequestDecoder json, SharedMemoryRegions sharedMemory) {
+    this(json, true, sharedMemory);
+  }
+
   /** @param singlePass false: always the two Jackson passes (the reference the single pass is tested against) */
   HttpInferDecoder(JsonRequestDecoder json, boolean singlePass) {
+    this(json, singlePass, new SharedMemoryRegions(SharedMemoryRegions.DEFAULT_DIR, Long.MAX_VALUE));
+  }
+
+  private HttpInferDecoder(JsonRequestDecoder json, boolean singlePass, SharedMemoryRegions sharedMemory) {
     this.json = json;
     this.reader = new JsonTensorReader(json.factory());
     this.singlePass = singlePass ? new SinglePassJsonDecoder() : null;
+    this.sharedMemory = sharedMemory;
   }
 
   /**
@@ -82,6 +93,7 @@ final class HttpInferDecoder {
     // Sizes first, allocation after: nothing below allocates more than the body already holds.
     long maxJsonElements = (jsonLength + 1L) / 2;
     boolean[] inline = new boolean[plans.size()];
+    SharedMemoryTensors.Ref[] shared = null;
     long[] binaryOffsets = new long[plans.size()];
     long binaryPos = jsonLength;
     boolean anyBinary = false;
@@ -91,7 +103,17 @@ final class HttpInferDecoder {
       if (in.hasData() && in.binaryDataSize() >= 0) {
         throw InferenceException.invalid(path + ": has both data and parameters.binary_data_size");
       }
-      if (in.hasData()) {
+      SharedMemoryTensors.Ref ref = SharedMemoryTensors.ref(in.parameters(), path);
+      if (ref != null) {
+        if (in.hasData() || in.binaryDataSize() >= 0) {
+          throw InferenceException.invalid(path + ".parameters." + SharedMemoryTensors.REGION + ": must not be given"
+              + " with " + (in.hasData() ? "data" : "parameters.binary_data_size"));
+        }
+        if (shared == null) {
+          shared = new SharedMemoryTensors.Ref[plans.size()];
+        }
+        shared[plan.index()] = ref;
+      } else if (in.hasData()) {
         if (plan.elementCount() > maxJsonElements) {
           throw InferenceException.invalid(path + ".shape: " + Arrays.toString(in.shape()) + " declares "
               + plan.elementCount() + " elements, more than the " + jsonLength + "-byte JSON body can hold");
@@ -125,7 +147,9 @@ final class HttpInferDecoder {
     for (InputPlan plan : plans) {
       InputHeader in = plan.header();
       byte[] tensorBytes = inline[plan.index()] ? data[plan.index()] : null;
-      if (tensorBytes == null) {
+      if (shared != null && shared[plan.index()] != null) {
+        tensorBytes = SharedMemoryTensors.read(sharedMemory, shared[plan.index()], plan);
+      } else if (tensorBytes == null) {
         // The one copy binary data gets: a Tensor owns an exact array.
         int from = offset + (int) binaryOffsets[plan.index()];
         tensorBytes = Arrays.copyOfRange(bytes, from, from + (int) in.binaryDataSize());
@@ -135,6 +159,7 @@ final class HttpInferDecoder {
       }
       tensors.add(new Tensor(in.name(), plan.type(), in.shape(), tensorBytes));
     }
+    SharedMemoryTensors.checkOutputs(header.outputs(), sharedMemory);
     List<String> outputs = outputNames(header.outputs());
     InferenceRequest request = new InferenceRequest(header.id(), tensors, outputs, header.parameters());
     return new DecodedRequest(checked.finish(request), header, anyBinary);

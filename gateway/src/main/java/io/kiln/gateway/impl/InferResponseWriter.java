@@ -45,7 +45,17 @@ final class InferResponseWriter {
    * @param binaryOutputs which outputs (by name) to send as binary data after the JSON
    */
   static JsonResponseEncoder.Encoded write(InferenceResponse response, Predicate<String> binaryOutputs) {
-    ByteSink out = new ByteSink(estimate(response));
+    return write(response, binaryOutputs, Map.of());
+  }
+
+  /**
+   * @param binaryOutputs which outputs (by name) to send as binary data after the JSON
+   * @param shared the outputs already written into shared memory (by name): sent with their window in
+   *     {@code parameters} and no data
+   */
+  static JsonResponseEncoder.Encoded write(InferenceResponse response, Predicate<String> binaryOutputs,
+                                           Map<String, SharedMemoryTensors.Written> shared) {
+    ByteSink out = new ByteSink(estimate(response, binaryOutputs, shared));
     List<byte[]> binaries = null;
     out.putAscii("{\"model_name\":");
     string(out, response.modelName());
@@ -74,7 +84,14 @@ final class InferResponseWriter {
         out.putLong(shape[i]);
       }
       out.put((byte) ']');
-      if (binaryOutputs.test(t.name())) {
+      SharedMemoryTensors.Written inShared = shared.isEmpty() ? null : shared.get(t.name());
+      if (inShared != null) {
+        out.putAscii(",\"parameters\":{\"" + SharedMemoryTensors.REGION + "\":");
+        string(out, inShared.region());
+        out.putAscii(",\"" + SharedMemoryTensors.BYTE_SIZE + "\":");
+        out.putLong(inShared.byteSize());
+        out.putAscii("}}");
+      } else if (binaryOutputs.test(t.name())) {
         out.putAscii(",\"parameters\":{\"" + Fields.BINARY_DATA_SIZE + "\":");
         out.putLong(t.data().length);
         out.putAscii("}}");
@@ -104,10 +121,18 @@ final class InferResponseWriter {
     return new JsonResponseEncoder.Encoded(body, jsonLength, true);
   }
 
-  /** Bytes the JSON will take, near enough that the sink rarely grows. */
-  private static int estimate(InferenceResponse r) {
+  /**
+   * Bytes the JSON will take, near enough that the sink rarely grows. Outputs sent as binary data or in shared memory
+   * add only their header: sized as text, an 8 MB output made this a 16 MB array for a JSON of a few hundred bytes.
+   */
+  private static int estimate(InferenceResponse r, Predicate<String> binaryOutputs,
+                              Map<String, SharedMemoryTensors.Written> shared) {
     long n = 128 + r.modelName().length() + r.modelVersion().length() + r.id().length() + 32L * r.parameters().size();
     for (Tensor t : r.outputs()) {
+      if (binaryOutputs.test(t.name()) || shared.containsKey(t.name())) {
+        n += 160 + t.name().length() + 21L * t.shape().length;
+        continue;
+      }
       DataType type = t.datatype();
       long elements = type == DataType.BYTES ? t.data().length : t.data().length / type.byteSize();
       int perElement = switch (type) {

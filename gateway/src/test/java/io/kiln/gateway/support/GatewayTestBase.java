@@ -58,6 +58,7 @@ public abstract class GatewayTestBase {
     GatewayOptions options = configure(GatewayOptions.builder()
         .host(HOST).httpPort(0).grpcPort(0)
         .maxBodyBytes(MAX_BODY)
+        .grpcMaxMessageBytes(MAX_BODY)
         .defaultTimeout(DEFAULT_TIMEOUT)
         .retryAfterSeconds(2)
         .registry(registry))

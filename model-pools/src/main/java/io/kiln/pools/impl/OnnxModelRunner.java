@@ -209,10 +209,7 @@ final class OnnxModelRunner extends AbstractModelRunner {
             out.add(new Tensor(declared.name(), type, shape, ByteElements.joinStrings(strings(tensor.getValue()))));
             continue;
           }
-          ByteBuffer bytes = tensor.getByteBuffer();
-          byte[] raw = new byte[bytes.remaining()];
-          bytes.get(raw);
-          out.add(new Tensor(declared.name(), type, shape, raw));
+          out.add(new Tensor(declared.name(), type, shape, heapBytes(tensor)));
         }
         return out;
       }
@@ -221,6 +218,22 @@ final class OnnxModelRunner extends AbstractModelRunner {
     } finally {
       feed.values().forEach(OnnxTensor::close);
     }
+  }
+
+  /**
+   * An output's bytes in a Java array: one copy out of ONNX Runtime's memory, which the result frees when closed.
+   * {@code getByteBuffer} already copies into a fresh heap buffer of exactly the tensor's size; its array is taken
+   * as it is rather than copied a second time.
+   */
+  static byte[] heapBytes(OnnxTensor tensor) {
+    ByteBuffer bytes = tensor.getByteBuffer();
+    if (bytes.hasArray() && bytes.arrayOffset() == 0 && bytes.position() == 0
+        && bytes.remaining() == bytes.array().length) {
+      return bytes.array();
+    }
+    byte[] raw = new byte[bytes.remaining()];
+    bytes.get(raw);
+    return raw;
   }
 
   /** A string tensor's value (a String, or String arrays nested to its rank) flattened in row-major order. */
