@@ -10,6 +10,10 @@ import io.kiln.pools.TensorSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The engine-independent part of a runner: stacks the inputs of validated requests (see {@link BatchLayout}),
@@ -18,11 +22,19 @@ import java.util.List;
  */
 abstract class AbstractModelRunner implements ModelRunner {
 
+  private static final Logger LOG = LoggerFactory.getLogger(AbstractModelRunner.class);
+  /** How long {@link #close} waits for a batch still running before it leaves the engine open instead. */
+  static final long CLOSE_WAIT_MS = 30_000;
+
   private final ModelSpec spec;
   private final List<TensorSpec> outputSpecs;
   private final BatchLayout layout;
   private ModelLoadInfo loadInfo;
-  private boolean closed;
+  private volatile boolean closed;
+  // Held while a batch runs, and by close() around release(): an engine's native memory (an ONNX Runtime session)
+  // freed under a running call crashes the JVM (seen: SIGSEGV in OrtSession.run when a node closed its workers while
+  // a batch was still running). Uncontended on the request path: the runner's own thread takes it once per batch.
+  private final ReentrantLock running = new ReentrantLock();
 
   /**
    * @param outputSpecs the outputs the model returns, in order (the spec's, or for built-ins that declare
@@ -76,9 +88,18 @@ abstract class AbstractModelRunner implements ModelRunner {
 
   @Override
   public final List<List<Tensor>> infer(List<InferenceRequest> batch) {
-    if (closed) {
-      throw new IllegalStateException("the model runner is closed");
+    running.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("the model runner is closed");
+      }
+      return inferBatch(batch);
+    } finally {
+      running.unlock();
     }
+  }
+
+  private List<List<Tensor>> inferBatch(List<InferenceRequest> batch) {
     if (batch.isEmpty()) {
       return List.of();
     }
@@ -208,11 +229,33 @@ abstract class AbstractModelRunner implements ModelRunner {
     }
   }
 
+  /**
+   * Frees the engine once no batch runs: a batch running on another thread (a node closing its workers, a worker
+   * restarted as stuck) is waited for up to {@link #CLOSE_WAIT_MS}; one still running then keeps the engine open (its
+   * memory is leaked until the process exits, logged) rather than freed under it. Later batches are refused.
+   */
   @Override
-  public final void close() {
-    if (!closed) {
-      closed = true;
+  public final synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    boolean idle;
+    try {
+      idle = running.tryLock(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      idle = running.tryLock();
+    }
+    if (!idle) {
+      LOG.warn("model {}: a batch still runs {} ms after close was asked; its engine is left open rather than freed"
+          + " under the running call", spec.uri(), CLOSE_WAIT_MS);
+      return;
+    }
+    try {
       release();
+    } finally {
+      running.unlock();
     }
   }
 }
