@@ -10,10 +10,6 @@ import io.kiln.pools.TensorSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The engine-independent part of a runner: stacks the inputs of validated requests (see {@link BatchLayout}),
@@ -22,19 +18,12 @@ import org.slf4j.LoggerFactory;
  */
 abstract class AbstractModelRunner implements ModelRunner {
 
-  private static final Logger LOG = LoggerFactory.getLogger(AbstractModelRunner.class);
-  /** How long {@link #close} waits for a batch still running before it leaves the engine open instead. */
-  static final long CLOSE_WAIT_MS = 30_000;
-
   private final ModelSpec spec;
   private final List<TensorSpec> outputSpecs;
   private final BatchLayout layout;
   private ModelLoadInfo loadInfo;
-  private volatile boolean closed;
-  // Held while a batch runs, and by close() around release(): an engine's native memory (an ONNX Runtime session)
-  // freed under a running call crashes the JVM (seen: SIGSEGV in OrtSession.run when a node closed its workers while
-  // a batch was still running). Uncontended on the request path: the runner's own thread takes it once per batch.
-  private final ReentrantLock running = new ReentrantLock();
+  // Every batch runs through it, and release() only once none runs: native memory freed under a call crashes the JVM.
+  private final io.kiln.pools.spi.EngineGuard guard;
 
   /**
    * @param outputSpecs the outputs the model returns, in order (the spec's, or for built-ins that declare
@@ -44,6 +33,7 @@ abstract class AbstractModelRunner implements ModelRunner {
     this.spec = spec;
     this.outputSpecs = List.copyOf(outputSpecs);
     this.layout = new BatchLayout(spec.inputs(), this.outputSpecs);
+    this.guard = new io.kiln.pools.spi.EngineGuard("the model runner of " + spec.uri());
   }
 
   /**
@@ -78,7 +68,7 @@ abstract class AbstractModelRunner implements ModelRunner {
    * break for good (a Python model's process that died) says so.
    */
   boolean usable() {
-    return !closed;
+    return !guard.closed();
   }
 
   /** Set once by the loader after warm-up. */
@@ -88,15 +78,7 @@ abstract class AbstractModelRunner implements ModelRunner {
 
   @Override
   public final List<List<Tensor>> infer(List<InferenceRequest> batch) {
-    running.lock();
-    try {
-      if (closed) {
-        throw new IllegalStateException("the model runner is closed");
-      }
-      return inferBatch(batch);
-    } finally {
-      running.unlock();
-    }
+    return guard.run(() -> inferBatch(batch));
   }
 
   private List<List<Tensor>> inferBatch(List<InferenceRequest> batch) {
@@ -171,7 +153,7 @@ abstract class AbstractModelRunner implements ModelRunner {
 
   /** A streaming runner's view of one request: its inputs in spec order, checked as a batch of one. */
   protected final List<Tensor> streamInputs(InferenceRequest request) {
-    if (closed) {
+    if (guard.closed()) {
       throw new IllegalStateException("the model runner is closed");
     }
     List<Tensor> inputs = layout.ordered(request);
@@ -230,32 +212,12 @@ abstract class AbstractModelRunner implements ModelRunner {
   }
 
   /**
-   * Frees the engine once no batch runs: a batch running on another thread (a node closing its workers, a worker
-   * restarted as stuck) is waited for up to {@link #CLOSE_WAIT_MS}; one still running then keeps the engine open (its
-   * memory is leaked until the process exits, logged) rather than freed under it. Later batches are refused.
+   * Frees the engine once no batch runs ({@link io.kiln.pools.spi.EngineGuard}: a batch running on another thread is
+   * waited for; one still running after the wait keeps the engine open rather than have it freed under it). Later
+   * batches are refused.
    */
   @Override
-  public final synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    boolean idle;
-    try {
-      idle = running.tryLock(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      idle = running.tryLock();
-    }
-    if (!idle) {
-      LOG.warn("model {}: a batch still runs {} ms after close was asked; its engine is left open rather than freed"
-          + " under the running call", spec.uri(), CLOSE_WAIT_MS);
-      return;
-    }
-    try {
-      release();
-    } finally {
-      running.unlock();
-    }
+  public final void close() {
+    guard.close(this::release);
   }
 }

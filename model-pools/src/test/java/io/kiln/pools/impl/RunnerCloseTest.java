@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A runner's engine is never freed under a running batch: a node that closes its workers (or a worker restarted as
  * stuck) while a batch runs on the worker's thread crashed the JVM inside ONNX Runtime (SIGSEGV in
- * {@code OrtSession.run}, seen on 2026-12-06 when a node shut down under load). {@link AbstractModelRunner#close}
+ * {@code OrtSession.run}, seen on 2026-12-06 when a node shut down under load). {@link AbstractModelRunner#close} ({@link io.kiln.pools.spi.EngineGuard})
  * waits for the batch, then releases; later batches are refused.
  */
 class RunnerCloseTest {

@@ -50,7 +50,8 @@ public final class DecoderRunner implements StreamingModelRunner {
   private long promptTokens;
   private long generationTokens;
   private long steps;
-  private boolean closed;
+  // Every open, step and warm-up call runs through it; the session is closed only when none runs.
+  private final io.kiln.pools.spi.EngineGuard guard;
   /** The counters as of the last step, for meters read off the worker's thread: replaced whole, never mutated. */
   private volatile DecoderStats published;
   private DecoderMeters meters;
@@ -64,6 +65,7 @@ public final class DecoderRunner implements StreamingModelRunner {
     this.scheduler = scheduler;
     this.scratch = scratch;
     this.outputs = spec.outputs().stream().map(TensorSpec::name).toList();
+    this.guard = new io.kiln.pools.spi.EngineGuard("the decoder runner of " + spec.uri());
   }
 
   @Override
@@ -84,7 +86,10 @@ public final class DecoderRunner implements StreamingModelRunner {
 
   @Override
   public DecoderStream open(InferenceRequest request) {
-    checkOpen();
+    return guard.run(() -> openStream(request));
+  }
+
+  private DecoderStream openStream(InferenceRequest request) {
     List<String> texts = Chunks.texts(request);
     if (texts.size() != 1) {
       throw InferenceException.invalid(TextModels.TEXT_INPUT + ": takes one prompt per request, got " + texts.size());
@@ -133,7 +138,10 @@ public final class DecoderRunner implements StreamingModelRunner {
   /** One engine step over {@code streams} (streams this runner opened); see the class comment. */
   @Override
   public List<ChunkStep> next(List<ChunkStream> streams) {
-    checkOpen();
+    return guard.run(() -> step(streams));
+  }
+
+  private List<ChunkStep> step(List<ChunkStream> streams) {
     ChunkStep[] out = new ChunkStep[streams.size()];
     Map<Sequence, Integer> index = new IdentityHashMap<>();
     List<Sequence> active = new ArrayList<>(streams.size());
@@ -201,7 +209,7 @@ public final class DecoderRunner implements StreamingModelRunner {
   }
 
   void release(DecoderStream d) {
-    if (!closed) {
+    if (!guard.closed()) {
       scheduler.remove(d.seq);
       published = stats();
     }
@@ -213,7 +221,10 @@ public final class DecoderRunner implements StreamingModelRunner {
    */
   @Override
   public List<List<Tensor>> infer(List<InferenceRequest> batch) {
-    checkOpen();
+    return guard.run(() -> warm(batch));
+  }
+
+  private List<List<Tensor>> warm(List<InferenceRequest> batch) {
     List<DecoderStream> streams = new ArrayList<>(batch.size());
     try {
       for (InferenceRequest r : batch) {
@@ -269,7 +280,7 @@ public final class DecoderRunner implements StreamingModelRunner {
   @Override
   public void bindMeters(io.micrometer.core.instrument.MeterRegistry registry,
                          io.micrometer.core.instrument.Tags tags) {
-    if (meters == null && !closed) {
+    if (meters == null && !guard.closed()) {
       meters = new DecoderMeters(registry, tags, () -> published);
     }
   }
@@ -280,22 +291,15 @@ public final class DecoderRunner implements StreamingModelRunner {
     return OptionalLong.of(parts.fileBytes() + model.kvBytes());
   }
 
-  private void checkOpen() {
-    if (closed) {
-      throw new IllegalStateException("the decoder runner is closed");
-    }
-  }
-
   @Override
   public void close() {
-    if (!closed) {
-      closed = true;
+    guard.close(() -> {
       if (meters != null) {
         meters.remove();
       }
       model.close();
       parts.tokenizer().close();
-    }
+    });
   }
 
   /** What a runner needs besides its scheduling state, read at load. */

@@ -55,7 +55,8 @@ public final class EncoderRunner implements ModelRunner {
   private final List<String> outputs;
   /** Whether each text runs alone: the model's output for a text depends on the rest of its batch. */
   private boolean isolated;
-  private boolean closed;
+  // Every batch runs through it; the session is closed only when none runs.
+  private final io.kiln.pools.spi.EngineGuard guard;
 
   private EncoderRunner(ModelSpec spec, OrtSession session, TextTokenizer tokenizer, EncoderOptions options,
                         String output, boolean pooled, boolean tokenTypes, int hidden, long fileBytes) {
@@ -70,6 +71,7 @@ public final class EncoderRunner implements ModelRunner {
     this.hidden = hidden;
     this.fileBytes = fileBytes;
     this.outputs = spec.outputs().stream().map(TensorSpec::name).toList();
+    this.guard = new io.kiln.pools.spi.EngineGuard("the encoder runner of " + spec.uri());
   }
 
   /**
@@ -205,9 +207,10 @@ public final class EncoderRunner implements ModelRunner {
 
   @Override
   public List<List<Tensor>> infer(List<InferenceRequest> batch) {
-    if (closed) {
-      throw new IllegalStateException("the encoder runner is closed");
-    }
+    return guard.run(() -> embed(batch));
+  }
+
+  private List<List<Tensor>> embed(List<InferenceRequest> batch) {
     if (batch.isEmpty()) {
       return List.of();
     }
@@ -324,10 +327,9 @@ public final class EncoderRunner implements ModelRunner {
 
   @Override
   public void close() {
-    if (!closed) {
-      closed = true;
+    guard.close(() -> {
       OrtSessions.closeQuietly(session);
       tokenizer.close();
-    }
+    });
   }
 }
