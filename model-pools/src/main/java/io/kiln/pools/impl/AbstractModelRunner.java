@@ -218,6 +218,18 @@ abstract class AbstractModelRunner implements ModelRunner {
    */
   @Override
   public final void close() {
-    guard.close(this::release);
+    if (releasesUnderACall()) {
+      guard.closeNow(this::release);
+    } else {
+      guard.close(this::release);
+    }
+  }
+
+  /**
+   * Whether {@link #release} may run while a batch runs on another thread, and should, to end it: true for an engine
+   * in a process of its own (killing it fails the call at once); false (the default) for native memory in this one.
+   */
+  protected boolean releasesUnderACall() {
+    return false;
   }
 }

@@ -139,6 +139,12 @@ final class PythonModelRunner extends AbstractModelRunner implements StreamingMo
     return list;
   }
 
+  /** The process is killed at once on close: that is what ends a call stuck in it (its pipe closes). */
+  @Override
+  protected boolean releasesUnderACall() {
+    return true;
+  }
+
   String device() {
     return device;
   }

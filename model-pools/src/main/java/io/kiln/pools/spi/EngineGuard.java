@@ -55,6 +55,17 @@ public final class EngineGuard {
     return closed;
   }
 
+  /**
+   * Runs {@code release} once, at once, whether a call runs or not: for an engine whose release is what ends a stuck
+   * call safely (a worker process killed: the call fails on its closed pipe); idempotent.
+   */
+  public synchronized void closeNow(Runnable release) {
+    if (!closed) {
+      closed = true;
+      release.run();
+    }
+  }
+
   /** Runs {@code release} once, when no call runs (see the class comment); idempotent. Blocking. */
   public synchronized void close(Runnable release) {
     if (closed) {
