@@ -6,7 +6,6 @@ import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
@@ -17,8 +16,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.FloatBuffer;
-import java.nio.LongBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -90,21 +87,7 @@ class SequencePoolTest {
 
   /** ONNX Runtime's own loop: each chunk with the previous chunk's stateN (zeros first). */
   static float[] directly(float[][] chunks) throws OrtException {
-    float[] state = new float[256];
-    float[] probs = new float[chunks.length];
-    for (int c = 0; c < chunks.length; c++) {
-      try (OnnxTensor in = OnnxTensor.createTensor(env, FloatBuffer.wrap(chunks[c]), new long[] {1, CHUNK});
-           OnnxTensor st = OnnxTensor.createTensor(env, FloatBuffer.wrap(state), new long[] {2, 1, 128});
-           OnnxTensor sr = OnnxTensor.createTensor(env, LongBuffer.wrap(new long[] {16_000}), new long[0]);
-           OrtSession.Result res = direct.run(Map.of("input", in, "state", st, "sr", sr))) {
-        float[] p = new float[1];
-        ((OnnxTensor) res.get("output").orElseThrow()).getFloatBuffer().get(p);
-        probs[c] = p[0];
-        state = new float[256];
-        ((OnnxTensor) res.get("stateN").orElseThrow()).getFloatBuffer().get(state);
-      }
-    }
-    return probs;
+    return io.kiln.pools.testsupport.SileroVadReference.probabilities(env, direct, chunks);
   }
 
   static InferenceRequest chunk(float[] audio, Object id, boolean start, boolean end) {

@@ -2,19 +2,13 @@ package io.kiln.deploy.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ai.onnxruntime.OnnxTensor;
-import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
-import ai.onnxruntime.OrtSession;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.FloatBuffer;
-import java.nio.LongBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -76,23 +70,6 @@ public final class VadAudio {
 
   /** ONNX Runtime's own loop over {@code chunks} on a session of its own: each chunk with the previous stateN. */
   public static float[] directly(float[][] chunks) throws OrtException {
-    OrtEnvironment env = OrtEnvironment.getEnvironment();
-    try (OrtSession direct = env.createSession(MODEL.toString(), new OrtSession.SessionOptions())) {
-      float[] state = new float[256];
-      float[] probs = new float[chunks.length];
-      for (int c = 0; c < chunks.length; c++) {
-        try (OnnxTensor in = OnnxTensor.createTensor(env, FloatBuffer.wrap(chunks[c]), new long[] {1, CHUNK});
-             OnnxTensor st = OnnxTensor.createTensor(env, FloatBuffer.wrap(state), new long[] {2, 1, 128});
-             OnnxTensor sr = OnnxTensor.createTensor(env, LongBuffer.wrap(new long[] {16_000}), new long[0]);
-             OrtSession.Result res = direct.run(Map.of("input", in, "state", st, "sr", sr))) {
-          float[] p = new float[1];
-          ((OnnxTensor) res.get("output").orElseThrow()).getFloatBuffer().get(p);
-          probs[c] = p[0];
-          state = new float[256];
-          ((OnnxTensor) res.get("stateN").orElseThrow()).getFloatBuffer().get(state);
-        }
-      }
-      return probs;
-    }
+    return io.kiln.pools.testsupport.SileroVadReference.probabilities(chunks);
   }
 }
