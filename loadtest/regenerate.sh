@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures every scenario the generated part of loadtest/RESULTS.md shows, then regenerates that part — one
 # command for a quiet machine, unattended. Every verdict in RESULTS.md needs at least 3 interleaved rounds (the limit
-# measured again next to Kiln in each), so each step runs 3: about 45 minutes on a quiet 2-core machine (up to ~60
+# measured again next to Kiln in each), so each step runs 3: about 65 minutes on a quiet 2-core machine (up to ~80
 # with the load waits each script does first: LOAD_MAX, LOAD_WAIT_MAX in lib.sh):
 #   1. loadtest/run.sh pinned                 ~25 min  the request path, PINNED_ROUNDS (3) rounds: in each, per Kiln
 #                                                      model, a fresh node (cold start), then at every concurrency Kiln
@@ -10,7 +10,10 @@
 #   2. loadtest/bench-runtime.sh 5 local      ~7 min   local actor call p50, calls/s with 64 in flight; ROUNDS (3) JVMs
 #   3. loadtest/bench-runtime.sh 5 cluster    ~4 min   cross-node actor call p50 (loopback TCP); ROUNDS (3) JVMs
 #   4. loadtest/bench-pools.sh --image-size 64  ~4 min ResNet-18 through the pool vs direct, 6 A/B/A/B rounds
-#   5. loadtest/results-md.sh                          RESULTS.md between its GENERATED markers
+#   5. loadtest/bench-llm.sh                  ~20 min  generative serving (#35): 1 vs 16 streams, HTTP vs in-process,
+#                                                      streamed vs not, prefix cache, prefix routing vs round robin;
+#                                                      LLM_ROUNDS (3) interleaved rounds (LLM=0 leaves it out)
+#   6. loadtest/results-md.sh                          RESULTS.md between its GENERATED markers
 # The noop/tiny/resnet/cluster scenarios of the earlier issues are not rerun: pinned measures the request path
 # the way the request-path issue states its targets (results-md.sh still renders their folders if present).
 # A failed step does not stop the others; RESULTS.md is regenerated from whatever completed, and the exit
@@ -41,6 +44,7 @@ step pinned loadtest/run.sh pinned
 step runtime-local env ROUNDS="${ROUNDS:-3}" loadtest/bench-runtime.sh 5 local
 step runtime-cluster env ROUNDS="${ROUNDS:-3}" loadtest/bench-runtime.sh 5 cluster
 step pools loadtest/bench-pools.sh --image-size 64
+if [[ "${LLM:-1}" == 1 ]]; then step llm env LLM_ROUNDS="${LLM_ROUNDS:-${ROUNDS:-3}}" loadtest/bench-llm.sh; fi
 step results-md loadtest/results-md.sh
 echo "[regenerate] finished in $(($(date +%s) - start)) s${failed[*]:+; FAILED: ${failed[*]}}" >&2
 [[ ${#failed[@]} -eq 0 ]]

@@ -57,6 +57,7 @@ CLIENT_PIN=()
 cleanup() {
   local pid
   [[ -z "$CHILD" ]] || kill -TERM "$CHILD" 2>/dev/null || true
+  if declare -F llm_cleanup >/dev/null; then llm_cleanup; fi
   if [[ "$KILN_NODES" == 1 ]]; then
     "$KILN" stop >>"$OUT/kiln-stop.log" 2>&1 || log "kiln stop failed; see $OUT/kiln-stop.log"
     KILN_NODES=0
@@ -708,6 +709,10 @@ scenario_pinned() {
   run_child "$JAVA" -cp "$CP" io.kiln.loadtest.PinnedSummary --dir "$OUT" >&2 || die "could not write $OUT/summary.md"
 }
 
+# The generative-serving scenario (issue #35): scenario_llm and its helpers.
+# shellcheck source=loadtest/scenario-llm.sh
+source "$LT/scenario-llm.sh"
+
 # ---------------------------------------------------------------- main
 
 scenarios() { declare -F | awk '{print $3}' | sed -n 's/^scenario_//p' | tr '\n' ' '; }
@@ -721,6 +726,8 @@ scenarios: $(scenarios)
   tiny     the MLP vs BareServer and the compute limit           resnet  ResNet-18 vs direct batched calls
   pinned   the request-path targets: pinned wrk/h2load, Kiln and the bare servers alternating, $PINNED_ROUNDS rounds
   cluster  3 nodes on loopback, unpinned and cross-node
+  llm      generative serving (#35): 1 vs 16 streams, HTTP vs in-process, streamed vs not, prefix cache, prefix
+           routing over 2 nodes vs round robin; LLM_ROUNDS (3) rounds, ~25 min (also loadtest/bench-llm.sh)
 Builds the load generator itself (and ./kiln builds the distribution), writes loadtest/results/SCENARIO-<time>/ with
 index.html (Kiln and its limits side by side) and meta.txt. Environment: DURATION ($DURATION), WARMUP ($WARMUP),
 ROUNDS ($ROUNDS), PINNED_ROUNDS ($PINNED_ROUNDS), LOAD_MAX ($LOAD_MAX), LOAD_WAIT_MAX ($LOAD_WAIT_MAX),

@@ -8,7 +8,7 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 
 /**
- * An OpenAI-API generation workload: streamed {@code /v1/completions} or {@code /v1/chat/completions} requests whose
+ * An OpenAI-API generation workload: streamed (or, {@code stream} false, whole-answer) {@code /v1/completions} or {@code /v1/chat/completions} requests whose
  * prompt and output lengths are drawn from a seeded distribution. Given as a run's {@link LoadOptions#source()}, it
  * makes the run an LLM run: answers are read as Server-Sent Events as they arrive, and the result carries
  * {@link RunResult.Llm} (time to first token, inter-token latency, output tokens per second).
@@ -24,9 +24,11 @@ import java.util.SplittableRandom;
  * @param model        the {@code model} field
  * @param prefixes     distinct shared prefixes (0: none); with a chat request the prefix is the system message
  * @param prefixWords  words per shared prefix
+ * @param stream       {@code stream: true} (Server-Sent Events, each chunk timed) or false (one JSON answer: its time
+ *                     to first token is its whole latency, its tokens the usage's {@code completion_tokens})
  */
 public record LlmWorkload(Api api, String model, double promptWords, double promptStddev, double outputTokens,
-    double outputStddev, int prefixes, int prefixWords, long seed) implements RequestSource {
+    double outputStddev, int prefixes, int prefixWords, long seed, boolean stream) implements RequestSource {
 
   public static final double DEFAULT_PROMPT_WORDS = 128;
   public static final double DEFAULT_OUTPUT_TOKENS = 64;
@@ -69,6 +71,12 @@ public record LlmWorkload(Api api, String model, double promptWords, double prom
     }
   }
 
+  /** A streamed workload. */
+  public LlmWorkload(Api api, String model, double promptWords, double promptStddev, double outputTokens,
+                     double outputStddev, int prefixes, int prefixWords, long seed) {
+    this(api, model, promptWords, promptStddev, outputTokens, outputStddev, prefixes, prefixWords, seed, true);
+  }
+
   public LlmWorkload {
     Objects.requireNonNull(api, "api");
     Objects.requireNonNull(model, "model");
@@ -94,7 +102,19 @@ public record LlmWorkload(Api api, String model, double promptWords, double prom
 
   /** This workload with {@code n} shared prefixes of {@code words} words each. */
   public LlmWorkload withPrefixes(int n, int words) {
-    return new LlmWorkload(api, model, promptWords, promptStddev, outputTokens, outputStddev, n, words, seed);
+    return new LlmWorkload(api, model, promptWords, promptStddev, outputTokens, outputStddev, n, words, seed, stream);
+  }
+
+  /** This workload streamed ({@code true}) or answered whole. */
+  public LlmWorkload withStream(boolean on) {
+    return new LlmWorkload(api, model, promptWords, promptStddev, outputTokens, outputStddev, prefixes, prefixWords,
+        seed, on);
+  }
+
+  /** This workload with another seed (other prompts and prefixes). */
+  public LlmWorkload withSeed(long s) {
+    return new LlmWorkload(api, model, promptWords, promptStddev, outputTokens, outputStddev, prefixes, prefixWords,
+        s, stream);
   }
 
   /** What request {@code index} asks for. */
@@ -111,11 +131,7 @@ public record LlmWorkload(Api api, String model, double promptWords, double prom
   @Override
   public HttpCall request(long index) {
     Shape s = shape(index);
-    SplittableRandom words = random(index ^ 0x5DEECE66DL);
-    StringBuilder prompt = new StringBuilder(s.promptWords() * 7).append("request-").append(index).append(':');
-    for (int i = 1; i < s.promptWords(); i++) {
-      prompt.append(' ').append(WORDS[words.nextInt(WORDS.length)]);
-    }
+    String prompt = userText(index, s);
     String prefix = s.prefix() < 0 ? null : prefixText(s.prefix());
     StringBuilder json = new StringBuilder(prompt.length() + (prefix == null ? 0 : prefix.length()) + 256);
     json.append("{\"model\":").append(quote(model));
@@ -124,13 +140,35 @@ public record LlmWorkload(Api api, String model, double promptWords, double prom
       if (prefix != null) {
         json.append("{\"role\":\"system\",\"content\":").append(quote(prefix)).append("},");
       }
-      json.append("{\"role\":\"user\",\"content\":").append(quote(prompt.toString())).append("}]");
+      json.append("{\"role\":\"user\",\"content\":").append(quote(prompt)).append("}]");
     } else {
-      json.append(",\"prompt\":").append(quote(prefix == null ? prompt.toString() : prefix + "\n" + prompt));
+      json.append(",\"prompt\":").append(quote(completionPrompt(prefix, prompt)));
     }
-    json.append(",\"max_tokens\":").append(s.maxTokens()).append(",\"ignore_eos\":true,\"stream\":true")
-        .append(",\"stream_options\":{\"include_usage\":true}}");
+    json.append(",\"max_tokens\":").append(s.maxTokens()).append(",\"ignore_eos\":true");
+    json.append(stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}" : ",\"stream\":false}");
     return HttpCall.json(api.path(), json.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * The prompt text request {@code index} of a {@link Api#COMPLETIONS} workload sends (its shared prefix, a newline,
+   * its own part): what a client driving the model without HTTP gives it, so both see the same tokens.
+   */
+  public String completionPrompt(long index) {
+    Shape s = shape(index);
+    return completionPrompt(s.prefix() < 0 ? null : prefixText(s.prefix()), userText(index, s));
+  }
+
+  private static String completionPrompt(String prefix, String prompt) {
+    return prefix == null ? prompt : prefix + "\n" + prompt;
+  }
+
+  private String userText(long index, Shape s) {
+    SplittableRandom words = random(index ^ 0x5DEECE66DL);
+    StringBuilder prompt = new StringBuilder(s.promptWords() * 7).append("request-").append(index).append(':');
+    for (int i = 1; i < s.promptWords(); i++) {
+      prompt.append(' ').append(WORDS[words.nextInt(WORDS.length)]);
+    }
+    return prompt.toString();
   }
 
   /** Shared prefix {@code i}: the same words for the same seed, different for each {@code i}. */
@@ -157,6 +195,7 @@ public record LlmWorkload(Api api, String model, double promptWords, double prom
       m.put("prefixWords", prefixWords);
     }
     m.put("seed", seed);
+    m.put("stream", stream);
     return m;
   }
 

@@ -50,6 +50,7 @@ public final class LoadGen {
         --prefixes N            N distinct shared prefixes (chat: the system message), one per request (default 0)
         --prefix-words L        words per shared prefix (default 256)
         --seed N                the workload's seed (default 42): the same seed sends the same requests
+        --no-stream             stream: false: one JSON answer per request (its TTFT is its whole latency)
       load
         --mode open|closed      open: constant arrival rate; closed: N connections, 1 request each (default closed)
         --rate R                open loop arrivals per second (default 100)
@@ -81,7 +82,7 @@ public final class LoadGen {
   public static int run(String[] argv, PrintStream out, PrintStream err) {
     CliArgs args;
     try {
-      args = CliArgs.parse(argv, Set.of("search", "quiet", "help"));
+      args = CliArgs.parse(argv, Set.of("search", "quiet", "help", "no-stream"));
       if (args.flag("help")) {
         out.print(USAGE);
         return 0;
@@ -180,7 +181,7 @@ public final class LoadGen {
           args.doubleValue("prompt-words", LlmWorkload.DEFAULT_PROMPT_WORDS), args.doubleValue("prompt-stddev", 0),
           args.doubleValue("output-tokens", LlmWorkload.DEFAULT_OUTPUT_TOKENS), args.doubleValue("output-stddev", 0),
           args.integer("prefixes", 0), args.integer("prefix-words", LlmWorkload.DEFAULT_PREFIX_WORDS),
-          args.longValue("seed", LlmWorkload.DEFAULT_SEED)));
+          args.longValue("seed", LlmWorkload.DEFAULT_SEED), !args.flag("no-stream")));
       if (args.has("request") || args.has("shape") || args.has("mix")) {
         throw new IllegalArgumentException("--llm makes its own requests: drop --request, --shape and --mix");
       }

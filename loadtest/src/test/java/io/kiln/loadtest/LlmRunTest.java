@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * LLM runs end to end against a loopback server speaking the OpenAI streaming framing with known timing: the first
  * token 50 ms after the request, then one every 10 ms, exactly {@code max_tokens} of them, a usage chunk, [DONE].
- * Model "broken" streams two tokens and then an error event.
+ * Model "broken" streams two tokens and then an error event; model "hang" one token and then nothing. A request with {@code stream: false} gets the whole
+ * answer as one JSON body when its last token would have been streamed.
  */
 class LlmRunTest {
   private static final long FIRST_MS = 50;
@@ -35,8 +36,20 @@ class LlmRunTest {
       boolean chat = req.path().equals("/v1/chat/completions");
       int tokens = r.getInteger("max_tokens");
       boolean broken = r.getString("model").equals("broken");
+      if (!r.getBoolean("stream", false)) {
+        vertx.setTimer(FIRST_MS + EVERY_MS * (tokens - 1), done -> req.response()
+            .putHeader("content-type", "application/json")
+            .end("{\"choices\":[{\"index\":0,\"text\":\"" + "t".repeat(tokens) + "\",\"finish_reason\":\"length\"}],"
+                + "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":" + tokens + ",\"total_tokens\":"
+                + (tokens + 3) + "}}"));
+        return;
+      }
       HttpServerResponse resp = req.response().setChunked(true).putHeader("content-type", "text/event-stream");
       resp.writeHead();
+      if (r.getString("model").equals("hang")) { // one token, then never a word more nor an end
+        resp.write("data: {\"choices\":[{\"index\":0,\"text\":\"t\"}],\"usage\":null}\n\n");
+        return;
+      }
       int[] sent = {0};
       vertx.setTimer(FIRST_MS, first -> {
         Handler<Long> tick = new Handler<>() {
@@ -126,5 +139,50 @@ class LlmRunTest {
     assertThat(failed.count("stream_error")).isEqualTo(failed.requests()).isPositive();
     assertThat(failed.examples().get("stream_error")).containsKey("error event: the model failed");
     assertThat(failed.llm().requests()).isZero();
+  }
+
+  @Test
+  void aWorkloadThatDoesNotStreamCountsTheUsageTokensAndTimesTheWholeAnswer(@TempDir Path dir) throws Exception {
+    Path out = dir.resolve("whole.json");
+    int code = LoadGen.run(new String[] {"--llm", "completions", "--url", "http://127.0.0.1:" + server.port, "--model",
+        "tiny-gpt", "--connections", "2", "--warmup", "300ms", "--duration", "2s", "--prompt-words", "10",
+        "--output-tokens", "6", "--no-stream", "--quiet", "--out", out.toString()},
+        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), System.err);
+    assertThat(code).isZero();
+    RunResult r = Reports.readJson(out);
+    assertThat(r.errors()).as("%s %s", r.outcomes(), r.examples()).isZero();
+    assertThat(r.llm().requests()).isEqualTo(r.ok()).isGreaterThanOrEqualTo(4);
+    assertThat(r.llm().outputTokens()).isEqualTo(6 * r.llm().requests());
+    // One chunk: no inter-token gaps; its first token is its whole answer (50 ms + 5 x 10 ms on the server).
+    assertThat(r.llm().itlMs().count()).isZero();
+    assertThat(r.llm().ttftMs().p50()).isBetween(95.0, 300.0);
+    assertThat(r.config().get("llm").toString()).contains("stream=false");
+  }
+
+  @Test
+  void prefixPairsTimeBothRequestsOfEveryPairAndReadTheirPromptTokens() throws Exception {
+    LlmWorkload w = new LlmWorkload(LlmWorkload.Api.COMPLETIONS, "tiny-gpt", 4, 0, 3, 0, 1, 20, 5);
+    LlmPrefixPairs.Result r = LlmPrefixPairs.measure(java.net.URI.create("http://127.0.0.1:" + server.port), w, 3,
+        Duration.ofSeconds(10));
+    assertThat(r.errors()).isZero();
+    assertThat(r.pairs()).hasSize(3).allSatisfy(p -> {
+      assertThat(p.firstMs()).isBetween(45.0, 300.0);
+      assertThat(p.secondMs()).isBetween(45.0, 300.0);
+      assertThat(p.firstPromptTokens()).isEqualTo(3);
+    });
+    double[] ratios = r.pairs().stream().mapToDouble(p -> p.secondMs() / p.firstMs()).sorted().toArray();
+    assertThat(r.ratioP50()).isEqualTo(ratios[1]);
+    assertThat(r.firstP50Ms()).isEqualTo(r.pairs().stream().mapToDouble(LlmPrefixPairs.Pair::firstMs).sorted()
+        .toArray()[1]);
+    LlmPrefixPairs.Result failed = LlmPrefixPairs.measure(java.net.URI.create("http://127.0.0.1:" + server.port),
+        new LlmWorkload(LlmWorkload.Api.COMPLETIONS, "broken", 4, 0, 3, 0, 1, 20, 5), 1, Duration.ofSeconds(10));
+    assertThat(failed.errors()).isEqualTo(2);
+    assertThat(failed.firstP50Ms()).isNaN();
+
+    long start = System.nanoTime();
+    LlmPrefixPairs.Result hung = LlmPrefixPairs.measure(java.net.URI.create("http://127.0.0.1:" + server.port),
+        new LlmWorkload(LlmWorkload.Api.COMPLETIONS, "hang", 4, 0, 3, 0, 1, 20, 5), 1, Duration.ofMillis(500));
+    assertThat(hung.errors()).as("a stream that never ends is given up at the timeout").isEqualTo(2);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(8));
   }
 }

@@ -69,4 +69,22 @@ class LlmWorkloadTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> LlmWorkload.Api.parse("embeddings")).hasMessageContaining("completions or chat");
   }
+
+  @Test
+  void aWholeAnswerWorkloadSendsTheSamePromptsWithoutStreamingAndDriversWithoutHttpGetThemToo() throws Exception {
+    LlmWorkload streamed = LlmWorkload.of(LlmWorkload.Api.COMPLETIONS, "m", 12, 5).withPrefixes(3, 9);
+    LlmWorkload whole = streamed.withStream(false);
+    for (long i = 0; i < 20; i++) {
+      JsonNode a = body(streamed, i);
+      JsonNode b = body(whole, i);
+      assertThat(b.path("stream").asBoolean(true)).isFalse();
+      assertThat(b.has("stream_options")).isFalse();
+      assertThat(b.path("prompt").asText()).isEqualTo(a.path("prompt").asText())
+          .isEqualTo(streamed.completionPrompt(i));
+      assertThat(b.path("max_tokens").asInt()).isEqualTo(a.path("max_tokens").asInt());
+    }
+    // Another seed: other prompts and other shared prefixes.
+    assertThat(streamed.withSeed(7).completionPrompt(0)).isNotEqualTo(streamed.completionPrompt(0));
+    assertThat(streamed.withSeed(7).prefixText(0)).isNotEqualTo(streamed.prefixText(0));
+  }
 }

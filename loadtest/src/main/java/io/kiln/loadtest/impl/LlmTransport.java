@@ -17,9 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Streamed OpenAI generations ({@link LlmWorkload}): request {@code i} is the workload's, sent to
+ * OpenAI generations ({@link LlmWorkload}): request {@code i} is the workload's, sent to
  * {@code targets[i % n]}; a 200 answer's body is parsed as Server-Sent Events buffer by buffer as it arrives, so each
- * text chunk is timed when it reaches the generator ({@link LlmStream}), and the outcome carries the timings. Any
+ * text chunk is timed when it reaches the generator ({@link LlmStream}), and the outcome carries the timings (a
+ * workload that does not stream: the whole JSON answer, timed as one chunk when it has arrived, its tokens the usage's
+ * {@code completion_tokens}). Any
  * other status counts as {@code http:<status>} (the error's message as its example). As with
  * {@link CheckedHttpTransport}, the request timeout bounds the whole exchange, the stream included: a stream not ended
  * by then is reset and counted as {@code timeout}.
@@ -52,7 +54,7 @@ final class LlmTransport implements Transport {
     HttpCall call = workload.request(index);
     int t = (int) (index % hosts.length);
     RequestOptions r = new RequestOptions().setMethod(HttpMethod.POST).setHost(hosts[t]).setPort(ports[t])
-        .setURI(call.path()).putHeader("accept", "text/event-stream");
+        .setURI(call.path()).putHeader("accept", workload.stream() ? "text/event-stream" : "application/json");
     call.headers().forEach(r::putHeader);
     Exchange x = new Exchange(done);
     x.timer = vertx.setTimer(timeoutMs, id -> x.abandon(Outcome.TIMEOUT.because(timedOut)));
@@ -81,6 +83,11 @@ final class LlmTransport implements Transport {
           .because(b.succeeded() ? errorMessage(b.result()) : "body unreadable")));
       return;
     }
+    if (!workload.stream()) {
+      resp.body().onComplete(b -> x.settle(b.succeeded() ? whole(b.result(), System.nanoTime())
+          : Outcome.failure(b.cause()).because(Outcome.mask(String.valueOf(b.cause().getMessage())))));
+      return;
+    }
     LlmStream stream = new LlmStream();
     SseParser parser = new SseParser(data -> stream.onEvent(data, System.nanoTime()));
     resp.handler(buf -> {
@@ -93,6 +100,24 @@ final class LlmTransport implements Transport {
     resp.exceptionHandler(e -> x.settle(Outcome.failure(e).because(Outcome.mask(String.valueOf(e.getMessage())))));
     resp.endHandler(v -> x.settle(stream.outcome()));
   }
+
+  /** A non-streamed answer that arrived whole at {@code nowNs}: one chunk of {@code usage.completion_tokens}. */
+  static Outcome whole(Buffer body, long nowNs) {
+    com.fasterxml.jackson.databind.JsonNode n;
+    try {
+      n = JSON.readTree(body.getBytes());
+    } catch (java.io.IOException e) {
+      return Outcome.judged("stream_error", false, "the answer is not JSON");
+    }
+    com.fasterxml.jackson.databind.JsonNode tokens = n == null ? null : n.path("usage").path("completion_tokens");
+    if (tokens == null || !tokens.canConvertToLong() || !n.path("choices").path(0).isObject()) {
+      return Outcome.judged("stream_error", false, "the answer has no choices[0] or usage.completion_tokens");
+    }
+    return Outcome.http(200).with(new LlmTimings(nowNs, new long[0], 1, tokens.asLong()));
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
 
   /** An OpenAI error body's message, else the start of the body. */
   private static String errorMessage(Buffer body) {
