@@ -17,7 +17,8 @@ import java.util.random.RandomGenerator;
  *   <li>A locality hint pins the request to that node, hard: if the node has no ready pool the request fails
  *       (503) rather than running elsewhere.</li>
  *   <li>Otherwise, for a text request, the node its prompt's prefix went to ({@link Reason#PREFIX}, see
- *       {@link #route(String, List, String, String, long[])}).</li>
+ *       {@link #route(String, List, String, String, long[])}); a prefix no node holds yet goes to the least loaded
+ *       ready pool with room (the local one on a tie).</li>
  *   <li>Otherwise the local node's pool, if it is ready and has room.</li>
  *   <li>Otherwise power-of-two-choices by {@code queueDepth + inFlight} over the ready pools with room: a
  *       {@link Reason#SPILL} when the local pool was full, {@link Reason#BALANCED} when there was none.</li>
@@ -93,11 +94,48 @@ public final class Router {
           p -> p.ready() && p.hasRoom() ? (int) Math.min(Integer.MAX_VALUE, p.load()) : -1);
       route = holder == null ? null : new Route(holder, Reason.PREFIX);
     }
+    if (route == null && pinnedNode == null && repositoryModel == null) {
+      route = spread(pools);
+    }
     if (route == null) {
       route = place(model, pools, pinnedNode, repositoryModel);
     }
     prefixes.record(prefixKeys, route.target().nodeId());
     return route;
+  }
+
+  /**
+   * A prompt whose prefix no node holds goes to the least loaded ready pool with room (the local one on a tie), not
+   * the local one first: its later prompts follow it there ({@link Reason#PREFIX}), so new prefixes spread the KV
+   * caches and the work over the nodes by load instead of piling onto the node whose gateway a client uses (measured:
+   * with local-first, one gateway's clients kept a 2-node deployment on one node). Null when no ready pool has room
+   * ({@link #place} then says why, or serves from a leaving node).
+   */
+  private Route spread(List<PoolEndpoint> pools) {
+    List<PoolEndpoint> least = new ArrayList<>(2);
+    long min = Long.MAX_VALUE;
+    for (PoolEndpoint p : pools) {
+      if (!p.ready() || !p.hasRoom()) {
+        continue;
+      }
+      long load = p.load();
+      if (load < min) {
+        min = load;
+        least.clear();
+      }
+      if (load == min) {
+        least.add(p);
+      }
+    }
+    if (least.isEmpty()) {
+      return null;
+    }
+    for (PoolEndpoint p : least) {
+      if (p.local()) {
+        return new Route(p, Reason.LOCAL);
+      }
+    }
+    return new Route(least.size() == 1 ? least.get(0) : least.get(random.nextInt(least.size())), Reason.BALANCED);
   }
 
   private Route place(String model, List<PoolEndpoint> pools, String pinnedNode, String repositoryModel) {

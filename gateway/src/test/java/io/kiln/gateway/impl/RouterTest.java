@@ -198,4 +198,27 @@ class RouterTest {
     assertThat(router.route("m", remoteOnly, null, null, io.kiln.pools.PrefixAffinity.keys("other".getBytes()))
         .reason()).isEqualTo(Reason.BALANCED);
   }
+
+  @Test
+  void aPrefixNoNodeHoldsGoesToTheLeastLoadedPoolNotTheLocalOneAndItsFollowersStayThere() {
+    Router router = new Router(new SplittableRandom(7), RETRY);
+    String system = "You are a careful translator from French into English; keep the register of the original. ";
+    long[] first = io.kiln.pools.PrefixAffinity.keys((system + "Bonjour.").getBytes());
+    long[] second = io.kiln.pools.PrefixAffinity.keys((system + "Merci beaucoup.").getBytes());
+    // The local node already runs 3 streams, the other 1: a new prefix goes to the other.
+    List<PoolEndpoint> localBusier = List.of(pool("a", true, 0, 3), pool("b", false, 0, 1));
+    Route placed = router.route("m", localBusier, null, null, first);
+    assertThat(placed.target().nodeId()).isEqualTo("b");
+    assertThat(placed.reason()).isEqualTo(Reason.BALANCED);
+    // Its follower goes there too, though the local node is now the less loaded (within the slack).
+    List<PoolEndpoint> then = List.of(pool("a", true, 0, 0), pool("b", false, 0, 2));
+    Route followed = router.route("m", then, null, null, second);
+    assertThat(followed.target().nodeId()).isEqualTo("b");
+    assertThat(followed.reason()).isEqualTo(Reason.PREFIX);
+    // A tie keeps a new prefix local; a request without prefix keys is routed local-first as ever.
+    long[] other = io.kiln.pools.PrefixAffinity.keys("Translate: the kiln is hot.".getBytes());
+    assertThat(router.route("m", List.of(pool("a", true, 0, 1), pool("b", false, 0, 1)), null, null, other).reason())
+        .isEqualTo(Reason.LOCAL);
+    assertThat(router.route("m", localBusier, null).reason()).isEqualTo(Reason.LOCAL);
+  }
 }
