@@ -41,7 +41,7 @@ final class StreamDispatcher {
   };
 
   /** A stream that never opened (no route): counted by the gateway's request meters only, not as a generation. */
-  private static final String REFUSED = new String("refused"); // compared by identity
+  private static final String REFUSED = "refused";
 
   private final PoolDirectory pools;
   private final Router router;
@@ -174,7 +174,7 @@ final class StreamDispatcher {
       if (!settled) {
         settled = true;
         streamMetrics.active.decrementAndGet();
-        if (generation != null && outcome != REFUSED) {
+        if (generation != null && !REFUSED.equals(outcome)) {
           generation.end(outcome, nanoClock.getAsLong());
         }
       }
