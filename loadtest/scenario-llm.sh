@@ -8,6 +8,9 @@
 #   prefix-first / prefix-second    LlmPrefixPairs: LLM_PAIRS pairs sharing a fresh LLM_PREFIX_WORDS-word prefix
 #   route-prefix / route-rr         2 nodes (kiln start), a shared-prefix workload: through node 1's gateway (prefix-
 #                                   aware routing) vs round robin over both nodes' gateways (request i to node i mod 2)
+# Every run sends prompts of its own seed (LoadGen's request i is a pure function of seed and i): a node keeps its
+# prefix cache across runs, so runs of one seed resent prompts it may still hold, timing cache hits (fc67867's run: its
+# node's prefix cache hit 43,008 prompt tokens, ~12,300 of them the prefix pairs'). inproc-c16 uses http-c16's seed.
 # Writes rounds.tsv + checks.tsv (RESULTS.md's rounds format), every LoadGen/LlmInProcess JSON and the nodes' logs.
 # LLM_SMOKE=1: a check of the machinery (tiny-gpt, 1 round of 2 s runs, no cluster), not figures.
 
@@ -89,16 +92,16 @@ llm_loadgen() {
   llm_record "$r" "$name-ttft" "$start" "$(llm_json "$f" .llm.ttftMs.p50)" "ms (TTFT p50)" "$errors"
 }
 
-# llm_inproc ROUND   the same engine without HTTP, 16 streams, pinned where the node runs
+# llm_inproc ROUND SEED   the same engine without HTTP, 16 streams, pinned where the node runs
 llm_inproc() {
-  local r="$1" name=inproc-c16 start f errors
+  local r="$1" seed="$2" name=inproc-c16 start f errors
   f="$OUT/round-$r/$name.json"
   mkdir -p "$OUT/round-$r"
   start=$(date +%s.%N)
   run_child "${SERVER_PIN[@]}" "$JAVA" -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" \
     io.kiln.loadtest.LlmInProcess --name "$name.r$r" --out "$f" --model-dir "$LLM_MODEL_DIR" --streams 16 \
     --max-batch-size "$LLM_MAX_BATCH" --intra-op 1 --inter-op 1 --option "$LLM_OPTIONS" \
-    --prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS" --warmup "$LLM_INPROC_WARMUP" \
+    --prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS" --seed "$seed" --warmup "$LLM_INPROC_WARMUP" \
     --duration "$LLM_DURATION" >"$OUT/round-$r/$name.txt" 2>&1 || die "LlmInProcess failed; see $OUT/round-$r/$name.txt"
   errors=$(llm_json "$f" .errors)
   llm_record "$r" "$name-tps" "$start" "$(llm_json "$f" .llm.outputTokensPerSecond)" "tokens/s" "$errors"
@@ -202,10 +205,10 @@ llm_single_round() {
   ((r % 2 == 0)) && steps=(pairs nostream inproc c16 c1)
   for s in "${steps[@]}"; do
     case "$s" in
-      c1) llm_loadgen "$r" http-c1 "$url" 1 "${words[@]}" ;;
-      c16) llm_loadgen "$r" http-c16 "$url" 16 "${words[@]}" ;;
-      nostream) llm_loadgen "$r" http-c16-nostream "$url" 16 "${words[@]}" --no-stream ;;
-      inproc) llm_inproc "$r" ;;
+      c1) llm_loadgen "$r" http-c1 "$url" 1 "${words[@]}" --seed $((1000 * r + 1)) ;;
+      c16) llm_loadgen "$r" http-c16 "$url" 16 "${words[@]}" --seed $((1000 * r + 2)) ;;
+      nostream) llm_loadgen "$r" http-c16-nostream "$url" 16 "${words[@]}" --seed $((1000 * r + 3)) --no-stream ;;
+      inproc) llm_inproc "$r" $((1000 * r + 2)) ;;
       pairs) llm_pairs "$r" ;;
     esac
   done
@@ -215,13 +218,13 @@ llm_single_round() {
 llm_route_round() {
   local r="$1" n1="http://127.0.0.1:${LLM_NODE_HTTP[0]}" n2="http://127.0.0.1:${LLM_NODE_HTTP[1]}" order
   local w=(--prompt-words "$ROUTE_PROMPT_WORDS" --output-tokens "$ROUTE_OUTPUT_TOKENS" --prefixes "$ROUTE_PREFIXES"
-    --prefix-words "$LLM_PREFIX_WORDS" --seed "$((7000 + r))")
+    --prefix-words "$LLM_PREFIX_WORDS")
   order=(prefix rr)
   ((r % 2 == 0)) && order=(rr prefix)
   for s in "${order[@]}"; do
     case "$s" in
-      prefix) llm_loadgen "$r" route-prefix "$n1" "$ROUTE_CONNECTIONS" "${w[@]}" ;;
-      rr) llm_loadgen "$r" route-rr "$n1,$n2" "$ROUTE_CONNECTIONS" "${w[@]}" ;;
+      prefix) llm_loadgen "$r" route-prefix "$n1" "$ROUTE_CONNECTIONS" "${w[@]}" --seed $((7000 + 2 * r)) ;;
+      rr) llm_loadgen "$r" route-rr "$n1,$n2" "$ROUTE_CONNECTIONS" "${w[@]}" --seed $((7001 + 2 * r)) ;;
     esac
   done
 }
@@ -254,7 +257,8 @@ scenario_llm() {
   llm_yaml "$OUT/llm-bench.yaml"
   llm_checks
   KILN_PORT="$LLM_PORT" KILN_GRPC_PORT="$LLM_GRPC_PORT" start_kiln --file "$OUT/llm-bench.yaml" --warmup-seconds 5
-  llm_warm single "http://127.0.0.1:$LLM_PORT" --prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS"
+  llm_warm single "http://127.0.0.1:$LLM_PORT" --prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS" \
+    --seed 999
   local r
   for ((r = 1; r <= LLM_ROUNDS; r++)); do
     llm_single_round "$r"

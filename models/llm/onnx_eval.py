@@ -116,6 +116,11 @@ def _reduce_mean(x, axes=None, keepdims=1):
     return np.mean(x, axis=None if axes is None else tuple(axes), keepdims=bool(keepdims), dtype=x.dtype)
 
 
+@op("ReduceMax")
+def _reduce_max(x, axes=None, keepdims=1):
+    return np.max(x, axis=None if axes is None else tuple(axes), keepdims=bool(keepdims))
+
+
 @op("Softmax")
 def _softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))

@@ -14,6 +14,8 @@ import io.kiln.pools.Tensor;
 import io.kiln.pools.TextModels;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -50,14 +52,25 @@ public final class LlmInProcess {
                           [--option NAME=VALUE,...] [--prompt-words 128] [--output-tokens 64] [--prefixes 0]
                           [--prefix-words 256] [--seed 42] [--warmup 5s] [--duration 10s] [--name NAME] [--out F.json]
         the Decoder engine on DIR, driven by --streams closed-loop clients without HTTP; prints one summary line and
-        writes {name, llm: {outputTokensPerSecond, requests, outputTokens, ttftMs: {p50, p90, p99}}, errors} to --out
+        writes {name, llm: {outputTokensPerSecond, requests, outputTokens, ttftMs: {p50, p90, p99}, cpuSeconds,
+        outputTokensPerCpuSecond}, errors} to --out
       """;
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-  /** What a run measured. */
+  /**
+   * What a run measured.
+   *
+   * @param cpuSeconds the stepping thread's CPU time over the same span as {@code seconds} (ONNX Runtime computes on
+   *     it with one intra-op thread), NaN where the JVM does not measure thread CPU time; with {@code outputTokens},
+   *     a rate that other processes on the core change far less than the wall-clock one
+   */
   public record Result(String name, int streams, long requests, long outputTokens, double seconds,
                        double outputTokensPerSecond, double ttftP50Ms, double ttftP90Ms, double ttftP99Ms,
-                       long steps, long errors) {
+                       long steps, long errors, double cpuSeconds) {
+
+    public double outputTokensPerCpuSecond() {
+      return outputTokens / Math.max(1e-9, cpuSeconds);
+    }
   }
 
   private LlmInProcess() {
@@ -103,9 +116,10 @@ public final class LlmInProcess {
       } finally {
         runner.close();
       }
-      out.printf(Locale.ROOT, "%s: %d streams, %d requests, %d output tokens in %.1f s = %.1f tokens/s, TTFT p50 %.1f ms"
-              + " p99 %.1f ms, %d steps, %d errors%n", r.name(), r.streams(), r.requests(), r.outputTokens(), r.seconds(),
-          r.outputTokensPerSecond(), r.ttftP50Ms(), r.ttftP99Ms(), r.steps(), r.errors());
+      out.printf(Locale.ROOT, "%s: %d streams, %d requests, %d output tokens in %.1f s = %.1f tokens/s (%.1f per CPU"
+              + " second of the stepping thread), TTFT p50 %.1f ms p99 %.1f ms, %d steps, %d errors%n", r.name(),
+          r.streams(), r.requests(), r.outputTokens(), r.seconds(), r.outputTokensPerSecond(),
+          r.outputTokensPerCpuSecond(), r.ttftP50Ms(), r.ttftP99Ms(), r.steps(), r.errors());
       if (outFile != null) {
         write(r, Path.of(outFile));
       }
@@ -164,6 +178,10 @@ public final class LlmInProcess {
     long steps = 0;
     long errors = 0;
     long lastEnd = measureFrom;
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    boolean cpuTimed = threads.isCurrentThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
+    long cpuFrom = -1;
+    long cpuAtLastEnd = -1;
     List<Client> waiting = new ArrayList<>();
     List<Client> open = new ArrayList<>();
     for (int i = 0; i < streams; i++) {
@@ -182,6 +200,9 @@ public final class LlmInProcess {
         }
         if (open.isEmpty()) {
           break;
+        }
+        if (cpuTimed && cpuFrom < 0 && now - measureFrom >= 0) {
+          cpuFrom = threads.getCurrentThreadCpuTime();
         }
         List<ChunkStep> out = runner.next(open.stream().map(c -> c.stream).toList());
         steps++;
@@ -203,7 +224,10 @@ public final class LlmInProcess {
           open.remove(i);
           waiting.add(c);
           if (c.openedNs >= measureFrom) {
-            lastEnd = Math.max(lastEnd, now);
+            if (now > lastEnd) {
+              lastEnd = now;
+              cpuAtLastEnd = cpuTimed ? threads.getCurrentThreadCpuTime() : -1;
+            }
             if (s.failure() != null || c.firstNs == 0) {
               errors++;
             } else {
@@ -218,9 +242,10 @@ public final class LlmInProcess {
       open.forEach(c -> c.stream.close());
     }
     double seconds = Math.max(1e-9, (lastEnd - measureFrom) / 1e9);
+    double cpuSeconds = cpuFrom >= 0 && cpuAtLastEnd >= cpuFrom ? (cpuAtLastEnd - cpuFrom) / 1e9 : Double.NaN;
     return new Result(name, streams, requests, tokens, seconds, tokens / seconds,
         ttft.getValueAtPercentile(50) / 1e3, ttft.getValueAtPercentile(90) / 1e3, ttft.getValueAtPercentile(99) / 1e3,
-        steps, errors);
+        steps, errors, cpuSeconds);
   }
 
   /** Request {@code index} as the gateway hands a {@code /v1/completions} body of the workload to the model. */
@@ -247,6 +272,10 @@ public final class LlmInProcess {
     llm.put("requests", r.requests());
     llm.put("outputTokens", r.outputTokens());
     llm.put("outputTokensPerSecond", r.outputTokensPerSecond());
+    if (!Double.isNaN(r.cpuSeconds())) {
+      llm.put("cpuSeconds", r.cpuSeconds());
+      llm.put("outputTokensPerCpuSecond", r.outputTokensPerCpuSecond());
+    }
     llm.put("ttftMs", Map.of("p50", r.ttftP50Ms(), "p90", r.ttftP90Ms(), "p99", r.ttftP99Ms()));
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("name", r.name());

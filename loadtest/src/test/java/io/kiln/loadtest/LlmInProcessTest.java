@@ -59,6 +59,9 @@ class LlmInProcessTest {
       assertThat(r.ttftP50Ms()).isPositive();
       assertThat(r.outputTokensPerSecond()).isEqualTo(r.outputTokens() / r.seconds());
       assertThat(r.seconds()).isGreaterThan(0.0);
+      // The stepping thread cannot have used more CPU than the wall-clock span allowed (plus timer granularity).
+      assertThat(r.cpuSeconds()).isPositive().isLessThanOrEqualTo(r.seconds() + 0.05);
+      assertThat(r.outputTokensPerCpuSecond()).isEqualTo(r.outputTokens() / r.cpuSeconds());
       // At most 2 of the 3 clients in a step: 6 tokens each, so at least 3 steps per 2 requests.
       assertThat(r.steps()).isGreaterThanOrEqualTo(3 * r.requests() / 2);
     }

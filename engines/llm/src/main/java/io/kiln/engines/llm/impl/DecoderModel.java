@@ -20,7 +20,9 @@ import java.util.Map;
  * A decoder's ONNX Runtime session fed from the paged KV cache. One {@link #forward} computes a step's work in as few
  * session runs as the graph allows (single-token rows in one run, longer prefill chunks in another; rows of different
  * lengths padded, the padding hidden by zeros in {@code attention_mask} and positioned explicitly) and scatters each
- * run's new keys and values into the rows' blocks. Inputs and outputs live in direct buffers kept across steps (the
+ * run's new keys and values into the rows' blocks. A graph whose logits are its rows' last positions only
+ * ({@link DecoderSignature#lastLogitsOnly}) gets one logits row per row; Optimum's layout one per new position, of which
+ * only each row's last real one is read. Inputs and outputs live in direct buffers kept across steps (the
  * outputs are ONNX Runtime's pinned outputs, written in place), so a step allocates no large arrays. Not thread-safe.
  */
 final class DecoderModel implements AutoCloseable {
@@ -107,7 +109,7 @@ final class DecoderModel implements AutoCloseable {
         int p = Math.max(past, w.start());
         int s = Math.max(news, w.count());
         long rows = current.size() + 1;
-        long need = Math.max(rows * sig.heads() * (p + s) * sig.headDim(), rows * s * sig.vocab());
+        long need = Math.max(rows * sig.heads() * (p + s) * sig.headDim(), rows * logitRows(s) * sig.vocab());
         if (!current.isEmpty() && need > RUN_FLOATS) {
           runs.add(current);
           current = new ArrayList<>();
@@ -180,9 +182,10 @@ final class DecoderModel implements AutoCloseable {
           out.put(DecoderSignature.present(l, key), track(open, OnnxTensor.createTensor(env, present, presentShape)));
         }
       }
-      FloatBuffer logits = floats(DecoderSignature.LOGITS, b * news * sig.vocab());
+      int logitRows = logitRows(news);
+      FloatBuffer logits = floats(DecoderSignature.LOGITS, b * logitRows * sig.vocab());
       out.put(DecoderSignature.LOGITS, track(open, OnnxTensor.createTensor(env, logits,
-          new long[] {b, news, sig.vocab()})));
+          new long[] {b, logitRows, sig.vocab()})));
       long started = System.nanoTime();
       session.run(in, out).close(); // the pinned outputs are ours, not the result's
       runNanos += System.nanoTime() - started;
@@ -196,7 +199,8 @@ final class DecoderModel implements AutoCloseable {
       for (int i = 0; i < b; i++) {
         Scheduler.Work w = rows.get(i);
         if (w.start() + w.count() == w.seq().length()) {
-          logits.get((i * news + count[i] - 1) * sig.vocab(), row, 0, sig.vocab());
+          int at = sig.lastLogitsOnly() ? i : i * news + count[i] - 1;
+          logits.get(at * sig.vocab(), row, 0, sig.vocab());
           sink.accept(w, row);
         } else {
           sink.accept(w, null);
@@ -207,6 +211,11 @@ final class DecoderModel implements AutoCloseable {
     } finally {
       open.forEach(OnnxTensor::close);
     }
+  }
+
+  /** Logits rows a run of {@code news} new positions per row gives for each row. */
+  private int logitRows(int news) {
+    return sig.lastLogitsOnly() ? 1 : news;
   }
 
   private static OnnxTensor track(List<OnnxTensor> open, OnnxTensor t) {

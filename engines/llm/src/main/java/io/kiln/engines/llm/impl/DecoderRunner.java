@@ -25,7 +25,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * (the {@link Scheduler} picks the work, {@link DecoderModel} computes it against the paged KV cache, each sequence
  * that reached its last token samples the next one). Streams join at any step and leave as soon as they finish or
  * are closed, their KV blocks freed at once. A stream gets {@link ChunkStep#PENDING} in a step that gave it no
- * token (its prompt is part-way through a chunked prefill, or it waits for KV blocks).
+ * token (its prompt is part-way through a chunked prefill, or it waits for KV blocks). A stream's last chunk carries
+ * its finish reason; the next step it is given answers {@link ChunkStep#END} for it at once: a step in which any
+ * stream ends runs no model (the others get {@code PENDING} and move in the caller's next step, as a worker calls
+ * again at once), so an end never waits for a forward pass.
  *
  * <p><b>Threading:</b> not thread-safe; one worker thread owns the runner and its streams, as {@link
  * StreamingModelRunner} says. <b>Errors:</b> a request that cannot run (bad parameters, a prompt longer than the
@@ -145,18 +148,22 @@ public final class DecoderRunner implements StreamingModelRunner {
     ChunkStep[] out = new ChunkStep[streams.size()];
     Map<Sequence, Integer> index = new IdentityHashMap<>();
     List<Sequence> active = new ArrayList<>(streams.size());
+    boolean ending = false;
     for (int i = 0; i < streams.size(); i++) {
       if (!(streams.get(i) instanceof DecoderStream d)) {
         throw new IllegalArgumentException("stream " + i + " was not opened by this runner");
       }
       if (d.closed() || d.lastProduced) {
         out[i] = ChunkStep.END;
+        ending = true;
       } else {
         active.add(d.seq);
         index.put(d.seq, i);
       }
     }
-    if (!active.isEmpty()) {
+    // A step that ends streams computes nothing: their ends then leave right after the step that produced their last
+    // chunk, not after another model step (a full forward at 16 streams), and the worker steps the others at once.
+    if (!active.isEmpty() && !ending) {
       List<Scheduler.Work> work = scheduler.schedule(active);
       if (!work.isEmpty()) {
         steps++;

@@ -18,13 +18,20 @@ import java.util.regex.Pattern;
  * {@code [batch, heads, past, headDim]} in, {@code logits} and {@code present.{i}.key/value} out. Dimensions the
  * graph leaves symbolic are taken from {@code config.json}.
  *
+ * <p>Two logits layouts load: Optimum's, {@code [batch, sequence, vocab]} (every new position's logits), and
+ * {@code [batch, 1, vocab]} with a static 1 (each row's logits at its last new position whose {@code attention_mask}
+ * is 1; the LM head is skipped for the rest of a prefill chunk, which it would dominate). An input that selects the
+ * positions ({@code logits_to_keep}, {@code num_logits_to_keep}) is not fed: it keeps the last positions of the padded
+ * row, and this engine pads prefill chunks on the right.
+ *
  * @param positionIds whether the graph takes explicit positions (without them, rows of one run must share their past
  *     length, since the model counts positions from it)
  * @param attentionMask whether the graph takes a mask (without one, rows cannot be padded)
  * @param useCacheBranch whether it is a merged decoder with a {@code use_cache_branch} switch
+ * @param lastLogitsOnly whether {@code logits} is {@code [batch, 1, vocab]}: each row's last real position only
  */
 record DecoderSignature(int layers, int heads, int headDim, int vocab, boolean positionIds, boolean attentionMask,
-                        boolean useCacheBranch) {
+                        boolean useCacheBranch, boolean lastLogitsOnly) {
 
   static final String INPUT_IDS = "input_ids";
   static final String ATTENTION_MASK = "attention_mask";
@@ -88,7 +95,13 @@ record DecoderSignature(int layers, int heads, int headDim, int vocab, boolean p
       }
       TensorInfo logits = tensor(out, LOGITS, what);
       if (logits.type != OnnxJavaType.FLOAT || logits.getShape().length != 3) {
-        throw new ModelLoadException(what + "logits is " + logits + ", expected float32 [batch, sequence, vocab]");
+        throw new ModelLoadException(what + "logits is " + logits + ", expected float32 [batch, sequence, vocab]"
+            + " or [batch, 1, vocab]");
+      }
+      long positions = logits.getShape()[1];
+      if (positions > 1) {
+        throw new ModelLoadException(what + "logits is " + logits + ": its second dimension is fixed at " + positions
+            + "; expected a symbolic sequence length (every position) or 1 (the last position)");
       }
       long[] ks = key.getShape();
       int heads = dim(ks[1], folder.configInt("num_key_value_heads", "n_head", "num_attention_heads", "n_heads"),
@@ -101,7 +114,7 @@ record DecoderSignature(int layers, int heads, int headDim, int vocab, boolean p
       int headDim = dim(ks[3], derived, "head_dim", uri);
       int vocab = dim(logits.getShape()[2], folder.configInt("vocab_size"), "vocab_size", uri);
       return new DecoderSignature(layers.size(), heads, headDim, vocab, in.containsKey(POSITION_IDS),
-          in.containsKey(ATTENTION_MASK), in.containsKey(USE_CACHE_BRANCH));
+          in.containsKey(ATTENTION_MASK), in.containsKey(USE_CACHE_BRANCH), positions == 1);
     } catch (OrtException e) {
       throw new ModelLoadException("model " + uri + ": cannot read its signature: " + e.getMessage(), e);
     }
