@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * With SERIAL (the default) the callers take turns on the session, as requests queue for Kiln's one worker: the same
  * session, the same threads, one run at a time; with PARALLEL their runs overlap on the session.
  *
- * <p>Usage: BigTensorsDirect MODEL INTRA CONCURRENCY WARMUP_S DURATION_S [SERIAL|PARALLEL [BATCH WIDTH]]
+ * <p>Usage: BigTensorsDirect MODEL INTRA CONCURRENCY WARMUP_S DURATION_S [SERIAL|PARALLEL [SHAPE]], SHAPE the input's
+ * dimensions joined by x (default 8x3x48x320, PP-OCRv4 rec's crop batch; det takes e.g. 1x3x480x480)
  */
 public final class BigTensorsDirect {
 
@@ -38,11 +39,10 @@ public final class BigTensorsDirect {
     double warmup = Double.parseDouble(args[3]);
     double duration = Double.parseDouble(args[4]);
     boolean serial = args.length <= 5 || !args[5].equals("PARALLEL");
-    int batch = args.length > 6 ? Integer.parseInt(args[6]) : 8;
-    int width = args.length > 7 ? Integer.parseInt(args[7]) : 320;
+    long[] shape = java.util.Arrays.stream((args.length > 6 ? args[6] : "8x3x48x320").split("x"))
+        .mapToLong(Long::parseLong).toArray();
     Object turn = new Object();
-    long[] shape = {batch, 3, 48, width};
-    int elements = batch * 3 * 48 * width;
+    int elements = Math.toIntExact(java.util.Arrays.stream(shape).reduce(1, (a, b) -> a * b));
     OrtEnvironment env = OrtEnvironment.getEnvironment();
     OrtSession.SessionOptions o = new OrtSession.SessionOptions();
     o.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);

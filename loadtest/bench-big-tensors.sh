@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # MB-sized tensors (issue #36): PP-OCRv4 recognition (models/ocr/rec; [8,3,48,320] FP32 in, an [8,40,6625] FP32 output
-# of 8,480,000 bytes) called directly in ONNX Runtime vs through Kiln, side by side, interleaved:
+# of 8,480,000 bytes) and detection (models/ocr/det; [1,3,480,480] FP32 in, 2,764,800 bytes, a [1,1,480,480] FP32
+# probability map out, 921,600 bytes) called directly in ONNX Runtime vs through Kiln, side by side, interleaved:
 #   direct      one session opened as Kiln's worker opens it (intra-op threads $INTRA, 1 inter-op), C caller threads
 #               taking turns on it as requests queue for Kiln's one worker (DIRECT_MODE=PARALLEL: runs overlap), each
 #               output copied into a Java array (loadtest/BigTensorsDirect.java, a source-file program)
@@ -8,17 +9,25 @@
 #   py-http     the same over a keep-alive Python client with numpy (loadtest/big-tensors-client.py)
 #   grpc        gRPC, raw_input_contents / raw_output_contents (the loadtest generator, LoadGen --protocol grpc)
 #   py-shm      system shared memory: input and output by reference to a registered region (Python client)
-# at concurrency 1 and 2 (= 2 x workers: Kiln runs one worker), $ROUNDS rounds, each configuration measured once per
-# round in the same order. Prints, per configuration and concurrency, the median req/s with its range over the rounds
-# and the ratio of medians to direct. Kiln runs as `./kiln up` on its own ports.
+# at concurrency 1 and 2 (= 2 x workers: Kiln runs one worker per model), $ROUNDS rounds, each configuration measured
+# once per round (even rounds in reverse order). Prints, per model, configuration and concurrency, the median req/s
+# with its range over the rounds and the ratio of medians to direct. Kiln runs as `./kiln up` on its own ports, both
+# models deployed, one driven at a time.
 #
-# Usage: loadtest/bench-big-tensors.sh            (env: ROUNDS=3 DURATION=8 WARMUP=3 INTRA=2 CONCURRENCY="1 2"
-#                                                  KILN_PORT=8310 KILN_GRPC_PORT=8311 CONFIGS="direct wrk ..." PROFILE=1)
-# PROFILE=1 also records a JFR of the Kiln JVM during an extra wrk c1 run and prints where its samples fall.
-# Results (raw lines, summary, Kiln's log, JFR) go to loadtest/target/big-tensors-<time>/ (BIG_TENSORS_OUT=DIR:
-# elsewhere), never into loadtest/results: these figures are not RESULTS.md's.
-# Needs: a JDK 17+, wrk, a python3 with numpy (/usr/bin/python3 with python3-numpy, else python3 on PATH), the model
-# (models/ocr/fetch.sh; run here when it is missing).
+# Writes loadtest/results/big-tensors-<time>/ in RESULTS.md's rounds format (rounds.tsv: every measurement, req/s;
+# checks.tsv: each path / direct at each concurrency, >= 90 % of direct, issue #36's target for rec, a reference for
+# det; meta.txt with the machine, commit and load averages) beside the raw lines (results.txt), the summary, Kiln's
+# log and the JFR; then run loadtest/results-md.sh. LOADTEST_RESULTS=DIR puts the folder elsewhere (a trial that must
+# not land in RESULTS.md); BIG_TENSORS_OUT=DIR names the folder itself. Waits up to LOAD_WAIT_MAX s (600) for a
+# 1-minute load under LOAD_MAX (2.0) and records the outcome: figures of a loaded machine say so in meta.txt.
+#
+# Usage: loadtest/bench-big-tensors.sh   (env: ROUNDS=3 DURATION=8 WARMUP=3 INTRA=2 CONCURRENCY="1 2"
+#          MODELS="rec det" CONFIGS="direct wrk py-http grpc py-shm" KILN_PORT=8310 KILN_GRPC_PORT=8311 PROFILE=1
+#          NOTE="free text for meta.txt, e.g. what else ran" KILN=path/to/kiln)
+# PROFILE=1 also records a JFR of the Kiln JVM during an extra wrk c1 run (the first model) and prints where its
+# samples fall.
+# Needs: a JDK 17+, wrk, a python3 with numpy (/usr/bin/python3 with python3-numpy, else python3 on PATH), the models
+# (models/ocr/fetch.sh; run here when they are missing).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,15 +39,33 @@ DURATION="${DURATION:-8}"
 WARMUP="${WARMUP:-3}"
 INTRA="${INTRA:-2}"
 CONCURRENCY="${CONCURRENCY:-1 2}"
+MODELS="${MODELS:-rec det}"
 CONFIGS="${CONFIGS:-direct wrk py-http grpc py-shm}"
 KILN_PORT="${KILN_PORT:-8310}"
 KILN_GRPC_PORT="${KILN_GRPC_PORT:-8311}"
-MODEL="$ROOT/models/ocr/rec/model.onnx"
-OUT="${BIG_TENSORS_OUT:-$LT/target/big-tensors-$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
+# A launcher of a copied distribution keeps one build under measurement where others edit the tree (./kiln rebuilds
+# itself whenever a source is newer than its jar).
+KILN="${KILN:-$ROOT/kiln}"
+COMMAND="ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP INTRA=$INTRA CONCURRENCY=\"$CONCURRENCY\" MODELS=\"$MODELS\" \
+CONFIGS=\"$CONFIGS\" loadtest/bench-big-tensors.sh"
+if [[ -n "${BIG_TENSORS_OUT:-}" ]]; then
+  OUT="$BIG_TENSORS_OUT"
+  mkdir -p "$OUT"
+else
+  new_results_dir big-tensors
+fi
 
 log() { echo "[bench-big-tensors] $*" >&2; }
 die() { echo "bench-big-tensors: $*" >&2; exit 1; }
+
+# model_shape / model_output / model_out_bytes / model_words MODEL: what each model is sent and answers
+model_shape() { case "$1" in rec) echo 8x3x48x320 ;; det) echo 1x3x480x480 ;; *) die "unknown model $1" ;; esac; }
+model_words() {
+  case "$1" in
+    rec) echo "PP-OCRv4 rec ([8,3,48,320] FP32 in, 1.47 MB; [8,40,6625] FP32 out, 8.48 MB)" ;;
+    det) echo "PP-OCRv4 det ([1,3,480,480] FP32 in, 2.76 MB; [1,1,480,480] FP32 out, 0.92 MB)" ;;
+  esac
+}
 
 command -v wrk >/dev/null || die "needs wrk (apt-get install -y wrk)"
 PY=""
@@ -46,39 +73,84 @@ for p in /usr/bin/python3 python3; do
   if "$p" -c 'import numpy' 2>/dev/null; then PY="$p"; break; fi
 done
 [[ -n "$PY" ]] || die "needs a python3 with numpy (apt-get install -y python3-numpy)"
-[[ -f "$MODEL" ]] || "$ROOT/models/ocr/fetch.sh"
+for m in $MODELS; do
+  model_shape "$m" >/dev/null
+  [[ -f "$ROOT/models/ocr/$m/model.onnx" ]] || "$ROOT/models/ocr/fetch.sh"
+done
 
 log "building the kiln distribution and the load generator if stale"
-"$ROOT/kiln" --version >/dev/null || die "could not build or run ./kiln"
+"$KILN" --version >/dev/null || die "could not build or run ./kiln"
 loadtest_build || die "could not build the load generator"
 ORT_JAR="$(ls "$ROOT"/deploy/target/lib/onnxruntime-*.jar | head -1)"
 [[ -f "$ORT_JAR" ]] || die "no onnxruntime jar in deploy/target/lib"
 
+meta_start big-tensors "$COMMAND"
+wait_for_quiet
+meta title "MB-sized tensors (issue #36): PP-OCRv4 through Kiln (HTTP binary, gRPC raw contents, system shared memory) vs the same ONNX Runtime session called directly"
+notes="Models: $(for m in $MODELS; do printf '%s; ' "$(model_words "$m")"; done)one worker each (intra-op $INTRA, \
+inter-op 1, max_batch_size 1), served by ./kiln up; all deployed at once, one driven at a time. direct: the same session \
+settings in a fresh JVM (loadtest/BigTensorsDirect.java, ${DIRECT_MODE:-SERIAL}: C callers take turns on one session as \
+requests queue for the one worker), each output copied into a Java array. Paths: wrk = HTTP binary extension (wrk, \
+Lua body), py-http = the same from a keep-alive Python client with numpy, grpc = raw_input_contents / \
+raw_output_contents (LoadGen --protocol grpc), py-shm = system shared memory (Python, input and output by reference). \
+Concurrency $CONCURRENCY (2 = 2 x workers), ${WARMUP}s client warm-up then ${DURATION}s measured per run, $ROUNDS \
+rounds, even rounds in reverse order. Not pinned: the model's $INTRA intra-op threads take both cores on both sides, \
+and the clients share them."
+meta notes "$notes${NOTE:+ $NOTE}"
+meta rounds "$ROUNDS"
+if [[ -n "$(git -C "$ROOT" status --porcelain)" ]]; then
+  meta git_uncommitted "$(git -C "$ROOT" status --porcelain | wc -l) changed files (working tree not clean)"
+fi
+printf 'round\tname\tstart\tvalue\tunit\terrors\n' >"$OUT/rounds.tsv"
 {
-  dirty=""
-  [[ -z "$(git -C "$ROOT" status --porcelain)" ]] || dirty=" (+ uncommitted changes)"
-  echo "commit=$(git -C "$ROOT" rev-parse --short HEAD)$dirty"
-  echo "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cpus=$(nproc) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-  echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "rounds=$ROUNDS duration=${DURATION}s warmup=${WARMUP}s intra_op=$INTRA concurrency=$CONCURRENCY direct=${DIRECT_MODE:-SERIAL}"
-} >"$OUT/meta.txt"
+  printf 'label\tkind\trun\tbase\top\ttarget\tshow\n'
+  for m in $MODELS; do
+    kind="target"
+    [[ "$m" == rec ]] || kind="reference, not a target"
+    for c in $CONCURRENCY; do
+      for config in $CONFIGS; do
+        [[ "$config" != direct ]] || continue
+        case "$config" in
+          wrk) what="HTTP binary (wrk)" ;;
+          py-http) what="HTTP binary (keep-alive Python)" ;;
+          grpc) what="gRPC raw contents (LoadGen)" ;;
+          py-shm) what="system shared memory (Python)" ;;
+          *) what="$config" ;;
+        esac
+        printf '%s, c=%s: %s / direct ONNX Runtime\t%s\t%s-c%s-%s\t%s-c%s-direct\t>=\t0.9\tpercent\n' \
+          "$m" "$c" "$what" "$kind" "$m" "$c" "$config" "$m" "$c"
+      done
+    done
+  done
+} >"$OUT/checks.tsv"
 
-cat >"$OUT/rec.yaml" <<EOF
-deployments:
-  - name: rec
-    version: "1"
-    model:
-      uri: $ROOT/models/ocr/rec
-      engine: OnnxRuntime
-      inputs:  [{name: x, datatype: FP32, shape: [-1, 3, 48, -1]}]
-      outputs: [{name: softmax_11.tmp_0, datatype: FP32, shape: [-1, -1, 6625]}]
-      threads: {intra_op: $INTRA, inter_op: 1}
-      warmup: {batch_sizes: []}
-    pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}
-    batching: {max_batch_size: 1}
-    queue: {max_queued: 64, timeout_ms: 60000}
-EOF
+{
+  for m in $MODELS; do
+    case "$m" in
+      rec)
+        echo "  - name: rec"
+        echo "    version: \"1\""
+        echo "    model:"
+        echo "      uri: $ROOT/models/ocr/rec"
+        echo "      engine: OnnxRuntime"
+        echo "      inputs:  [{name: x, datatype: FP32, shape: [-1, 3, 48, -1]}]"
+        echo "      outputs: [{name: softmax_11.tmp_0, datatype: FP32, shape: [-1, -1, 6625]}]" ;;
+      det)
+        echo "  - name: det"
+        echo "    version: \"1\""
+        echo "    model:"
+        echo "      uri: $ROOT/models/ocr/det"
+        echo "      engine: OnnxRuntime"
+        echo "      inputs:  [{name: x, datatype: FP32, shape: [-1, 3, -1, -1]}]"
+        echo "      outputs: [{name: sigmoid_0.tmp_0, datatype: FP32, shape: [-1, 1, -1, -1]}]" ;;
+    esac
+    echo "      threads: {intra_op: $INTRA, inter_op: 1}"
+    echo "      warmup: {batch_sizes: []}"
+    echo "    pool: {workers_per_node: 1, worker_resources: {CPU: 0.5}}"
+    echo "    batching: {max_batch_size: 1}"
+    echo "    queue: {max_queued: 64, timeout_ms: 60000}"
+  done
+} | { echo "deployments:"; cat; } >"$OUT/models.yaml"
 
 KILN_PID=""
 cleanup() {
@@ -89,25 +161,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "starting kiln up with the rec model on :$KILN_PORT / :$KILN_GRPC_PORT"
-KILN_STRICT_READINESS=true setsid "$ROOT/kiln" up --port "$KILN_PORT" --grpc-port "$KILN_GRPC_PORT" \
-  --file "$OUT/rec.yaml" >"$OUT/kiln.log" 2>&1 &
+log "starting kiln up with $MODELS on :$KILN_PORT / :$KILN_GRPC_PORT"
+KILN_STRICT_READINESS=true setsid "$KILN" up --port "$KILN_PORT" --grpc-port "$KILN_GRPC_PORT" \
+  --file "$OUT/models.yaml" >"$OUT/kiln.log" 2>&1 &
 KILN_PID=$!
-for _ in $(seq 1 300); do
-  if curl -sf "http://127.0.0.1:$KILN_PORT/v2/models/rec/ready" >/dev/null; then break; fi
-  kill -0 "$KILN_PID" 2>/dev/null || { tail -30 "$OUT/kiln.log" >&2; die "kiln exited"; }
-  sleep 1
-done
-curl -sf "http://127.0.0.1:$KILN_PORT/v2/models/rec/ready" >/dev/null || die "rec not ready after 300 s"
+for m in $MODELS; do
+  for _ in $(seq 1 300); do
+    if curl -sf "http://127.0.0.1:$KILN_PORT/v2/models/$m/ready" >/dev/null; then break; fi
+    kill -0 "$KILN_PID" 2>/dev/null || { tail -30 "$OUT/kiln.log" >&2; die "kiln exited"; }
+    sleep 1
+  done
+  curl -sf "http://127.0.0.1:$KILN_PORT/v2/models/$m/ready" >/dev/null || die "$m not ready after 300 s"
 
-HEADER_LEN="$("$PY" "$LT/big-tensors-client.py" body "$OUT/body.bin")"
-cat >"$OUT/wrk.lua" <<EOF
-local f = io.open("$OUT/body.bin", "rb")
+  header_len="$(BIG_TENSORS_MODEL=$m "$PY" "$LT/big-tensors-client.py" body "$OUT/body-$m.bin")"
+  cat >"$OUT/wrk-$m.lua" <<EOF
+local f = io.open("$OUT/body-$m.bin", "rb")
 wrk.body = f:read("*a")
 f:close()
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/octet-stream"
-wrk.headers["Inference-Header-Content-Length"] = "$HEADER_LEN"
+wrk.headers["Inference-Header-Content-Length"] = "$header_len"
 done = function(summary, latency, requests)
   io.write(string.format('{"rps": %.3f, "p50_ms": %.2f, "p99_ms": %.2f, "n": %d, "errors": %d}\n',
     summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
@@ -115,53 +188,80 @@ done = function(summary, latency, requests)
       + summary.errors.timeout))
 end
 EOF
+done
 
 kiln_cpu_ticks() { awk '{print $14 + $15}' "/proc/$KILN_PID/stat"; }
 
-# measure CONFIG C   one measured run; appends "CONFIG C ROUND <json>" to results.txt, the json with the Kiln JVM's CPU
-# time per measured request (the whole process: gateway, pool, worker and ONNX Runtime's threads) where the client
-# has no warm-up of its own in the window (wrk's is a separate run; the others' warm-up is counted, a small overstatement)
+# measure MODEL CONFIG C   one measured run; appends "MODEL CONFIG C ROUND <json>" to results.txt, the json with the
+# Kiln JVM's CPU time per measured request (the whole process: gateway, pool, worker and ONNX Runtime's threads) where
+# the client has no warm-up of its own in the window (wrk's is a separate run; the others' warm-up is counted, a small
+# overstatement), and "ROUND MODEL-cC-CONFIG START REQ/S req/s ERRORS" to rounds.tsv (a run that measured no request
+# counts as an error: it cannot be judged)
 measure() {
-  local config=$1 c=$2 line cpu0 cpu1
+  local model=$1 config=$2 c=$3 line cpu0 cpu1 start shape url
+  shape="$(model_shape "$model")"
+  url="http://127.0.0.1:$KILN_PORT/v2/models/$model/infer"
+  start=$(date +%s.%N)
   cpu0=$(kiln_cpu_ticks)
   case "$config" in
     direct)
-      line=$(java -Xmx1g -cp "$ORT_JAR" "$LT/BigTensorsDirect.java" "$MODEL" "$INTRA" "$c" "$WARMUP" "$DURATION" \
-        "${DIRECT_MODE:-SERIAL}" \
-        2>>"$OUT/direct.err" | tail -1) ;;
+      line=$(java -Xmx1g -cp "$ORT_JAR" "$LT/BigTensorsDirect.java" "$ROOT/models/ocr/$model/model.onnx" "$INTRA" "$c" \
+        "$WARMUP" "$DURATION" "${DIRECT_MODE:-SERIAL}" "$shape" 2>>"$OUT/direct.err" | tail -1) ;;
     wrk)
-      wrk -t1 -c"$c" -d"${WARMUP}s" -s "$OUT/wrk.lua" "http://127.0.0.1:$KILN_PORT/v2/models/rec/infer" >/dev/null
+      wrk -t1 -c"$c" -d"${WARMUP}s" -s "$OUT/wrk-$model.lua" "$url" >/dev/null
+      start=$(date +%s.%N)
       cpu0=$(kiln_cpu_ticks)
-      line=$(wrk -t1 -c"$c" -d"${DURATION}s" --timeout 30s -s "$OUT/wrk.lua" \
-        "http://127.0.0.1:$KILN_PORT/v2/models/rec/infer" | grep '^{') ;;
+      line=$(wrk -t1 -c"$c" -d"${DURATION}s" --timeout 30s -s "$OUT/wrk-$model.lua" "$url" | grep '^{') ;;
     py-http)
-      line=$("$PY" "$LT/big-tensors-client.py" http-binary "$KILN_PORT" "$c" "$WARMUP" "$DURATION" | tail -1) ;;
+      line=$(BIG_TENSORS_MODEL=$model "$PY" "$LT/big-tensors-client.py" http-binary "$KILN_PORT" "$c" "$WARMUP" \
+        "$DURATION" | tail -1) ;;
     py-shm)
-      line=$("$PY" "$LT/big-tensors-client.py" shm "$KILN_PORT" "$c" "$WARMUP" "$DURATION" | tail -1) ;;
+      line=$(BIG_TENSORS_MODEL=$model "$PY" "$LT/big-tensors-client.py" shm "$KILN_PORT" "$c" "$WARMUP" "$DURATION" \
+        | tail -1) ;;
     grpc)
+      # In a subfolder: the RESULTS.md generator reads a *.json beside meta.txt as a run of its own.
+      local json="$OUT/grpc/$model-c$c-r$ROUND.json"
+      mkdir -p "$OUT/grpc"
       java -Xmx512m -cp "$CP" io.kiln.loadtest.LoadGen --url "http://127.0.0.1:$KILN_GRPC_PORT" --protocol grpc \
-        --model rec --input-name x --shape 8x3x48x320 --mode closed --connections "$c" --warmup "${WARMUP}s" \
-        --duration "${DURATION}s" --timeout 30s --quiet --out "$OUT/grpc-c$c-r$ROUND.json" >/dev/null 2>>"$OUT/grpc.err"
+        --model "$model" --input-name x --shape "$shape" --mode closed --connections "$c" --warmup "${WARMUP}s" \
+        --duration "${DURATION}s" --timeout 30s --quiet --out "$json" >/dev/null 2>>"$OUT/grpc.err"
       line=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); l=d.get("latencyMs",{});
 print(json.dumps({"rps": d.get("okRps", d.get("achievedRps")), "p50_ms": l.get("p50"), "p99_ms": l.get("p99"),
- "n": d.get("requests", d.get("completed")), "errors": d.get("errors")}))' "$OUT/grpc-c$c-r$ROUND.json") ;;
+ "n": d.get("requests", d.get("completed")), "errors": d.get("errors")}))' "$json") ;;
     *) die "unknown configuration $config" ;;
   esac
-  [[ -n "$line" ]] || die "$config c$c round $ROUND gave no result"
+  [[ -n "$line" ]] || die "$model $config c$c round $ROUND gave no result"
   cpu1=$(kiln_cpu_ticks)
   if [[ "$config" != direct ]]; then
     line=$("$PY" -c 'import json,sys,os; d=json.loads(sys.argv[1]); t=(int(sys.argv[3])-int(sys.argv[2]))*1000.0/os.sysconf("SC_CLK_TCK")
 d["cpu_ms_per_request"]=round(t/d["n"],2) if d.get("n") else None; print(json.dumps(d))' "$line" "$cpu0" "$cpu1")
   fi
-  echo "$config $c $ROUND $line" | tee -a "$OUT/results.txt" >&2
+  echo "$model $config $c $ROUND $line" | tee -a "$OUT/results.txt" >&2
+  "$PY" -c 'import json,sys; d=json.loads(sys.argv[4]); e=int(d.get("errors") or 0) + (0 if d.get("n") else 1)
+print("%s\t%s\t%s\t%s\treq/s\t%d" % (sys.argv[1], sys.argv[2], sys.argv[3], d.get("rps") or 0, e))' \
+    "$ROUND" "$model-c$c-$config" "$start" "$line" >>"$OUT/rounds.tsv"
 }
 
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
-  for c in $CONCURRENCY; do
-    for config in $CONFIGS; do
-      measure "$config" "$c"
+  plan=()
+  for m in $MODELS; do
+    for c in $CONCURRENCY; do
+      for config in $CONFIGS; do
+        plan+=("$m $config $c")
+      done
     done
   done
+  if ((ROUND % 2 == 0)); then # even rounds in reverse: no configuration always runs first or last
+    for ((i = ${#plan[@]} - 1; i >= 0; i--)); do
+      # shellcheck disable=SC2086
+      measure ${plan[$i]}
+    done
+  else
+    for p in "${plan[@]}"; do
+      # shellcheck disable=SC2086
+      measure $p
+    done
+  fi
 done
 
 # threads_cpu   "name ticks" per thread of the Kiln JVM (numbers in names folded: vert.x-eventloop-thread-3 -> -#)
@@ -178,7 +278,7 @@ if [[ "${PROFILE:-0}" == 1 ]]; then
   log "profiling the Kiln JVM ($JPID) during wrk c1: CPU per thread group, and a JFR"
   threads_cpu >"$OUT/threads-before.txt"
   jcmd "$JPID" JFR.start name=bigt settings=profile filename="$OUT/kiln.jfr" >/dev/null
-  wrk -t1 -c1 -d"${DURATION}s" -s "$OUT/wrk.lua" "http://127.0.0.1:$KILN_PORT/v2/models/rec/infer" \
+  wrk -t1 -c1 -d"${DURATION}s" -s "$OUT/wrk-${MODELS%% *}.lua" "http://127.0.0.1:$KILN_PORT/v2/models/${MODELS%% *}/infer" \
     | grep '^{' >"$OUT/profile-run.json"
   jcmd "$JPID" JFR.stop name=bigt >/dev/null
   threads_cpu >"$OUT/threads-after.txt"
@@ -225,30 +325,31 @@ EOF
   cat "$OUT/profile.txt" >&2
 fi
 
-echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/meta.txt"
+meta_end
 "$PY" - "$OUT/results.txt" "$CONCURRENCY" >"$OUT/summary.txt" <<'EOF'
 import json, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    config, c, r, js = line.split(" ", 3)
-    rows.setdefault((config, int(c)), []).append(json.loads(js))
-print("%-8s %3s %10s %21s %9s %9s %13s %8s" % ("config", "c", "req/s", "range", "vs direct", "p50 ms",
+    model, config, c, r, js = line.split(" ", 4)
+    rows.setdefault((model, config, int(c)), []).append(json.loads(js))
+print("%-5s %-8s %3s %10s %21s %9s %9s %13s %8s" % ("model", "config", "c", "req/s", "range", "vs direct", "p50 ms",
       "CPU ms/req", "errors"))
-for c in [int(x) for x in sys.argv[2].split()]:
-    direct = [x["rps"] for x in rows.get(("direct", c), [])]
-    base = statistics.median(direct) if direct else None
-    for (config, cc), runs in rows.items():
-        if cc != c:
-            continue
-        rps = [x["rps"] for x in runs]
-        med = statistics.median(rps)
-        ratio = "%8.0f%%" % (100 * med / base) if base else "%9s" % "-"
-        p50 = statistics.median([x["p50_ms"] or 0 for x in runs])
-        cpus = [x["cpu_ms_per_request"] for x in runs if x.get("cpu_ms_per_request")]
-        cpu = "%13.1f" % statistics.median(cpus) if cpus else "%13s" % "-"
-        print("%-8s %3d %10.2f %10.2f - %8.2f %s %9.1f %s %8d" % (config, c, med, min(rps), max(rps), ratio, p50,
-              cpu, sum(x.get("errors") or 0 for x in runs)))
+for model in dict.fromkeys(k[0] for k in rows):
+    for c in [int(x) for x in sys.argv[2].split()]:
+        direct = [x["rps"] for x in rows.get((model, "direct", c), [])]
+        base = statistics.median(direct) if direct else None
+        for (m, config, cc), runs in rows.items():
+            if m != model or cc != c:
+                continue
+            rps = [x["rps"] for x in runs]
+            med = statistics.median(rps)
+            ratio = "%8.0f%%" % (100 * med / base) if base else "%9s" % "-"
+            p50 = statistics.median([x["p50_ms"] or 0 for x in runs])
+            cpus = [x["cpu_ms_per_request"] for x in runs if x.get("cpu_ms_per_request")]
+            cpu = "%13.1f" % statistics.median(cpus) if cpus else "%13s" % "-"
+            print("%-5s %-8s %3d %10.2f %10.2f - %8.2f %s %9.1f %s %8d" % (model, config, c, med, min(rps), max(rps),
+                  ratio, p50, cpu, sum(x.get("errors") or 0 for x in runs)))
 EOF
 cat "$OUT/meta.txt" >&2
 cat "$OUT/summary.txt"
-log "results in $OUT"
+log "results in $OUT (RESULTS.md's rounds format: loadtest/results-md.sh regenerates RESULTS.md from it)"

@@ -11,7 +11,9 @@ percentiles of the measured window, errors).
   big-tensors-client.py body FILE                                writes the binary-extension body for wrk; prints the
       JSON header's length
 
-The input is [8, 3, 48, 320] FP32 (PP-OCRv4 rec, a crop batch), the output [8, 40, 6625] FP32 (8,480,000 bytes).
+The model is BIG_TENSORS_MODEL's (default rec): rec's input is [8, 3, 48, 320] FP32 (PP-OCRv4 rec, a crop batch), its
+output [8, 40, 6625] FP32 (8,480,000 bytes); det's (PP-OCRv4 det) [1, 3, 480, 480] FP32 (2,764,800 bytes) in and the
+[1, 1, 480, 480] FP32 probability map (921,600 bytes) out.
 Needs numpy; nothing else beyond the standard library.
 """
 import http.client
@@ -25,10 +27,13 @@ import uuid
 
 import numpy as np
 
-MODEL = "rec"
-SHAPE = [8, 3, 48, 320]
-OUTPUT = "softmax_11.tmp_0"
-OUT_SHAPE = [8, 40, 6625]
+# The model (BIG_TENSORS_MODEL, default rec): its input shape, output name and output shape.
+MODELS = {
+    "rec": ([8, 3, 48, 320], "softmax_11.tmp_0", [8, 40, 6625]),
+    "det": ([1, 3, 480, 480], "sigmoid_0.tmp_0", [1, 1, 480, 480]),
+}
+MODEL = os.environ.get("BIG_TENSORS_MODEL", "rec")
+SHAPE, OUTPUT, OUT_SHAPE = MODELS[MODEL]
 
 
 def make_input():

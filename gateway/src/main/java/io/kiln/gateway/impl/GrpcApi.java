@@ -10,6 +10,7 @@ import io.kiln.protocol.grpc.ServerMetadataResponse;
 import io.kiln.protocol.grpc.ServerReadyResponse;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
+import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.common.MessageSizeOverflowException;
@@ -40,6 +41,7 @@ final class GrpcApi {
     this.gw = gw;
   }
 
+  /** The service's gRPC server: Vert.x's, with plain ModelInfer calls served by {@link GrpcDirectInfer}. */
   GrpcServer server() {
     GrpcServer server = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(gw.options().grpcMaxMessageBytes()));
     server.callHandler(GRPCInferenceServiceGrpcService.ServerLive,
@@ -57,7 +59,9 @@ final class GrpcApi {
     server.callHandler(GRPCInferenceServiceGrpcService.ModelMetadata,
         req -> unary(req, m -> GrpcCodec.metadata(gw.models().find(m.getName(), m.getVersion()))));
     server.callHandler(GrpcWire.MODEL_INFER, this::infer);
-    return server;
+    // Plain gRPC ModelInfer calls skip Vert.x's message framing and its copies of the tensors (GrpcDirectInfer);
+    // compressed, gRPC-Web and JSON ones, and every other method, are Vert.x's.
+    return new GrpcDirectInfer(server, this, gw);
   }
 
   private <Q, R> void unary(GrpcServerRequest<Q, R> req, Function<Q, R> handler) {
@@ -85,49 +89,56 @@ final class GrpcApi {
     req.errorHandler(err -> ex.clientGone());
     req.exceptionHandler(err -> ex.clientGone());
     req.response().exceptionHandler(err -> ex.clientGone());
-    req.handler(msg -> {
-      ex.model(gw.models().label(msg.getModelName()));
-      ex.requestId(msg.getId());
-      ModelInfo model;
+    req.handler(msg -> infer(ex, msg, req.headers(), req.timeout()));
+  }
+
+  /**
+   * Serves one ModelInfer message, whichever server read it ({@link GrpcDirectInfer} or Vert.x's gRPC server).
+   *
+   * @param timeoutMillis the call's {@code grpc-timeout}, 0 or less for none
+   */
+  <C> void infer(FrontExchange<C, ModelInferResponse> ex, ModelInferRequest msg, MultiMap headers, long timeoutMillis) {
+    ex.model(gw.models().label(msg.getModelName()));
+    ex.requestId(msg.getId());
+    ModelInfo model;
+    try {
+      model = gw.models().findReady(msg.getModelName(), msg.getModelVersion());
+    } catch (RuntimeException e) {
+      ex.fail(e);
+      return;
+    }
+    // A small message (the common case) is decoded here and now, with no intermediate futures.
+    long bytes = msg.getSerializedSize();
+    if (!FrontExchange.offloads(bytes) && SharedMemoryTensors.mayReference(msg)) {
+      bytes = FrontExchange.OFFLOAD_BYTES + 1L; // inputs copied out of shared memory: as large a job
+    }
+    if (!FrontExchange.offloads(bytes)) {
+      DecodedRequest decoded;
       try {
-        model = gw.models().findReady(msg.getModelName(), msg.getModelVersion());
+        decoded = GrpcCodec.decode(msg, model, gw.sharedMemory());
       } catch (RuntimeException e) {
         ex.fail(e);
         return;
       }
-      // A small message (the common case) is decoded here and now, with no intermediate futures.
-      long bytes = msg.getSerializedSize();
-      if (!FrontExchange.offloads(bytes) && SharedMemoryTensors.mayReference(msg)) {
-        bytes = FrontExchange.OFFLOAD_BYTES + 1L; // inputs copied out of shared memory: as large a job
-      }
-      if (!FrontExchange.offloads(bytes)) {
-        DecodedRequest decoded;
-        try {
-          decoded = GrpcCodec.decode(msg, model, gw.sharedMemory());
-        } catch (RuntimeException e) {
-          ex.fail(e);
-          return;
-        }
-        serve(req, ex, model, decoded);
-        return;
-      }
-      FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.decode(msg, model, gw.sharedMemory()))
-          .onComplete(ar -> {
-            if (ar.failed()) {
-              ex.fail(ar.cause());
-            } else {
-              serve(req, ex, model, ar.result());
-            }
-          });
-    });
+      serve(ex, headers, timeoutMillis, model, decoded);
+      return;
+    }
+    FrontExchange.offload(vertx, gw.metrics(), "grpc", bytes, () -> GrpcCodec.decode(msg, model, gw.sharedMemory()))
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            ex.fail(ar.cause());
+          } else {
+            serve(ex, headers, timeoutMillis, model, ar.result());
+          }
+        });
   }
 
-  private void serve(GrpcServerRequest<ModelInferRequest, ModelInferResponse> req,
-                     FrontExchange<?, ModelInferResponse> ex, ModelInfo model, DecodedRequest decoded) {
+  private void serve(FrontExchange<?, ModelInferResponse> ex, MultiMap headers, long timeoutMillis, ModelInfo model,
+                     DecodedRequest decoded) {
     Hints hints;
     try {
-      hints = Hints.from(req.headers().get(Hints.NODE_HEADER), req.headers().get(Hints.TIMEOUT_HEADER),
-          req.timeout() > 0 ? req.timeout() : -1, decoded.header().parameters(), gw.locator());
+      hints = Hints.from(headers.get(Hints.NODE_HEADER), headers.get(Hints.TIMEOUT_HEADER),
+          timeoutMillis > 0 ? timeoutMillis : -1, decoded.header().parameters(), gw.locator());
     } catch (RuntimeException e) {
       ex.fail(e);
       return;
@@ -159,15 +170,21 @@ final class GrpcApi {
   private void tooLarge(GrpcServerRequest<?, ?> req, FrontExchange<?, ?> ex) {
     req.invalidMessageHandler(invalid -> {
       InferenceException e = invalid instanceof MessageSizeOverflowException o
-          ? new InferenceException(InferenceException.Kind.TOO_LARGE, "message of " + o.messageSize()
-              + " bytes exceeds the limit of " + gw.options().grpcMaxMessageBytes() + " bytes")
-          : InferenceException.invalid("message could not be decoded");
+          ? tooLarge(o.messageSize())
+          : InferenceException.invalid(UNDECODABLE);
       if (ex != null) {
         ex.fail(e);
       } else {
         fail(req.response(), gw.errors().map(e));
       }
     });
+  }
+
+  static final String UNDECODABLE = "message could not be decoded";
+
+  InferenceException tooLarge(long messageSize) {
+    return new InferenceException(InferenceException.Kind.TOO_LARGE, "message of " + messageSize
+        + " bytes exceeds the limit of " + gw.options().grpcMaxMessageBytes() + " bytes");
   }
 
   private static void fail(GrpcServerResponse<?, ?> response, ErrorMapper.Failure f) {

@@ -15,17 +15,20 @@ import io.vertx.grpc.common.ServiceMethod;
 import io.vertx.grpc.common.WireFormat;
 
 /**
- * {@code ModelInfer} as the gateway serves it: the generated method with fewer copies of the tensor bytes.
+ * {@code ModelInfer}'s protobuf codecs with fewer copies of the tensor bytes.
  *
- * <p>Decoding: the generated decoder parses the message's bytes with protobuf's default of copying every
- * {@code bytes} field, so a {@code raw_input_contents} entry was copied from the message into a ByteString and
- * again into the tensor. Here the parser aliases the message's array (a fresh copy of the frame that nothing
- * else holds), and {@link GrpcCodec} copies each tensor once, straight into its own array. Encoding: the
- * generated encoder serialises into an array and then copies it into a new Vert.x buffer; here the small fields are
- * serialised and the {@code raw_output_contents}, which wrap the tensors' arrays ({@link GrpcCodec#encode}), are
- * appended without a copy ({@link #serialize}). Vert.x still copies the payload once behind the 5-byte gRPC message
- * prefix (GrpcMessageImpl.encode, Vert.x 5.0.7), and Netty once more into direct memory for the socket. The JSON wire
- * format (not used by the gRPC clients Kiln knows of) goes through the generated codecs unchanged.
+ * <p>Decoding ({@link #parse}): the generated decoder parses with protobuf's default of copying every {@code bytes}
+ * field, so a {@code raw_input_contents} entry was copied from the message into a ByteString and again into the
+ * tensor. Here the parser aliases the message's array (one that nothing else holds), and {@link GrpcCodec} copies
+ * each tensor once, straight into its own array. Encoding ({@link #serialize}, {@link #frame}): the generated encoder
+ * serialises into an array and then copies it into a new Vert.x buffer; here the small fields are serialised and the
+ * {@code raw_output_contents}, which wrap the tensors' arrays ({@link GrpcCodec#encode}), are appended without a copy.
+ *
+ * <p>Plain calls never reach the codecs of {@link #MODEL_INFER}: {@link GrpcDirectInfer} reads their message into
+ * one array and writes {@link #frame}'s buffer itself, with none of Vert.x's copies (its body buffer growing by
+ * doubling, the payload taken as a fresh array, the answer copied behind the 5-byte prefix: GrpcMessageImpl.encode,
+ * Vert.x 5.0.7). {@link #MODEL_INFER} serves the calls Vert.x's server keeps (compressed, gRPC-Web); the JSON wire
+ * format goes through the generated codecs unchanged.
  */
 final class GrpcWire {
 
@@ -40,13 +43,7 @@ final class GrpcWire {
         return GENERATED_DECODER.decode(msg);
       }
       try {
-        // Aliasing applies only to an input protobuf knows to be immutable: a wrapped ByteString's, not
-        // CodedInputStream.newInstance(byte[])'s.
-        CodedInputStream in = UnsafeByteOperations.unsafeWrap(msg.payload().getBytes()).newCodedInput();
-        in.enableAliasing(true);
-        ModelInferRequest request = ModelInferRequest.parseFrom(in);
-        in.checkLastTagWas(0);
-        return request;
+        return parse(msg.payload().getBytes());
       } catch (java.io.IOException e) { // InvalidProtocolBufferException: what the generated decoder reports
         throw new CodecException(e);
       }
@@ -73,6 +70,36 @@ final class GrpcWire {
     }
   };
 
+  /**
+   * Parses a message whose bytes nothing else holds or changes: its {@code bytes} fields alias {@code message}.
+   *
+   * @throws java.io.IOException (an InvalidProtocolBufferException) when the bytes are not such a message
+   */
+  static ModelInferRequest parse(byte[] message) throws java.io.IOException {
+    // Aliasing applies only to an input protobuf knows to be immutable: a wrapped ByteString's, not
+    // CodedInputStream.newInstance(byte[])'s.
+    CodedInputStream in = UnsafeByteOperations.unsafeWrap(message).newCodedInput();
+    in.enableAliasing(true);
+    ModelInferRequest request = ModelInferRequest.parseFrom(in);
+    in.checkLastTagWas(0);
+    return request;
+  }
+
+  /**
+   * The whole gRPC message as it goes on the wire: the 5-byte prefix (uncompressed, the length) and {@link
+   * #serialize}'s bytes, the tensors still not copied.
+   */
+  static io.vertx.core.buffer.Buffer frame(ModelInferResponse msg) {
+    io.netty.buffer.ByteBuf body = serializeBuf(msg);
+    byte[] prefix = new byte[5];
+    int len = body.readableBytes();
+    prefix[1] = (byte) (len >>> 24);
+    prefix[2] = (byte) (len >>> 16);
+    prefix[3] = (byte) (len >>> 8);
+    prefix[4] = (byte) len;
+    return BufferInternal.buffer(Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(prefix), body));
+  }
+
   /** Below this many raw output bytes one array is cheaper than a composite buffer. */
   private static final int WRAP_RAW_FROM = 64 * 1024;
 
@@ -82,12 +109,16 @@ final class GrpcWire {
    * raw_output_contents} is the message's last field, so these are the very bytes {@code toByteArray} writes.
    */
   static io.vertx.core.buffer.Buffer serialize(ModelInferResponse msg) {
+    return BufferInternal.buffer(serializeBuf(msg));
+  }
+
+  private static io.netty.buffer.ByteBuf serializeBuf(ModelInferResponse msg) {
     long raw = 0;
     for (int i = 0; i < msg.getRawOutputContentsCount(); i++) {
       raw += msg.getRawOutputContents(i).size();
     }
     if (raw < WRAP_RAW_FROM) {
-      return BufferInternal.buffer(Unpooled.wrappedBuffer(msg.toByteArray()));
+      return Unpooled.wrappedBuffer(msg.toByteArray());
     }
     int n = msg.getRawOutputContentsCount();
     io.netty.buffer.ByteBuf[] parts = new io.netty.buffer.ByteBuf[1 + 2 * n];
@@ -109,7 +140,7 @@ final class GrpcWire {
       // A wrapped tensor array (GrpcCodec.encode) reads back as a view of that array, not a copy.
       parts[2 + 2 * i] = Unpooled.wrappedBuffer(contents.asReadOnlyByteBuffer());
     }
-    return BufferInternal.buffer(Unpooled.wrappedBuffer(parts.length, parts));
+    return Unpooled.wrappedBuffer(parts.length, parts);
   }
 
   /** {@link GRPCInferenceServiceGrpcService#ModelInfer} with the codecs above. */

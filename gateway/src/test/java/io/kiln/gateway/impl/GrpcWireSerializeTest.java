@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The ModelInfer response as the gateway serialises it, its raw output contents appended without a copy, is byte for
  * byte what protobuf's own {@code toByteArray} writes (so every client parses it as before), for several outputs
- * of megabytes, for an empty one, and for small responses that take the one-array path.
+ * of megabytes, for an empty one, and for small responses that take the one-array path; and the frame GrpcDirectInfer
+ * writes is the 5-byte gRPC prefix and those bytes, the tensor's array referenced, not copied.
  */
 class GrpcWireSerializeTest {
 
@@ -46,5 +47,21 @@ class GrpcWireSerializeTest {
     ModelInferResponse r = response(random(16, 3));
     assertThat(GrpcWire.serialize(r).getBytes()).isEqualTo(r.toByteArray());
     assertThat(GrpcWire.serialize(ModelInferResponse.getDefaultInstance()).getBytes()).isEmpty();
+  }
+
+  @Test
+  void aFrameIsTheFiveBytePrefixAndTheMessageAndSharesTheTensorsArrays() {
+    byte[] tensor = random(8_480_000, 4);
+    ModelInferResponse r = response(tensor);
+    io.vertx.core.buffer.Buffer frame = GrpcWire.frame(r);
+    byte[] message = r.toByteArray();
+    assertThat(frame.length()).isEqualTo(5 + message.length);
+    assertThat(frame.getByte(0)).isZero(); // not compressed
+    assertThat(frame.getInt(1)).isEqualTo(message.length); // big-endian length
+    assertThat(frame.getBytes(5, frame.length())).isEqualTo(message);
+    // The tensor is referenced, not copied: a change to its array shows in the frame.
+    tensor[tensor.length - 1] ^= 0x5a;
+    assertThat(frame.getByte(frame.length() - 1)).isEqualTo(tensor[tensor.length - 1]);
+    assertThat(GrpcWire.frame(ModelInferResponse.getDefaultInstance()).getBytes()).isEqualTo(new byte[5]);
   }
 }

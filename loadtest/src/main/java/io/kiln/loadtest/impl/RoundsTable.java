@@ -41,10 +41,19 @@ import java.util.TreeMap;
  *       {@code percent}, {@code times}, {@code ms}, {@code us} or {@code per_second}.</li>
  * </ul>
  *
+ * <p>A folder whose {@code meta.txt} says the run did not wait for a quiet machine ({@code load_wait=... measured
+ * anyway}, written by {@code lib.sh}'s {@code wait_for_quiet}) is rendered with its figures but no verdict: "not
+ * judged: measured on a busy machine". Its figures may be kept to show that the format works; they decide nothing.
+ *
  * @param measurements every measurement of every round
  * @param checks       what is judged
+ * @param busy         why the machine was not quiet ({@code meta.txt}'s {@code load_wait}), or null
  */
-public record RoundsTable(List<Measurement> measurements, List<CheckSpec> checks) {
+public record RoundsTable(List<Measurement> measurements, List<CheckSpec> checks, String busy) {
+
+  public RoundsTable(List<Measurement> measurements, List<CheckSpec> checks) {
+    this(measurements, checks, null);
+  }
 
   public static final String ROUNDS = "rounds.tsv";
   public static final String CHECKS = "checks.tsv";
@@ -109,7 +118,21 @@ public record RoundsTable(List<Measurement> measurements, List<CheckSpec> checks
       }
       cs.add(new CheckSpec(l.f[0], l.f[1], l.f[2], l.f[3].equals("-") ? null : l.f[3], op, target, unit));
     }
-    return new RoundsTable(List.copyOf(ms), List.copyOf(cs));
+    return new RoundsTable(List.copyOf(ms), List.copyOf(cs), busy(dir.resolve("meta.txt")));
+  }
+
+  /** {@code meta.txt}'s {@code load_wait} (its last) when it says the run measured anyway; else null. */
+  private static String busy(Path meta) throws IOException {
+    if (!Files.isRegularFile(meta)) {
+      return null;
+    }
+    String wait = null;
+    for (String line : Files.readAllLines(meta)) {
+      if (line.startsWith("load_wait=")) {
+        wait = line.substring("load_wait=".length()).trim();
+      }
+    }
+    return wait != null && wait.contains("measured anyway") ? wait : null;
   }
 
   private record Line(Path file, int number, String[] f) {
@@ -185,9 +208,14 @@ public record RoundsTable(List<Measurement> measurements, List<CheckSpec> checks
         continue;
       }
       boolean interleaved = c.base() == null || RoundVerdict.interleaved(runStarts, baseStarts);
-      out.add(new Judged(c, List.copyOf(words), RoundVerdict.judge(rounds, c.target(), interleaved,
+      Judgement j = RoundVerdict.judge(rounds, c.target(), interleaved,
           interleaved ? null : "the start times do not show " + c.base() + " measured again in every round, "
-              + "alternating with " + c.run())));
+              + "alternating with " + c.run());
+      if (busy != null) {
+        j = new Judgement(RoundVerdict.Status.NOT_JUDGED, j.target(), j.values(), j.median(), j.min(), j.max(),
+            "measured on a busy machine (" + busy + ")");
+      }
+      out.add(new Judged(c, List.copyOf(words), j));
     }
     return out;
   }
