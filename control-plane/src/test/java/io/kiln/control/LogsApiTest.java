@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code GET /api/v1/logs} over a fake {@link LogSource}: the lines as text, the node named in {@code Kiln-Node},
  * 400 naming a bad field, 404 for an unknown node, 502 when a node's lines cannot be read, the token, and follow.
  */
+@Tag("slow")
 class LogsApiTest {
 
   static final String TOKEN = "t0ken";

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * case here fails before a node would start (or, for the unreachable join, right after its membership
  * finds no one), with one line on stderr and exit code 1 (2 for usage errors).
  */
+@Tag("slow")
 class KilnCliTest {
 
   /** What one command printed and returned. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Model.OptionSpec;
  * Every command of the real command tree answers {@code --help} and {@code -h} with its usage and options (exit 0),
  * so a command added without help fails here; {@code kiln help CMD} and {@code kiln completion} work.
  */
+@Tag("slow")
 class KilnHelpTest {
 
   /** Every command's path under {@code kiln}, e.g. {@code [job, submit]}, walked from the tree main runs. */

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code kiln start --apply FILE} on a real in-process node: the file is the whole truth, so a deployment removed
  * from it (from the ConfigMap, on Kubernetes) is deleted when the file is applied again at the next start.
  */
+@Tag("slow")
 class StartupApplyTest {
 
   static final Duration WAIT = Duration.ofSeconds(60);

@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * exported by the OpenTelemetry SDK to a real OTLP/HTTP receiver ({@link OtlpReceiver}); and a node without an
  * endpoint, which exports nothing and carries an incoming traceparent as it came.
  */
+@Tag("slow")
 class TracingEndToEndTest {
 
   static final Duration WAIT = Duration.ofSeconds(60);

@@ -9,10 +9,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code kiln validate}: the apply's checks with no node (nothing listens; no address is given). */
+@Tag("slow")
 class ValidateCommandTest {
 
   /** The deployment files of deploy/examples whose models are in the repository (resnet's is built by a script). */

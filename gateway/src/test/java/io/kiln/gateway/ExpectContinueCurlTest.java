@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>curl is not among what {@code run-tests} installs, so a machine without it skips these checks, saying so;
  * every behaviour they cover is also checked with a raw socket and the JDK's client in {@link ExpectContinueTest}.
  */
+@Tag("slow")
 class ExpectContinueCurlTest extends OpenAiTestBase {
 
   @RegisterExtension

@@ -33,6 +33,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
  * too, {@code Expect: 100-continue} is answered before the body and a declared body over the limit refused unsent.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class GatewayTlsTest {
 
   @RegisterExtension

@@ -32,9 +32,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** {@code inference.GRPCInferenceService} through the generated Vert.x gRPC client. */
+@Tag("slow")
 class GrpcServiceTest extends GatewayTestBase {
 
   private static InferInputTensor.Builder input(String name, DataType type, long... shape) {

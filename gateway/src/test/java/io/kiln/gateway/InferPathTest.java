@@ -18,12 +18,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The infer path as the server's own request handler serves it (no router, no body handler): its path forms,
  * the router's answers for everything around it, the body limit, and connections that carry many requests.
  */
+@Tag("slow")
 class InferPathTest extends GatewayTestBase {
 
   private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).json();

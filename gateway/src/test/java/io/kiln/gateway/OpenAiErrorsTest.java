@@ -16,6 +16,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -24,6 +25,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Every refusal of the OpenAI API in OpenAI's shape, {@code {"error": {"message", "type", "param", "code"}}}: a
  * malformed or unsupported field names itself in {@code param}, and nothing reaches a pool.
  */
+@Tag("slow")
 class OpenAiErrorsTest extends OpenAiTestBase {
 
   private static final String CHAT = "\"model\": \"llm\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]";

@@ -19,12 +19,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code stream: true}: Server-Sent Events byte for byte as OpenAI frames them, errors after the first event as an
  * error event, and the client's going away cancelling the stream's token.
  */
+@Tag("slow")
 class OpenAiStreamingTest extends OpenAiTestBase {
 
   private static final String CHAT = "{\"model\": \"llm\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}],"

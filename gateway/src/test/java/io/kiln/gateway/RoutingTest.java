@@ -14,12 +14,14 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.grpc.common.GrpcStatus;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Routing through the real server: locality hints pin hard, the local pool is preferred while it has room,
  * a full local pool spills to another node, and no ready pool is a 503.
  */
+@Tag("slow")
 class RoutingTest extends GatewayTestBase {
 
   private static final String BODY = OipRequest.fp32("input", new long[] {1, 4}, 1f, 2f, 3f, 4f).json();

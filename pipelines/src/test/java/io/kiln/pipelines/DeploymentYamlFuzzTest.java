@@ -15,6 +15,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * <p>CI runs {@value #CI_ITERATIONS} inputs; {@code -Dkiln.reliability.fuzz.yaml.iterations=N} (else {@code fuzz.iterations}) and
  * {@code -Dkiln.reliability.fuzz.seed=S} run more or replay one ({@code reliability/run.sh fuzz}).
  */
+@Tag("slow")
 class DeploymentYamlFuzzTest {
 
   static final int CI_ITERATIONS = 1500;

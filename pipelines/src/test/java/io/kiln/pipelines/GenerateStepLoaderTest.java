@@ -7,12 +7,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The generate step kind in the {@code pipelines:} section: what it builds, and each problem of its prompt's
  * {@code {{STEP.FIELD}}} references and settings at its line and column, with nothing loaded.
  */
+@Tag("slow")
 class GenerateStepLoaderTest {
 
   /** A graph whose output is {@code text}, and a streaming model keeping the text generation contract. */

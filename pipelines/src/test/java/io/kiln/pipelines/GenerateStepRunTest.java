@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * generate step whose deployment has no ready version fails the run naming it. The real chat model's text is checked
  * token for token against the OpenAI API in deploy's {@code OcrReportEndToEndTest}.
  */
+@Tag("slow")
 class GenerateStepRunTest {
 
   static final ModelSpec ECHO = ModelSpec.builder().uri("builtin:chunks").engine(ModelSpec.ENGINE_BUILTIN)

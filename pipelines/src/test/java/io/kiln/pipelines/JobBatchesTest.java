@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * batches are in flight followed by a resume, and a restart of the whole cluster lose no result, duplicate none
  * (one whole, correct result per input, checked by content) and redo only what had no result.
  */
+@Tag("slow")
 class JobBatchesTest {
 
   @TempDir

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code -Dkiln.bench.rounds} (2: online and job phases alternate, so a shared machine's load hits both alike),
  * {@code -Dkiln.bench.jfr} (a file: a JFR CPU profile of the last job phase).
  */
+@Tag("slow")
 class JobLoadTest {
 
   static final ModelSpec SLEEP = ModelSpec.builder().uri("builtin:sleep").engine(ModelSpec.ENGINE_BUILTIN)

@@ -17,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * result), a node killed mid-job loses and duplicates nothing (checked by the output folder's content), a
  * re-run does only what is missing (checked by the pools' completed counts), cancel stops a job.
  */
+@Tag("slow")
 class JobsClusterTest {
 
   @TempDir

@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * -> callback on two nodes, and the callback carries exactly the rendered lines; the graph called on its own reads
  * them too. Without the models ({@code models/ocr/fetch.sh}) it skips locally and fails under {@code CI=true}.
  */
+@Tag("slow")
 class OcrExampleTest {
 
   static final Path EXAMPLE = Path.of("..", "deploy", "examples", "ocr");

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * through the seed's four steps on three nodes with the real TorchScript MLP, each analysed on the node
  * that fetched it, called back from the head.
  */
+@Tag("slow")
 class PipelineExampleTest {
 
   /** Tests run in the module folder; the examples live beside it. */

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * their data on the node that fetched it; killing a node mid-run fails hard runs clearly and completes soft
  * ones by re-running; a run whose coordinator dies is failed by the leader.
  */
+@Tag("slow")
 class PipelineLocalityTest {
 
   static final String MEDIA = """

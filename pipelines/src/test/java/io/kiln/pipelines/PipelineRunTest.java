@@ -10,10 +10,12 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** One run's life on a single node: retries, failures, timeouts, input formats, refused requests. */
+@Tag("slow")
 class PipelineRunTest {
 
   @TempDir

@@ -12,8 +12,10 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("slow")
 class ActorConcurrencyTest {
 
   static KilnRuntime runtime;

@@ -13,8 +13,10 @@ import io.kiln.runtime.testing.TestNodes;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("slow")
 class ActorRestartTest {
 
   static KilnRuntime runtime;

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * holds a certificate of another authority can neither reach their actors nor be reached — each attempt fails
  * with an error, never hangs.
  */
+@Tag("slow")
 class BusTlsTest {
 
   /** Each test is one check, counted passed or not; with two timings, written to {@code tls-bus.json}. */

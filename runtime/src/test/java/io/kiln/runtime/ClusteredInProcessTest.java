@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * clustered event bus through the CBOR codec. (Multi-process behaviour, SIGKILL included, is in the
  * integration tests.)
  */
+@Tag("slow")
 class ClusteredInProcessTest {
 
   static KilnRuntime a;

@@ -15,9 +15,11 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Several nodes in one process (in-memory cluster): placement across nodes, affinity, node death. */
+@Tag("slow")
 class MultiNodeTest {
 
   LocalCluster cluster;

@@ -12,12 +12,14 @@ import java.util.HashSet;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Placement groups on three in-process nodes (in-memory cluster): creation all or nothing, actors and tasks
  * in bundles paying from the bundle, removal killing and freeing, node death rescheduling.
  */
+@Tag("slow")
 class PlacementGroupTest {
 
   static final Duration LONG = Duration.ofSeconds(60);

@@ -8,10 +8,12 @@ import io.kiln.serve.yaml.Reading;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Problems of the document as a whole: syntax, shape of the top level, size and expansion limits. */
+@Tag("slow")
 class DocumentValidationTest {
 
   @Test

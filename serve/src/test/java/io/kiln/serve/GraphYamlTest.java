@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.nodes.Node;
 
@@ -21,6 +22,7 @@ import org.yaml.snakeyaml.nodes.Node;
  * input, a datatype or shape mismatch between producer and reader, an unmapped model input, a graph named like a
  * deployment, a deployment named like a stored graph, an unused graph input.
  */
+@Tag("slow")
 class GraphYamlTest {
 
   /** Lines 1-26: three builtin deployments whose tensors the graphs below map. */

@@ -7,10 +7,12 @@ import io.kiln.pools.ModelRepository;
 import io.kiln.pools.ModelSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A multiplexed deployment's {@code repository} section: a folder of model folders and/or a list of models. */
+@Tag("slow")
 class RepositoryYamlTest {
 
   private static final DeploymentLoader CHECKING = new DeploymentLoader();

@@ -15,12 +15,14 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The one way the control plane's APIs answer: the exact bytes of each shape (JSON, error, problems, 401, 503 with
  * Retry-After) as the five APIs and the logs API wrote them before they shared it.
  */
+@Tag("slow")
 class AnswersTest {
 
   static final String TOKEN = "s3cret";

@@ -19,12 +19,14 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Two nodes' samplers over gateway-shaped timers in their own registries, one node's series asking the other over
  * a real (local) event bus: per-second deltas, errors, and p50/p99 read from the summed buckets.
  */
+@Tag("slow")
 class ClusterSeriesTest {
 
   /** A clock the test moves. */

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * worker's {@code kiln.decoder.*} register them: node a's gateway answers, node b runs the decoder (and answers some
  * too); a reads b's samples over a real (local) event bus, and the panel adds both up.
  */
+@Tag("slow")
 class LlmPanelTest {
 
   final Vertx vertx = Vertx.vertx();

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * sources. Here because deploy sits above every module; the script reads the source tree, not the class path.
  * The canary runs first: the checker must refuse wrong names of every kind it checks, or a pass would prove nothing.
  */
+@Tag("slow")
 class ArchitectureNamesTest {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();

@@ -10,6 +10,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import io.kiln.deploy.node.PoolsDirectory;
 import io.kiln.pools.PoolClient;
 import io.kiln.pools.PoolLoadBoard;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * dashboard): none of their classes uses the pool client or the load board, which stay behind the node's adapter
  * ({@link PoolsDirectory}).
  */
+@Tag("slow")
 class GatewayPoolPortTest {
 
   private static final JavaClasses MAIN = new ClassFileImporter()

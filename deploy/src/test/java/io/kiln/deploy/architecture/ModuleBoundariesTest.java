@@ -13,6 +13,7 @@ import io.kiln.deploy.architecture.fixture.UsesApiOnly;
 import io.kiln.deploy.architecture.fixture.impl.OwnImpl;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * uses {@code serve} or {@code pipelines} ({@link ModuleBoundaries#dataPlane}); its pom no longer depends on them
  * either, so this guards against one coming back.
  */
+@Tag("slow")
 class ModuleBoundariesTest {
 
   private static final JavaClasses MAIN = new ClassFileImporter()

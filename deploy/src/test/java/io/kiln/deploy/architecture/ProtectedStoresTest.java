@@ -21,6 +21,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * constants here (the runtime's own in its HazelcastConfigsTest); and the classes that open stores are exactly the
  * known ones, so a new store cannot appear without being classified.
  */
+@Tag("slow")
 class ProtectedStoresTest {
 
   private static final JavaClasses MAIN = new ClassFileImporter()

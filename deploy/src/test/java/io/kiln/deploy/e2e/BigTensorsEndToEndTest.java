@@ -29,6 +29,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.TestInstance;
  * settings. Without the model ({@code models/ocr/fetch.sh}) it skips locally and fails under {@code CI=true}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class BigTensorsEndToEndTest {
 
   static final Path MODEL = ServingCluster.repositoryRoot().resolve("models/ocr/rec/model.onnx");

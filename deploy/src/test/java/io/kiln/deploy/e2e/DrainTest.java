@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * runs or queues finishes, a request reaching the draining node's gateway runs on another node, and the drain
  * ends once idle; with a model that holds its worker the grace (on an injected clock) or a second signal ends it.
  */
+@Tag("slow")
 class DrainTest {
 
   private static final String YAML = """

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.TestInstance;
  * Prometheus's {@code promtool} accepts every {@code kiln_llm_*} and {@code kiln_decoder_*} series.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class LlmMetricsEndToEndTest {
 
   static final String MODEL = "tiny-gpt-metered";

@@ -30,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.TestInstance;
  * sequence and KV blocks, and seeded sampled chat streams give the same text concurrently as alone.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class LlmRequestsEndToEndTest {
 
   static final String YAML = """

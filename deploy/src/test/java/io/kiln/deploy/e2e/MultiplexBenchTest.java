@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * 20000), {@code mux.concurrency} (CI 4; the script 8), {@code mux.models} (20), {@code mux.k} (4),
  * {@code mux.zipf} (1.1), {@code mux.seed} (42). Nothing is asserted about time.
  */
+@Tag("slow")
 class MultiplexBenchTest {
 
   static final int REQUESTS = Integer.parseInt(BenchStats.knob("mux.requests", "200"));

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * models ({@code models/ocr/fetch.sh}, {@code models/llm/fetch.sh}) it skips locally and fails under {@code CI=true}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class OcrReportEndToEndTest {
 
   static final Path EXAMPLE = ServingCluster.repositoryRoot().resolve("deploy/examples/ocr-report/ocr-report.yaml");

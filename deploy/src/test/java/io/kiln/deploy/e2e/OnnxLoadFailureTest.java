@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * retry storm), the other deployment loses no request, and fixing the file (or the YAML) and applying again
  * brings it READY and serving.
  */
+@Tag("slow")
 class OnnxLoadFailureTest {
 
   static final String STEADY = """

@@ -6,6 +6,7 @@ import io.kiln.gateway.support.Figures;
 import io.kiln.pools.PoolStats;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * <p>CI runs {@value #CI_SECONDS} s of overload; {@code reliability/run.sh overload} runs 30 s
  * ({@code -Dkiln.reliability.overload.seconds=30}).
  */
+@Tag("slow")
 class OverloadTest {
 
   static final int SLEEP_MS = 50;

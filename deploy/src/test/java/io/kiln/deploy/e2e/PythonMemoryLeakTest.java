@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * loop: a model whose {@code load} already outgrows the limit is restarted {@code max_restarts} times, no more,
  * and its deployment goes FAILED naming the out-of-memory kill.
  */
+@Tag("slow")
 class PythonMemoryLeakTest {
 
   static final String MODEL_PY = """

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * process with its model reloaded, and the pool is whole again; repeated a few times, the figures give how long
  * the pool took to see each kill and to recover from it.
  */
+@Tag("slow")
 class PythonWorkerKillTest {
 
   static final String MODEL_PY = """

@@ -8,6 +8,7 @@ import io.kiln.testkit.OipRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Kubernetes Service keeps them) and each serves the healthy deployment from its own pool; the failing model's
  * readiness on each node is 503 naming its failure.
  */
+@Tag("slow")
 class ReadinessAcrossNodesTest {
 
   private static final String REQUEST =

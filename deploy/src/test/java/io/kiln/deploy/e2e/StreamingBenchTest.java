@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.Test;
  * {@code stream.warmup} seconds (CI 1), {@code stream.chunks} per answer (32), {@code stream.delayMs} per chunk (0).
  * Nothing is asserted about time: the figures depend on the machine and on whatever else runs on it.
  */
+@Tag("slow")
 class StreamingBenchTest {
 
   static final int[] LEVELS = BenchStats.ints(BenchStats.knob("stream.levels", "1,4"));

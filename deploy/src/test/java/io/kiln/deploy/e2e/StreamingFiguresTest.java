@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * chunks per second. It loads the machine for seconds, so it runs only when asked:
  * {@code -Dkiln.reliability.stream.seconds=N} (seconds per level; 0, the default, skips it).
  */
+@Tag("slow")
 class StreamingFiguresTest {
 
   static final int CHUNKS = 32;

@@ -28,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.TestInstance;
  * generate_stream and gRPC ModelStreamInfer, and concurrent requests of uneven strings batched together.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class TextEndToEndTest {
 
   static final String YAML = """

@@ -10,6 +10,7 @@ import io.kiln.testkit.OipRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * busy worker is left, the gateway counts nothing in flight, the heap is where it was, and the next client is
  * served at once.
  */
+@Tag("slow")
 class VanishingClientsTest {
 
   static final int CLIENTS = (int) Figures.knob("vanish.clients", 40);

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * re-queued), every poison with a clean 503, nothing lost; each crash restarts the worker and reloads its
  * model; the figures give the time from a crash until the pool is whole again.
  */
+@Tag("slow")
 class WorkerCrashUnderLoadTest {
 
   static final String YAML = """

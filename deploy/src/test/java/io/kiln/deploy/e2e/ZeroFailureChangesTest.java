@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * over HTTP through both gateways; every request counted and its answer checked. (The SIGTERM drain of a node is
  * {@code DrainTest} and {@code DrainIT}.) Figures go to {@code target/reliability/zero-failure-*.json}.
  */
+@Tag("slow")
 class ZeroFailureChangesTest {
 
   static final int SLEEP_MS = 5;

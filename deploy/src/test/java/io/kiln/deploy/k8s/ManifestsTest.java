@@ -42,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -61,6 +62,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * each overlay afresh and fails if the committed file differs, so the two cannot drift. Without kubectl that
  * one check is skipped, the rest runs.
  */
+@Tag("slow")
 class ManifestsTest {
 
   static final Path K8S = repositoryRoot().resolve("deploy/k8s");

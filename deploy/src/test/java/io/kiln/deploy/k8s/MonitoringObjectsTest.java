@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,6 +31,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * StatefulSet they serve and the alert rules promtool tests, and the pod's placement and heap: a majority of the
  * pods does not share one Kubernetes node, the heap leaves room for native engines and Python workers.
  */
+@Tag("slow")
 class MonitoringObjectsTest {
 
   static final Path MONITORING = ManifestsTest.K8S.resolve("monitoring");

@@ -20,11 +20,13 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /** The management REST API on a real gateway over loopback, with a real serve controller behind it. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class ManagementApiTest {
 
   private static final String DEPLOYMENTS = "/api/v1/deployments";

@@ -19,6 +19,7 @@ import io.vertx.grpc.client.GrpcClient;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.TestInstance;
  * repository routes mounted, one registry as a node shares it).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class ModelReportsTest {
 
   private static final String YAML = """

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * deployment that never loads, or whose inputs cannot be synthesised, is named in the report while the node
  * still goes ready after the bound.
  */
+@Tag("slow")
 class ModelsWarmupTest {
 
   private static final String HOST = "127.0.0.1";

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * gRPC), serves the healthy model, and the failing model's own readiness is 503 naming why; with strict readiness
  * (Triton's rule) the node reads not ready, naming the deployment.
  */
+@Tag("slow")
 class NodeReadinessTest {
 
   private static final String HOST = "127.0.0.1";

@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
  * reports ready, its warm-up model never shows afterwards, a warm-up of 0 is none, and a failing warm-up
  * still lets the node go ready, with a warning.
  */
+@Tag("slow")
 class NodeWarmupTest {
 
   private static final String HOST = "127.0.0.1";

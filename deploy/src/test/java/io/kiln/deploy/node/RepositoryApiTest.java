@@ -21,11 +21,13 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /** The OIP repository endpoints (HTTP and gRPC) behind a management token, on a real gateway and serve controller. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class RepositoryApiTest {
 
   private static final String TOKEN = "s3cret";

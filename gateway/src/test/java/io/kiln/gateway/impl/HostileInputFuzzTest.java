@@ -21,6 +21,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * <p>Each decoder (JSON, binary, gRPC) gets its own count of inputs: CI runs {@value #CI_ITERATIONS} each; {@code -Dkiln.reliability.fuzz.iterations=N} and
  * {@code -Dkiln.reliability.fuzz.seed=S} run more or replay one ({@code reliability/run.sh fuzz}).
  */
+@Tag("slow")
 class HostileInputFuzzTest {
 
   static final int CI_ITERATIONS = 4000;

@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -31,6 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * bodies (the hostile-input fuzzer's seeds and mutator), generated numbers in every spelling JSON allows, and
  * the edge cases by name.
  */
+@Tag("slow")
 class SinglePassJsonDecoderTest {
 
   static final int MAX_BODY = 1 << 20;

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * {@code Inference-Header-Content-Length} values and random model paths. No answer is a 5xx, every error is
  * JSON with a message, and the server serves a valid request afterwards.
  */
+@Tag("slow")
 class HostileHttpTest extends GatewayTestBase {
 
   static final long ITERATIONS = Figures.knob("fuzz.http.iterations", 400);

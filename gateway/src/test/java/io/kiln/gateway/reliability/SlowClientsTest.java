@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.TestInstance;
  * meanwhile, and leak nothing: no request left in flight, none left with a pool, heap back where it was.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("slow")
 class SlowClientsTest {
 
   static final String HOST = GatewayTestBase.HOST;

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The sampler against real processes standing in for nvidia-smi: a script whose answers change with every
  * devices query (a counter file) and that records each invocation, so the rate bound is counted, not timed.
  */
+@Tag("slow")
 class GpuSamplerTest {
 
   private static final double MIB = 1 << 20;

@@ -16,12 +16,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Local calls' deadlines: each call's {@link LocalReply} on its caller's event-loop list in the runtime's one
  * timer facility, not a timer per call; a clock the test skews makes them due without waiting.
  */
+@Tag("slow")
 class CallDeadlinesTest {
 
   private static final long MS = 1_000_000;

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * rather than a second one, a member joining makes its node put the entry back, and if another actor took the name
  * meanwhile, the registry's holder wins and this one dies, its calls failing with {@link ActorDiedException}.
  */
+@Tag("slow")
 class HeldNamesTest {
 
   /** An actor that says which incarnation it is. */

@@ -15,9 +15,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The one timer facility on a real Vert.x: per-context lists, one timer each, and the off-loop list. */
+@Tag("slow")
 class DeadlinesTest {
 
   private static final long MS = 1_000_000;

@@ -26,9 +26,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Deploying: the dry run, a deployment becoming READY and serving, node selection, the real MLP. */
+@Tag("slow")
 class DeployTest {
 
   private static final String TWO_WORKERS = """

@@ -10,6 +10,7 @@ import io.kiln.pools.PoolNames;
 import io.kiln.serve.DeploymentStatus;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * and the pool it runs is neither retired nor, once it closed it, re-created there, while the deployment keeps
  * serving on the other node; a controller started again on that node id clears the mark.
  */
+@Tag("slow")
 class DrainingNodeTest {
 
   @Test

@@ -13,9 +13,11 @@ import io.kiln.serve.DeploymentStatus.Phase;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The controller's leader dies, or a node with a pool does: the survivors converge on the desired state. */
+@Tag("slow")
 class FailoverTest {
 
   private static final String ONE_WORKER = """

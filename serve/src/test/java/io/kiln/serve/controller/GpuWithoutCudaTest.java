@@ -7,6 +7,7 @@ import io.kiln.runtime.Resources;
 import io.kiln.serve.DeploymentStatus;
 import io.kiln.serve.DeploymentStatus.Phase;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * declares a GPU) never serves from the CPU behind the user's back: the version goes FAILED with the cause
  * and the previous version keeps serving; only {@code allow_cpu_fallback: true} runs it on the CPU.
  */
+@Tag("slow")
 class GpuWithoutCudaTest {
 
   private static String mlpOnGpu(String version, String extra) {

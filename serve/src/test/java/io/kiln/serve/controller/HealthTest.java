@@ -11,9 +11,11 @@ import io.kiln.runtime.ActorInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Health checks: a worker that stops answering on its serving path is replaced (restarted, model reloaded). */
+@Tag("slow")
 class HealthTest {
 
   @Test

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * one manager per selected node, exactly {@code workers_per_node} workers each, and every worker's model
  * loaded exactly once (no duplicate worker ever started). Figures: time to a new leader and to READY.
  */
+@Tag("slow")
 class LeaderLossMidDeployTest {
 
   static final int WORKERS = 2;

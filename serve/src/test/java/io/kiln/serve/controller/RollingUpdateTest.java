@@ -15,10 +15,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Versioned rolling updates under continuous traffic, and an update whose model does not load. */
+@Tag("slow")
 class RollingUpdateTest {
 
   private static final String POOL = """

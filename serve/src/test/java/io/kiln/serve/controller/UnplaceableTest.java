@@ -14,6 +14,7 @@ import io.kiln.serve.ServeController;
 import io.kiln.serve.ServeController.Unplaceable;
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * naming what each node lacks and what a node would need, unless it waits for capacity; one that merely finds
  * resources busy, or whose nodes are away, is applied and waits, and its status says for what.
  */
+@Tag("slow")
 class UnplaceableTest {
 
   private static final String HUGE = "pool: {workers_per_node: 1, worker_resources: {CPU: 64}}\n";

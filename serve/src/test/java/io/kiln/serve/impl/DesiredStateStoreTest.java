@@ -13,9 +13,11 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Desired state over the runtime's typed stores: entries another Kiln version wrote are skipped, not fatal. */
+@Tag("slow")
 class DesiredStateStoreTest {
 
   LocalCluster cluster;
