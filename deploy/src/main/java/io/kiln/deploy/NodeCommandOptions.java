@@ -3,7 +3,7 @@ package io.kiln.deploy;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kiln.pools.InstalledLibTorch;
+import io.kiln.engines.pytorch.InstalledLibTorch;
 import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.deploy.node.DrainOptions;

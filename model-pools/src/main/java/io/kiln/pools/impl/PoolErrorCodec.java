@@ -1,5 +1,6 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.spi.SpecMismatchException;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.ModelExecutionException;

@@ -1,5 +1,6 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.spi.AbstractModelRunner;
 import io.kiln.pools.ChunkStep;
 import io.kiln.pools.ChunkStream;
 import io.kiln.pools.InferenceRequest;

@@ -1,5 +1,7 @@
 package io.kiln.pools.impl;
 
+import io.kiln.pools.spi.AbstractModelRunner;
+import io.kiln.pools.spi.SpecMismatchException;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelLoadException;
