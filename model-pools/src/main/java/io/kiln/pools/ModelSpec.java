@@ -19,8 +19,8 @@ import java.util.Set;
  *
  * <p>Engines: Kiln's own are {@value #ENGINE_PYTORCH}, {@value #ENGINE_ONNX}, {@value #ENGINE_PYTHON} (run as
  * {@link PythonOptions} say) and {@value #ENGINE_BUILTIN} ({@code uri} names a built-in model such as
- * {@code builtin:identity}, see module {@code engines/builtin}); each says in its {@link io.kiln.pools.spi.Engine} class what
- * its folder holds and which fields it takes.
+ * {@code builtin:identity}, see module {@code engines/builtin}), each a jar of its own (docs/engines.md); each says in
+ * its {@link io.kiln.pools.spi.Engine} class what its folder holds and which fields it takes.
  *
  * <p>Formats: {@value #FORMAT_AUTO} (default; detected from the folder when the model is loaded),
  * {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}. A {@code .params} file holds only
@@ -147,7 +147,8 @@ public record ModelSpec(Path uri, String engine, String format, String architect
             + (known.isEmpty() ? " (it takes none)" : "; expected one of " + String.join(", ", known)));
       }
     }
-    List<SpecProblem> problems = runs.check(new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming, options));
+    List<SpecProblem> problems = runs.check(new SpecFields(uri.toString(), format, architecture, inputs, outputs,
+        streaming, options));
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(problems.get(0).toString());
     }

@@ -10,6 +10,7 @@ import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PoolConfig;
 import io.kiln.pools.PoolManager;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.testsupport.EchoEngineJar;
 import io.kiln.pools.testsupport.PoolNodes;
 import io.kiln.runtime.ActorHandle;
 import java.nio.file.Files;

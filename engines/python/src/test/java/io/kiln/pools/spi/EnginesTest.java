@@ -14,11 +14,16 @@ import org.junit.jupiter.api.io.TempDir;
 class EnginesTest {
 
   @Test
-  void kilnsEnginesAreProvidersInTheirServicesFileOrder() {
+  void kilnsEnginesComeFirstInTheirFixedOrderEachFromAJarOfItsOwn() {
     assertThat(Engines.installed().names()).containsExactly("PyTorch", "OnnxRuntime", "Python", "Builtin");
+    assertThat(Engines.installed().names()).isEqualTo(Engines.FIRST);
     assertThat(ModelSpec.engines()).isEqualTo(Engines.installed().names());
-    assertThat(Engines.installed().all()).allSatisfy(e -> assertThat(e.getClass().getPackageName())
-        .isEqualTo("io.kiln.pools.impl"));
+    assertThat(Engines.installed().all()).extracting(e -> e.getClass().getPackageName()).containsExactly(
+        "io.kiln.engines.pytorch", "io.kiln.engines.onnxruntime", "io.kiln.engines.python", "io.kiln.engines.builtin");
+    // engines/<name>/target/classes here, kiln-engine-<name>.jar on a node: four places, none of them model-pools'
+    assertThat(Engines.installed().all()).extracting(e -> e.getClass().getProtectionDomain().getCodeSource()
+        .getLocation().toString()).doesNotHaveDuplicates()
+        .noneMatch(l -> l.equals(Engines.class.getProtectionDomain().getCodeSource().getLocation().toString()));
   }
 
   @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.testsupport.EchoEngineJar;
 import java.lang.management.ManagementFactory;
 import java.net.URL;
 import java.net.URLClassLoader;

@@ -1,5 +1,6 @@
-package io.kiln.pools.spi;
+package io.kiln.pools.testsupport;
 
+import io.kiln.pools.spi.Engine;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,12 +18,13 @@ import javax.tools.ToolProvider;
  * A third-party engine as its author ships it: {@code com.example.echo.EchoEngine} (engine {@value #NAME}, models
  * that return each input times two, a folder holding {@value #MODEL_FILE}) compiled from source against
  * model-pools and packed into a jar with its {@code META-INF/services} file. Nothing of it is on the test class
- * path: only the jar holds it.
+ * path: only the jar holds it. The example of docs/engines.md: {@code ThirdPartyEngineTest} (kiln-engine-python's
+ * tests) serves through it in a pool, deploy's {@code ThirdPartyEngineNodeTest} on a {@code kiln up} node.
  */
-final class EchoEngineJar {
+public final class EchoEngineJar {
 
-  static final String NAME = "Echo";
-  static final String MODEL_FILE = "model.echo";
+  public static final String NAME = "Echo";
+  public static final String MODEL_FILE = "model.echo";
 
   private static final String ENGINE = """
       package com.example.echo;
@@ -99,7 +101,7 @@ final class EchoEngineJar {
   }
 
   /** The class path this test runs with (surefire's, when the JVM's own is its booter jar). */
-  static String testClassPath() {
+  public static String testClassPath() {
     return System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
   }
 
@@ -108,7 +110,7 @@ final class EchoEngineJar {
    *
    * @param serviceLines the lines of its {@code META-INF/services/io.kiln.pools.spi.Engine}
    */
-  static Path build(Path dir, String... serviceLines) throws IOException {
+  public static Path build(Path dir, String... serviceLines) throws IOException {
     Path src = Files.createDirectories(dir.resolve("src/com/example/echo"));
     Path classes = Files.createDirectories(dir.resolve("classes"));
     Files.writeString(src.resolve("EchoEngine.java"), ENGINE);
@@ -138,7 +140,7 @@ final class EchoEngineJar {
   }
 
   /** A jar holding only a services file naming {@code providers} (classes found through the parent loader). */
-  static Path servicesOnly(Path dir, String... providers) throws IOException {
+  public static Path servicesOnly(Path dir, String... providers) throws IOException {
     Path jar = Files.createDirectories(dir).resolve("services-only.jar");
     try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
       out.putNextEntry(new JarEntry("META-INF/services/" + Engine.class.getName()));
