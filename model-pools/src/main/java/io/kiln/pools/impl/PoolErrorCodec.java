@@ -1,10 +1,10 @@
 package io.kiln.pools.impl;
 
-import io.kiln.pools.spi.SpecMismatchException;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelLoadException;
+import io.kiln.pools.spi.SpecMismatchException;
 import io.kiln.runtime.spi.codec.WireErrorCodec;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -1,6 +1,5 @@
 package io.kiln.pools.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import io.kiln.pools.ChunkStep;
 import io.kiln.pools.ChunkStream;
 import io.kiln.pools.InferenceRequest;
@@ -9,6 +8,7 @@ import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.StreamingModelRunner;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.util.List;
 import java.util.OptionalLong;
 

@@ -1,7 +1,5 @@
 package io.kiln.pools.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
-import io.kiln.pools.spi.SpecMismatchException;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelLoadException;
@@ -11,8 +9,10 @@ import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import io.kiln.pools.spi.Engine;
 import io.kiln.pools.spi.Engines;
+import io.kiln.pools.spi.SpecMismatchException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

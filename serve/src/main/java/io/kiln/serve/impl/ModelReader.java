@@ -1,13 +1,13 @@
 package io.kiln.serve.impl;
 
-import io.kiln.serve.yaml.Problems;
-import io.kiln.serve.yaml.Reading;
-import io.kiln.serve.yaml.MappingReader;
-import io.kiln.serve.yaml.Suggestions;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.ModelUris;
 import io.kiln.pools.TensorSpec;
+import io.kiln.serve.yaml.MappingReader;
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.Suggestions;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;

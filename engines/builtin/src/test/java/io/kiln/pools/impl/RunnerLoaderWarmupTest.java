@@ -1,10 +1,10 @@
 package io.kiln.pools.impl;
 
-import io.kiln.engines.builtin.impl.BuiltinModels;
-import io.kiln.engines.builtin.impl.DiagnosticModels;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kiln.engines.builtin.impl.BuiltinModels;
+import io.kiln.engines.builtin.impl.DiagnosticModels;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelExecutionException;

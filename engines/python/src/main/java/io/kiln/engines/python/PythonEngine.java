@@ -1,10 +1,10 @@
 package io.kiln.engines.python;
 
 import io.kiln.engines.python.impl.PythonModelRunner;
-import io.kiln.pools.spi.EngineChecks;
 import io.kiln.pools.ModelFolders;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.spi.Engine;
+import io.kiln.pools.spi.EngineChecks;
 import io.kiln.pools.spi.SpecFields;
 import io.kiln.pools.spi.SpecProblem;
 import java.util.List;

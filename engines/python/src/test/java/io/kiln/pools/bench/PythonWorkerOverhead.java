@@ -1,12 +1,12 @@
 package io.kiln.pools.bench;
 
+import io.kiln.engines.builtin.impl.BuiltinModels;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PythonOptions;
-import io.kiln.engines.builtin.impl.BuiltinModels;
 import io.kiln.pools.testsupport.ProjectModels;
 import io.kiln.pools.testsupport.PythonTests;
 import java.io.IOException;

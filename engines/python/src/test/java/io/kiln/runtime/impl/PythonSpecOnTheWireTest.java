@@ -3,9 +3,9 @@ package io.kiln.runtime.impl;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.pools.DataType;
-import io.kiln.runtime.WireCodec;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PythonOptions;
+import io.kiln.runtime.WireCodec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

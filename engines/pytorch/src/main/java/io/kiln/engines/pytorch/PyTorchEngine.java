@@ -1,14 +1,14 @@
 package io.kiln.engines.pytorch;
 
+import ai.djl.engine.Engine;
 import io.kiln.engines.pytorch.impl.Architectures;
 import io.kiln.engines.pytorch.impl.DjlModelRunner;
 import io.kiln.engines.pytorch.impl.EngineSetup;
 import io.kiln.engines.pytorch.impl.ModelFiles;
-import io.kiln.pools.spi.EngineChecks;
-import ai.djl.engine.Engine;
 import io.kiln.pools.ModelFolders;
 import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
+import io.kiln.pools.spi.EngineChecks;
 import io.kiln.pools.spi.SpecFields;
 import io.kiln.pools.spi.SpecProblem;
 import java.util.ArrayList;

@@ -2,13 +2,13 @@ package io.kiln.pools.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.kiln.engines.pytorch.tools.BuildModels;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
-import io.kiln.engines.pytorch.tools.BuildModels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;

@@ -2,6 +2,7 @@ package io.kiln.pools.bench;
 
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.engines.pytorch.tools.BuildModels;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
@@ -13,7 +14,6 @@ import io.kiln.pools.PoolSpec;
 import io.kiln.pools.RequestContext;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.WorkerState;
-import io.kiln.engines.pytorch.tools.BuildModels;
 import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.KilnRuntime;
 import io.kiln.runtime.LocalCluster;

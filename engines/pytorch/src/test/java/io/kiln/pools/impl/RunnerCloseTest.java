@@ -1,6 +1,5 @@
 package io.kiln.pools.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -9,6 +8,7 @@ import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

@@ -1,7 +1,5 @@
 package io.kiln.pools.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
-import io.kiln.pools.spi.SpecMismatchException;
 import static io.kiln.pools.impl.ScalarBatchingTest.int64;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,6 +10,8 @@ import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.spi.AbstractModelRunner;
+import io.kiln.pools.spi.SpecMismatchException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;

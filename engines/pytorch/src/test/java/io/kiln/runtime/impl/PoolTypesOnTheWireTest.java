@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.engines.builtin.impl.DiagnosticModels;
 import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
@@ -23,7 +24,6 @@ import io.kiln.pools.Tensor;
 import io.kiln.pools.WorkerSpec;
 import io.kiln.pools.WorkerState;
 import io.kiln.pools.WorkerStatus;
-import io.kiln.engines.builtin.impl.DiagnosticModels;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.WireCodec;
 import io.kiln.runtime.function.ActorAsyncMethod1;

@@ -1,9 +1,9 @@
 package io.kiln.engines.builtin.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

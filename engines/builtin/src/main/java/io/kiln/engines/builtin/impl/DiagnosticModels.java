@@ -1,11 +1,11 @@
 package io.kiln.engines.builtin.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;

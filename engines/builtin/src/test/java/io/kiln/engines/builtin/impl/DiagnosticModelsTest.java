@@ -1,11 +1,11 @@
 package io.kiln.engines.builtin.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,8 +1,5 @@
 package io.kiln.engines.onnxruntime.impl;
 
-import io.kiln.pools.spi.EngineChecks;
-import io.kiln.pools.spi.AbstractModelRunner;
-import io.kiln.pools.spi.ByteElements;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
@@ -15,6 +12,9 @@ import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
+import io.kiln.pools.spi.ByteElements;
+import io.kiln.pools.spi.EngineChecks;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package io.kiln.engines.onnxruntime.impl;
 
-import io.kiln.pools.spi.SpecMismatchException;
 import ai.onnxruntime.NodeInfo;
 import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.TensorInfo;
@@ -9,6 +8,7 @@ import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.SpecMismatchException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

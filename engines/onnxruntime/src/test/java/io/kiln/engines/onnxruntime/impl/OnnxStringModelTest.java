@@ -1,6 +1,5 @@
 package io.kiln.engines.onnxruntime.impl;
 
-import io.kiln.pools.spi.ByteElements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,6 +10,7 @@ import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelRunners;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.spi.ByteElements;
 import io.kiln.pools.testsupport.ProjectModels;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,5 @@
 package io.kiln.engines.python.impl;
 
-import io.kiln.pools.spi.ByteElements;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -8,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.pools.DataType;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.spi.ByteElements;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,18 +1,18 @@
 package io.kiln.engines.python.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.pools.ChunkStream;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceRequest;
-import io.kiln.pools.StreamingModelRunner;
 import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PythonOptions;
+import io.kiln.pools.StreamingModelRunner;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import io.kiln.runtime.ActorContext;
 import java.nio.file.Files;
 import java.nio.file.Path;

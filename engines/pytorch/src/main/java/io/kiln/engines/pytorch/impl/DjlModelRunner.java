@@ -1,6 +1,5 @@
 package io.kiln.engines.pytorch.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import ai.djl.Device;
 import ai.djl.MalformedModelException;
 import ai.djl.Model;
@@ -14,6 +13,7 @@ import io.kiln.pools.ModelLoadException;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.io.IOException;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

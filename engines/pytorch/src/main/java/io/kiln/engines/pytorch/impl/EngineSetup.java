@@ -1,10 +1,10 @@
 package io.kiln.engines.pytorch.impl;
 
-import io.kiln.engines.pytorch.PyTorchEngine;
 import ai.djl.Device;
 import ai.djl.engine.Engine;
 import ai.djl.pytorch.jni.JniUtils;
 import ai.djl.pytorch.jni.LibUtils;
+import io.kiln.engines.pytorch.PyTorchEngine;
 import io.kiln.pools.ModelSpec;
 import java.util.List;
 import org.slf4j.Logger;

@@ -1,6 +1,5 @@
 package io.kiln.engines.pytorch.impl;
 
-import io.kiln.pools.spi.AbstractModelRunner;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -9,6 +8,7 @@ import ai.djl.translate.TranslatorContext;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
