@@ -9,10 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=loadtest/lib.sh
 source loadtest/lib.sh
-./mvnw -B -q -o -pl model-pools -am test-compile dependency:build-classpath \
-  -Dmdep.outputFile="$PWD/model-pools/target/bench.cp" >/dev/null
-CP="model-pools/target/test-classes:model-pools/target/classes:runtime/target/test-classes:runtime/target/classes"
-CP="$CP:$(cat model-pools/target/bench.cp)"
+./mvnw -B -q -o -pl engines/pytorch -am test-compile dependency:build-classpath \
+  -Dmdep.outputFile="$PWD/engines/pytorch/target/bench.cp" >/dev/null
+CP="engines/pytorch/target/test-classes:engines/pytorch/target/classes:model-pools/target/test-classes:model-pools/target/classes:runtime/target/test-classes:runtime/target/classes"
+CP="$CP:$(cat engines/pytorch/target/bench.cp)"
 new_results_dir pools
 meta_start pools "loadtest/bench-pools.sh $*"
 meta title "ResNet-18 through the pool with batching vs the best direct batched throughput, A/B interleaved"

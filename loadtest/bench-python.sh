@@ -5,10 +5,10 @@
 # Usage: loadtest/bench-python.sh [--batches 1,8] [--calls N] [--warmup N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./mvnw -B -q -o -pl model-pools -am test-compile dependency:build-classpath \
-  -Dmdep.outputFile="$PWD/model-pools/target/bench.cp" >/dev/null
-CP="model-pools/target/test-classes:model-pools/target/classes:runtime/target/test-classes:runtime/target/classes"
-CP="$CP:$(cat model-pools/target/bench.cp)"
+./mvnw -B -q -o -pl engines/python -am test-compile dependency:build-classpath \
+  -Dmdep.outputFile="$PWD/engines/python/target/bench.cp" >/dev/null
+CP="engines/python/target/test-classes:engines/python/target/classes:model-pools/target/test-classes:model-pools/target/classes:runtime/target/test-classes:runtime/target/classes"
+CP="$CP:$(cat engines/python/target/bench.cp)"
 # shellcheck disable=SC2086
 java -Xmx1g ${JAVA_OPTS:-} -cp "$CP" -Dai.djl.offline=true -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   io.kiln.pools.bench.PythonWorkerOverhead "$@"

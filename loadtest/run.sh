@@ -222,13 +222,14 @@ start_bare() {
   wait_ready "http://127.0.0.1:$BARE_PORT" / 60s
 }
 
-# need_pools_bench   compiles model-pools' benchmark mains and sets $PCP, their class path
+# need_pools_bench   compiles the pool benchmark mains (kiln-engine-pytorch's tests) and sets $PCP, their class path
 need_pools_bench() {
-  log "building model-pools benchmark classes"
-  mvn_quiet -pl model-pools -am test-compile dependency:build-classpath \
-    -Dmdep.outputFile="$ROOT/model-pools/target/bench.cp" >/dev/null || die "could not build model-pools' benchmarks"
-  PCP="$ROOT/model-pools/target/test-classes:$ROOT/model-pools/target/classes:$ROOT/runtime/target/classes"
-  PCP="$PCP:$(cat "$ROOT/model-pools/target/bench.cp")"
+  log "building the pool benchmark classes"
+  mvn_quiet -pl engines/pytorch -am test-compile dependency:build-classpath \
+    -Dmdep.outputFile="$ROOT/engines/pytorch/target/bench.cp" >/dev/null || die "could not build the pool benchmarks"
+  PCP="$ROOT/engines/pytorch/target/test-classes:$ROOT/engines/pytorch/target/classes"
+  PCP="$PCP:$ROOT/model-pools/target/test-classes:$ROOT/model-pools/target/classes:$ROOT/runtime/target/classes"
+  PCP="$PCP:$(cat "$ROOT/engines/pytorch/target/bench.cp")"
 }
 
 # direct_baseline [DirectBaseline options...]   the compute limit: in-process ModelRunner calls, written as

@@ -9,7 +9,7 @@ import java.util.List;
  *
  * <p>A spec's {@link ModelSpec#engine()} names the {@link io.kiln.pools.spi.Engine} that loads it (see
  * {@link io.kiln.pools.spi.Engines}); what loading does for each of Kiln's engines is said in its class
- * ({@code io.kiln.pools.impl.PyTorchEngine}, {@code OnnxEngine}, {@code PythonEngine}, {@code BuiltinEngine}).
+ * ({@code io.kiln.engines.pytorch.PyTorchEngine}, {@code OnnxEngine}, {@code PythonEngine}, {@code BuiltinEngine}).
  */
 public final class ModelRunners {
 

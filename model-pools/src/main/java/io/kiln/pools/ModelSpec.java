@@ -1,6 +1,5 @@
 package io.kiln.pools;
 
-import io.kiln.pools.impl.BuiltinModels;
 import io.kiln.pools.spi.Engines;
 import io.kiln.pools.spi.SpecFields;
 import io.kiln.pools.spi.SpecProblem;
@@ -20,8 +19,8 @@ import java.util.Set;
  *
  * <p>Engines: Kiln's own are {@value #ENGINE_PYTORCH}, {@value #ENGINE_ONNX}, {@value #ENGINE_PYTHON} (run as
  * {@link PythonOptions} say) and {@value #ENGINE_BUILTIN} ({@code uri} names a built-in model such as
- * {@code builtin:identity}, see {@link BuiltinModels}); each says in its {@link io.kiln.pools.spi.Engine} class what
- * its folder holds and which fields it takes.
+ * {@code builtin:identity}, see module {@code engines/builtin}), each a jar of its own (docs/engines.md); each says in
+ * its {@link io.kiln.pools.spi.Engine} class what its folder holds and which fields it takes.
  *
  * <p>Formats: {@value #FORMAT_AUTO} (default; detected from the folder when the model is loaded),
  * {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}. A {@code .params} file holds only
@@ -29,7 +28,7 @@ import java.util.Set;
  * of 256), {@code mlp:512,128} (hidden widths given), or {@code resnet18}; input and output widths come
  * from the tensor specs.
  *
- * <p>The set of engines is open: {@link #ENGINES} lists the names the JVM's {@link Engines} registry holds
+ * <p>The set of engines is open: {@link #engines()} lists the names the JVM's {@link Engines} registry holds
  * (Kiln's own and any {@link io.kiln.pools.spi.Engine} on the class path). The rules every engine shares are here
  * and in {@link SpecRules}; those of one engine are its {@link io.kiln.pools.spi.Engine#check}, beside it.
  *
@@ -38,7 +37,7 @@ import java.util.Set;
  * loaded in a JVM win (see {@link ModelRunners#load}).
  *
  * @param uri folder (or file) holding the model, or {@code builtin:<name>} for the built-in engine
- * @param engine the name of an engine of {@link #ENGINES}, e.g. {@value #ENGINE_PYTORCH} (matched ignoring case)
+ * @param engine the name of an engine of {@link #engines()}, e.g. {@value #ENGINE_PYTORCH} (matched ignoring case)
  * @param format {@value #FORMAT_AUTO}, {@value #FORMAT_TORCHSCRIPT} or {@value #FORMAT_DJL_PARAMS}
  * @param architecture the block to build for {@value #FORMAT_DJL_PARAMS}; empty otherwise
  * @param inputs the model's inputs in the order the model takes them; a first dimension of -1 is the batch
@@ -79,8 +78,6 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public static final String FORMAT_DJL_PARAMS = "djl-params";
   /** The formats a spec may declare ({@value #FORMAT_AUTO}, the default, is detected from the files). */
   public static final List<String> FORMATS = List.of(FORMAT_TORCHSCRIPT, FORMAT_DJL_PARAMS);
-  /** Every engine this JVM runs ({@link Engines#installed()}), spelled as specs spell them, in registry order. */
-  public static final List<String> ENGINES = Engines.installed().names();
   /** The prefix of URIs naming a model built into Kiln. */
   public static final String BUILTIN_PREFIX = "builtin:";
   public static final List<Integer> DEFAULT_WARMUP_BATCH_SIZES = List.of(1);
@@ -88,9 +85,18 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   public static final int MAX_WARMUP_BATCH_SIZE = 4096;
   public static final int MAX_THREADS = 1024;
 
+  /**
+   * Every engine this JVM runs ({@link Engines#installed()}), spelled as specs spell them, in registry order. A method,
+   * not a constant: this class's initialisation must not load the engines, whose classes use its constants.
+   */
+  public static List<String> engines() {
+    return Engines.installed().names();
+  }
+
   public ModelSpec {
     Objects.requireNonNull(uri, "uri");
     engine = canonicalEngine(engine);
+    io.kiln.pools.spi.Engine runs = Engines.installed().get(engine);
     format = canonicalFormat(format);
     architecture = architecture == null ? "" : architecture.trim();
     inputs = copyTensors("inputs", Objects.requireNonNull(inputs, "inputs"));
@@ -98,7 +104,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     options = copyOptions(options);
     if (inputs.isEmpty()) { // an engine whose models all take the same tensors (a decoder's text) may say which
       SpecFields declared = new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming, options);
-      java.util.Optional<ModelSignature> given = Engines.installed().get(engine).defaultSignature(declared);
+      java.util.Optional<ModelSignature> given = runs.defaultSignature(declared);
       if (given.isPresent()) {
         inputs = given.get().inputs();
         outputs = outputs.isEmpty() ? given.get().outputs() : outputs;
@@ -125,8 +131,8 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     SpecRules.require("uri", ModelUris.problem(uri.toString()));
     sha256 = sha256 == null ? "" : sha256.trim();
     SpecRules.require("sha256", ModelUris.sha256Problem(uri.toString(), sha256));
-    // A streaming built-in always streams: the name says it, so the field need not.
-    streaming = streaming || BuiltinModels.STREAMING.contains(uri.toString()) && engine.equals(ENGINE_BUILTIN);
+    streaming = streaming || runs.alwaysStreams(new SpecFields(uri.toString(), format, architecture, inputs, outputs,
+        false, options));
     SpecRules.require("streaming", SpecRules.streamingFits(engine, uri.toString(), streaming));
     if (python != null && !engine.equals(ENGINE_PYTHON)) {
       throw new IllegalArgumentException("python: only for engine " + ENGINE_PYTHON + ", this model's is " + engine);
@@ -134,15 +140,15 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     if (engine.equals(ENGINE_PYTHON) && python == null) {
       python = PythonOptions.DEFAULTS;
     }
-    List<String> known = Engines.installed().get(engine).optionNames();
+    List<String> known = runs.optionNames();
     for (String option : options.keySet()) {
       if (!known.contains(option)) {
         throw new IllegalArgumentException("options." + option + ": unknown option of engine " + engine
             + (known.isEmpty() ? " (it takes none)" : "; expected one of " + String.join(", ", known)));
       }
     }
-    List<SpecProblem> problems = Engines.installed().get(engine)
-        .check(new SpecFields(uri.toString(), format, architecture, inputs, outputs, streaming, options));
+    List<SpecProblem> problems = runs.check(new SpecFields(uri.toString(), format, architecture, inputs, outputs,
+        streaming, options));
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(problems.get(0).toString());
     }
@@ -252,7 +258,7 @@ public record ModelSpec(Path uri, String engine, String format, String architect
 
   private static String canonicalEngine(String engine) {
     if (engine == null || engine.isBlank()) {
-      throw new IllegalArgumentException("engine: required, one of " + String.join(", ", ENGINES));
+      throw new IllegalArgumentException("engine: required, one of " + String.join(", ", engines()));
     }
     Engines engines = Engines.installed();
     return engines.findIgnoringCase(engine).map(io.kiln.pools.spi.Engine::name)

@@ -1,6 +1,6 @@
 package io.kiln.pools;
 
-import io.kiln.pools.impl.ByteElements;
+import io.kiln.pools.spi.ByteElements;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;

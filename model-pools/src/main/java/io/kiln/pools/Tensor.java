@@ -51,7 +51,7 @@ public final class Tensor {
       throw new IllegalArgumentException("tensor '" + name + "': shape " + Arrays.toString(shape) + " holds "
           + elementCount(shape) + " elements, got " + elements.size());
     }
-    return new Tensor(name, DataType.BYTES, shape, io.kiln.pools.impl.ByteElements.join(elements));
+    return new Tensor(name, DataType.BYTES, shape, io.kiln.pools.spi.ByteElements.join(elements));
   }
 
   /**
@@ -64,7 +64,7 @@ public final class Tensor {
     if (datatype != DataType.BYTES) {
       throw new IllegalArgumentException("tensor '" + name + "' is " + datatype + ", not BYTES");
     }
-    return io.kiln.pools.impl.ByteElements.split(this);
+    return io.kiln.pools.spi.ByteElements.split(this);
   }
 
   /**

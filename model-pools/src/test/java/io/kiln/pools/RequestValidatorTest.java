@@ -78,7 +78,7 @@ class RequestValidatorTest {
     ModelSignature text = new ModelSignature(List.of(new TensorSpec("text", DataType.BYTES, new long[] {-1})),
         List.of(new TensorSpec("upper", DataType.BYTES, new long[] {-1})));
     RequestValidator validator = new RequestValidator("upper", text, 0);
-    byte[] two = io.kiln.pools.impl.ByteElements.joinStrings(new String[] {"ab", ""});
+    byte[] two = io.kiln.pools.spi.ByteElements.joinStrings(new String[] {"ab", ""});
     assertThat(validator.validate(InferenceRequest.of(new Tensor("text", DataType.BYTES, new long[] {2}, two)))
         .request().inputs()).hasSize(1);
 

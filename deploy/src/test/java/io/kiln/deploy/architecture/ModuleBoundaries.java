@@ -29,6 +29,10 @@ final class ModuleBoundaries {
     if (segments.size() < 3 || !segments.get(0).equals("io") || !segments.get(1).equals("kiln")) {
       return Optional.empty();
     }
+    // Each engine is a module of its own (engines/<name>, package io.kiln.engines.<name>).
+    if (segments.get(2).equals("engines") && segments.size() > 3) {
+      return Optional.of("engines." + segments.get(3));
+    }
     return Optional.of(segments.get(2));
   }
 

@@ -85,6 +85,7 @@ class ModuleBoundariesTest {
   @Test
   void modulesAreThePackageSegmentAfterIoKiln() {
     assertThat(ModuleBoundaries.module("io.kiln.pipelines.impl")).contains("pipelines");
+    assertThat(ModuleBoundaries.module("io.kiln.engines.pytorch.impl")).contains("engines.pytorch");
     assertThat(ModuleBoundaries.isImpl("io.kiln.pipelines.impl")).isTrue();
     assertThat(ModuleBoundaries.isImpl("io.kiln.runtime.impl.cluster")).isTrue();
     assertThat(ModuleBoundaries.isImpl("io.kiln.pipelines.impl")).isTrue();

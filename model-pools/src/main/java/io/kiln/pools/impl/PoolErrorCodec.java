@@ -4,6 +4,7 @@ import io.kiln.pools.CapacityExceededException;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.ModelExecutionException;
 import io.kiln.pools.ModelLoadException;
+import io.kiln.pools.spi.SpecMismatchException;
 import io.kiln.runtime.spi.codec.WireErrorCodec;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -8,6 +8,7 @@ import io.kiln.pools.ModelRunner;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.StreamingModelRunner;
 import io.kiln.pools.Tensor;
+import io.kiln.pools.spi.AbstractModelRunner;
 import java.util.List;
 import java.util.OptionalLong;
 

@@ -9,9 +9,10 @@ import java.util.OptionalLong;
 /**
  * An engine that runs models of one kind: its name as specs spell it, the model folders it recognises, the
  * rules its spec fields obey, what it can do, and how it loads a model into a {@link ModelRunner}. Engines are
- * found with {@link java.util.ServiceLoader} ({@link Engines}): Kiln's own (PyTorch, OnnxRuntime, Python,
- * Builtin) are listed in model-pools' {@code META-INF/services/io.kiln.pools.spi.Engine}, and a third-party
- * engine is a jar on the class path holding its class and such a file.
+ * found with {@link java.util.ServiceLoader} ({@link Engines}): each engine is a jar on the class path holding
+ * its class and a {@code META-INF/services/io.kiln.pools.spi.Engine} file naming it: Kiln's own are the modules
+ * {@code engines/builtin}, {@code engines/onnxruntime}, {@code engines/pytorch}, {@code engines/python} and
+ * {@code engines/llm}, and a third-party engine is one more such jar (docs/engines.md).
  *
  * <p>Every implementation must guarantee:
  * <ol>
@@ -78,6 +79,15 @@ public interface Engine {
    */
   default java.util.Optional<io.kiln.pools.ModelSignature> defaultSignature(SpecFields spec) {
     return java.util.Optional.empty();
+  }
+
+  /**
+   * Whether the model a spec names streams whatever its {@code streaming} field says (a built-in whose name says it
+   * streams, {@code builtin:chunks}); false, the default: it streams when the spec says so. {@code spec.streaming()} is
+   * false here. Pure and cheap, as {@link #check}.
+   */
+  default boolean alwaysStreams(SpecFields spec) {
+    return false;
   }
 
   /** The platform metadata names for this engine's models (KServe/Triton style, e.g. {@code onnxruntime_onnx}). */

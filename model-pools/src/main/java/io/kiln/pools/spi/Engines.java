@@ -1,6 +1,7 @@
 package io.kiln.pools.spi;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,14 +10,21 @@ import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /**
- * The engines a class loader sees through {@link ServiceLoader}, loaded once, in the order the loader lists them
- * (Kiln's own first: PyTorch, OnnxRuntime, Python, Builtin). Immutable and thread-safe.
+ * The engines a class loader sees through {@link ServiceLoader}, loaded once: Kiln's own jars' first, in the order
+ * {@link #FIRST} (PyTorch, OnnxRuntime, Python, Builtin), then every other in the order the loader lists them.
+ * Immutable and thread-safe.
  *
  * <p>{@link #installed()} is the registry of the JVM, over model-pools' own class loader: what specs, workers and
  * serve's YAML reader use. A third-party engine is added by putting its jar (its class and a
  * {@code META-INF/services/io.kiln.pools.spi.Engine} file naming it) on the class path.
  */
 public final class Engines {
+
+  /**
+   * The engines listed first, in this order, whichever are installed: each is a jar of its own, so the class path
+   * would otherwise decide the order of every message that lists the engines.
+   */
+  public static final List<String> FIRST = List.of("PyTorch", "OnnxRuntime", "Python", "Builtin");
 
   private final List<Engine> all;
   private final Map<String, Engine> byName;
@@ -57,6 +65,10 @@ public final class Engines {
     } catch (ServiceConfigurationError e) {
       throw new IllegalStateException("an engine on the class path cannot be loaded: " + e.getMessage(), e);
     }
+    engines.sort(Comparator.comparingInt(e -> { // stable: the others keep the loader's order
+      int i = FIRST.indexOf(e.name());
+      return i < 0 ? FIRST.size() : i;
+    }));
     return new Engines(engines);
   }
 

@@ -6,7 +6,6 @@ import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.Tensor;
-import io.kiln.pools.tools.BuildModels;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -42,9 +41,15 @@ public final class ProjectModels {
         .output("output", DataType.FP32, -1, 10);
   }
 
-  /** The same MLP shape built in DJL and saved as {@code .params}. */
+  /**
+   * The same MLP shape built in DJL and saved as {@code .params} (the spec kiln-engine-pytorch's
+   * {@code BuildModels.mlpSpec} gives; written out here so that this test jar needs no engine).
+   */
   public static ModelSpec.Builder mlpDjl() {
-    return BuildModels.mlpSpec(modelsDir().resolve("mlp-djl")).toBuilder();
+    return ModelSpec.builder().uri(modelsDir().resolve("mlp-djl")).format(ModelSpec.FORMAT_DJL_PARAMS)
+        .architecture("mlp")
+        .input("input", DataType.FP32, -1, 64)
+        .output("output", DataType.FP32, -1, 10);
   }
 
   /**

@@ -1,13 +1,13 @@
 package io.kiln.serve.impl;
 
-import io.kiln.serve.yaml.Problems;
-import io.kiln.serve.yaml.Reading;
-import io.kiln.serve.yaml.MappingReader;
-import io.kiln.serve.yaml.Suggestions;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.ModelUris;
 import io.kiln.pools.TensorSpec;
+import io.kiln.serve.yaml.MappingReader;
+import io.kiln.serve.yaml.Problems;
+import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.Suggestions;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -131,11 +131,11 @@ final class ModelReader {
     return options;
   }
 
-  /** The engine, spelled exactly as one of {@link ModelSpec#ENGINES}; null if missing or unknown (reported). */
+  /** The engine, spelled exactly as one of {@link ModelSpec#engines()}; null if missing or unknown (reported). */
   private String engine(MappingReader m) {
     if (!m.has("engine")) {
       problems.at(m.node(), m.path("engine"), "missing required field 'engine' (one of "
-          + String.join(", ", ModelSpec.ENGINES) + "; it may be left out when the model folder shows it: "
+          + String.join(", ", ModelSpec.engines()) + "; it may be left out when the model folder shows it: "
           + EngineDetection.describe() + ")");
       return null;
     }
@@ -143,9 +143,9 @@ final class ModelReader {
     if (text == null) {
       return null;
     }
-    if (!ModelSpec.ENGINES.contains(text)) {
+    if (!ModelSpec.engines().contains(text)) {
       problems.at(m.at("engine"), m.path("engine"), "unknown engine '" + text + "'"
-          + hint(text, ModelSpec.ENGINES));
+          + hint(text, ModelSpec.engines()));
       return null;
     }
     return text;

@@ -37,7 +37,7 @@ class EnginesTest {
   @Test
   void serviceLoaderFindsBothEngines() {
     assertThat(Engines.load(getClass().getClassLoader()).names()).contains("Decoder", "Encoder");
-    assertThat(ModelSpec.ENGINES).contains("Decoder", "Encoder");
+    assertThat(ModelSpec.engines()).contains("Decoder", "Encoder");
   }
 
   @Test
