@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * {@link ModelExecutionException}, as a crashing model would): nothing is lost or hangs, the worker is
  * restarted (its model reloaded) while restarts remain, then dropped and reported.
  */
+@Tag("slow")
 class PoolFailureTest {
 
   private static PoolNodes nodes;

@@ -19,12 +19,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Streams through real pools: a client on node b, the pool of {@code builtin:chunks} on node a, chunks sent by
  * the worker straight to b's stream endpoint under credit.
  */
+@Tag("slow")
 class PoolStreamingTest {
 
   private static final Duration T = Duration.ofSeconds(60);

@@ -16,10 +16,12 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The MLP of models/mlp exported to models/mlp-onnx, run by ONNX Runtime on the CPU. */
+@Tag("slow")
 class OnnxModelTest {
 
   private static ModelRunner runner;

@@ -30,6 +30,7 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Remote model URIs against a real HTTPS server (Vert.x, a self-signed certificate trusted through a PEM CA file)
  * serving the repository's ONNX MLP, as a file and as archives.
  */
+@Tag("slow")
 class RemoteModelUriTest {
 
   private static Vertx vertx;

@@ -17,6 +17,7 @@ import org.jclouds.blobstore.BlobStore;
 import org.jclouds.blobstore.BlobStoreContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * store) checking AWS Signature V4: an object is a one-file model, a prefix a folder, wrong keys fail naming the
  * status.
  */
+@Tag("slow")
 class S3ModelUriTest {
 
   private static final String ACCESS = "kiln-access";

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * through a pool reached from another node, and in a pool that may batch, where requests at 16 kHz and 8 kHz arrive
  * together.
  */
+@Tag("slow")
 class SileroVadTest {
 
   private static final double TOLERANCE = 1e-5;

@@ -13,6 +13,7 @@ import io.kiln.runtime.ActorHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * loads and serves, alone and as a pool's worker; a {@code warmup/} folder of OIP JSON requests warms it with real
  * audio instead, skipping a file that does not fit.
  */
+@Tag("slow")
 class WakeWordWarmupTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();

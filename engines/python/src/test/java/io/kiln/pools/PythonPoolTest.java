@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * hangs loses no request and its worker is restarted with a fresh process; a predict that raises fails
  * its batch alone and leaves the worker as it was.
  */
+@Tag("slow")
 class PythonPoolTest {
 
   private static PoolNodes nodes;

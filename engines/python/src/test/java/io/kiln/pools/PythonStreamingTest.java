@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * a real pool and {@link PoolClient#stream}: each yield is one chunk, pulled only under credit; a raise ends the
  * stream with Python's error and the process goes on; a cancel closes the generator.
  */
+@Tag("slow")
 class PythonStreamingTest {
 
   private static final Duration T = Duration.ofSeconds(90);

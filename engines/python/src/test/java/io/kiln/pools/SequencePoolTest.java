@@ -26,6 +26,7 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * a worker killed under a sequence makes its next request fail naming it; bad parameters are refused naming them. A
  * Python accumulator, whose state is batched on its first dimension, shows sequences of one worker sharing a call.
  */
+@Tag("slow")
 class SequencePoolTest {
 
   private static final int CHUNK = 512;

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kiln.pools.testsupport.ProjectModels;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The DJL-built MLP in models/mlp-djl, loaded from its .params file into the 'mlp' architecture. */
+@Tag("slow")
 class DjlParamsModelTest {
 
   @Test

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A multiplexed pool's memory cap ({@link ModelRepository#maxModelBytes()}) over real ONNX models: copies of the
  * project's MLP, whose runner reports its file's size (77,128 bytes) as the memory it holds.
  */
+@Tag("slow")
 class MultiplexMemoryCapTest {
 
   private static final long MLP_BYTES = 77_128;

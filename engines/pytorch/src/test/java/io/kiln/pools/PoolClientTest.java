@@ -17,9 +17,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Two nodes in one cluster: a client on one reaches the pools on both, and every board sees every pool. */
+@Tag("slow")
 class PoolClientTest {
 
   private static final Duration T = Duration.ofSeconds(30);

@@ -22,9 +22,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A pool manager and its workers on a real runtime node, with the real MLP (DJL/PyTorch on the CPU). */
+@Tag("slow")
 class PoolManagerTest {
 
   private static PoolNodes nodes;

@@ -6,10 +6,12 @@ import io.kiln.engines.pytorch.tools.BuildModels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The ResNet-18 the benchmarks use, built by project code; small images keep it quick on a loaded CPU. */
+@Tag("slow")
 class ResNetModelTest {
 
   private static final int IMAGE = 64;

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A third-party engine is a jar on the class path: the Echo engine ({@link EchoEngineJar}), compiled from source
  * into a real jar, is found by the registry, its spec checks run, and a pool serves a request through it.
  */
+@Tag("slow")
 class ThirdPartyEngineTest {
 
   private static final String PROVIDER = "com.example.echo.EchoEngine";

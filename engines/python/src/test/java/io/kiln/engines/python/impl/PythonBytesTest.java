@@ -27,9 +27,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** BYTES through a real Python process: deploy/examples/text's Upper, one request and batches of uneven strings. */
+@Tag("slow")
 class PythonBytesTest {
 
   private static ModelRunner upper;

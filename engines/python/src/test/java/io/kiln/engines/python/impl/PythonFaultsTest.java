@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * a process that exits, hangs past the request timeout or garbles the channel fails the runner; load
  * errors and datatypes numpy lacks are refused at load with clear messages.
  */
+@Tag("slow")
 class PythonFaultsTest {
 
   private static InferenceRequest row(float v) {

@@ -19,9 +19,11 @@ import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The Python engine's normal path with real processes: the example MLP, batching, datatypes, settings. */
+@Tag("slow")
 class PythonModelRunnerTest {
 
   private static ModelRunner mlp;

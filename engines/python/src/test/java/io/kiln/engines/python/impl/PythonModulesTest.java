@@ -11,6 +11,7 @@ import io.kiln.pools.testsupport.PythonTests;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * interpreter, the module and the interpreters of this machine that have it, instead of a traceback after every
  * restart; real interpreters (an interpreter without numpy: {@code PythonFaultsTest}).
  */
+@Tag("slow")
 class PythonModulesTest {
 
   @TempDir

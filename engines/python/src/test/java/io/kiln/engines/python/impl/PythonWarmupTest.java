@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * problem and the model serves, since its process goes on; a sample that kills the process fails the load, as any
  * warm-up did before, since the runner cannot go on.
  */
+@Tag("slow")
 class PythonWarmupTest {
 
   /** A copy of the faulty model with {@code warmup/NAME.json} holding one row of four {@code value}s, per entry. */

@@ -6,6 +6,7 @@ import static io.kiln.runtime.testing.Await.result;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.kiln.engines.builtin.impl.DiagnosticModels;
 import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.ModelWorker;
@@ -26,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * context, and a worker killed under a lane batch has its requests re-queued and answered by its restarted
  * incarnation, whose new lane replaces the ended one.
  */
+@Tag("slow")
 class LocalLanePathTest {
 
   private static PoolNodes nodes;
