@@ -49,11 +49,15 @@ public final class LlmInProcess {
 
   static final String USAGE = """
       usage: LlmInProcess --model-dir DIR [--streams 16] [--max-batch-size 16] [--intra-op 1] [--inter-op 1]
-                          [--option NAME=VALUE,...] [--prompt-words 128] [--output-tokens 64] [--prefixes 0]
-                          [--prefix-words 256] [--seed 42] [--warmup 5s] [--duration 10s] [--name NAME] [--out F.json]
+                          [--option NAME=VALUE,...] [--prompt-words 128] [--prompt-stddev 0] [--output-tokens 64]
+                          [--output-stddev 0] [--prefixes 0]
+                          [--prefix-words 256] [--seed 42] [--warmup 5s] [--duration 10s] [--clock wall]
+                          [--name NAME] [--out F.json]
         the Decoder engine on DIR, driven by --streams closed-loop clients without HTTP; prints one summary line and
-        writes {name, llm: {outputTokensPerSecond, requests, outputTokens, ttftMs: {p50, p90, p99}, cpuSeconds,
-        outputTokensPerCpuSecond}, errors} to --out
+        writes {name, llm: {outputTokensPerSecond, requests, outputTokens, ttftMs: {p50, p90, p99}, itlMs: {p50,
+        p99}, cpuSeconds, outputTokensPerCpuSecond, ttftCpuMs: {p50, p99}, itlCpuMs: {p50, p99}}, errors} to
+        --out (the *Cpu* figures count the stepping thread's CPU time, not wall-clock time); --clock cpu counts every
+        time (warm-up, duration, TTFT, ITL, tokens/s) in that CPU time: figures a loaded machine does not stretch
       """;
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -63,10 +67,15 @@ public final class LlmInProcess {
    * @param cpuSeconds the stepping thread's CPU time over the same span as {@code seconds} (ONNX Runtime computes on
    *     it with one intra-op thread), NaN where the JVM does not measure thread CPU time; with {@code outputTokens},
    *     a rate that other processes on the core change far less than the wall-clock one
+   * @param itlP50Ms the median gap between consecutive tokens of the measured requests (NaN: none had two)
+   * @param ttftCpuP50Ms TTFT p50 counted in the stepping thread's CPU time instead of wall-clock time: the engine's
+   *     work a first token waited for, which other processes on the core do not stretch (NaN: not measured); so
+   *     {@code itlCpuP50Ms}
    */
   public record Result(String name, int streams, long requests, long outputTokens, double seconds,
                        double outputTokensPerSecond, double ttftP50Ms, double ttftP90Ms, double ttftP99Ms,
-                       long steps, long errors, double cpuSeconds) {
+                       long steps, long errors, double cpuSeconds, double itlP50Ms, double itlP99Ms,
+                       double ttftCpuP50Ms, double ttftCpuP99Ms, double itlCpuP50Ms, double itlCpuP99Ms) {
 
     public double outputTokensPerCpuSecond() {
       return outputTokens / Math.max(1e-9, cpuSeconds);
@@ -92,8 +101,9 @@ public final class LlmInProcess {
       ModelSpec spec = ModelSpec.builder().uri(dir).engine("Decoder").options(options)
           .intraOpThreads(args.integer("intra-op", 1)).interOpThreads(args.integer("inter-op", 1)).build();
       LlmWorkload workload = new LlmWorkload(LlmWorkload.Api.COMPLETIONS, "in-process",
-          args.doubleValue("prompt-words", LlmWorkload.DEFAULT_PROMPT_WORDS), 0,
-          args.doubleValue("output-tokens", LlmWorkload.DEFAULT_OUTPUT_TOKENS), 0, args.integer("prefixes", 0),
+          args.doubleValue("prompt-words", LlmWorkload.DEFAULT_PROMPT_WORDS), args.doubleValue("prompt-stddev", 0),
+          args.doubleValue("output-tokens", LlmWorkload.DEFAULT_OUTPUT_TOKENS), args.doubleValue("output-stddev", 0),
+          args.integer("prefixes", 0),
           args.integer("prefix-words", LlmWorkload.DEFAULT_PREFIX_WORDS), args.longValue("seed", LlmWorkload.DEFAULT_SEED));
       int streams = args.integer("streams", 16);
       int maxBatch = args.integer("max-batch-size", 16);
@@ -101,7 +111,18 @@ public final class LlmInProcess {
       Duration duration = args.duration("duration", Duration.ofSeconds(10));
       String name = args.string("name", "inprocess-c" + streams);
       String outFile = args.string("out", null);
+      String clockName = args.string("clock", "wall");
       args.rejectUnused();
+      ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+      LongSupplier clock = switch (clockName) {
+        case "wall" -> System::nanoTime;
+        // drive() runs on this thread, so its CPU time is the stepping thread's
+        case "cpu" -> threads::getCurrentThreadCpuTime;
+        default -> throw new IllegalArgumentException("--clock: wall or cpu, got '" + clockName + "'");
+      };
+      if (clockName.equals("cpu") && !(threads.isCurrentThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled())) {
+        throw new IllegalArgumentException("--clock cpu: this JVM does not measure thread CPU time");
+      }
       if (streams < 1 || maxBatch < 1) {
         throw new IllegalArgumentException("--streams and --max-batch-size must be >= 1");
       }
@@ -112,14 +133,15 @@ public final class LlmInProcess {
       }
       Result r;
       try {
-        r = drive(runner, workload, name, streams, maxBatch, warmup, duration, System::nanoTime);
+        r = drive(runner, workload, name, streams, maxBatch, warmup, duration, clock);
       } finally {
         runner.close();
       }
       out.printf(Locale.ROOT, "%s: %d streams, %d requests, %d output tokens in %.1f s = %.1f tokens/s (%.1f per CPU"
-              + " second of the stepping thread), TTFT p50 %.1f ms p99 %.1f ms, %d steps, %d errors%n", r.name(),
-          r.streams(), r.requests(), r.outputTokens(), r.seconds(), r.outputTokensPerSecond(),
-          r.outputTokensPerCpuSecond(), r.ttftP50Ms(), r.ttftP99Ms(), r.steps(), r.errors());
+              + " second of the stepping thread), TTFT p50 %.1f ms p99 %.1f ms (CPU p50 %.1f ms), ITL p50 %.1f ms"
+              + " (CPU %.1f ms), %d steps, %d errors%n", r.name(), r.streams(), r.requests(), r.outputTokens(),
+          r.seconds(), r.outputTokensPerSecond(), r.outputTokensPerCpuSecond(), r.ttftP50Ms(), r.ttftP99Ms(),
+          r.ttftCpuP50Ms(), r.itlP50Ms(), r.itlCpuP50Ms(), r.steps(), r.errors());
       if (outFile != null) {
         write(r, Path.of(outFile));
       }
@@ -155,6 +177,9 @@ public final class LlmInProcess {
     ChunkStream stream;
     long openedNs;
     long firstNs;
+    long lastNs;
+    long openedCpu;
+    long lastCpu;
     long tokens;
   }
 
@@ -172,6 +197,9 @@ public final class LlmInProcess {
     long measureFrom = start + warmup.toNanos();
     long end = measureFrom + duration.toNanos();
     Histogram ttft = new Histogram(3_600_000_000L, 3);
+    Histogram itl = new Histogram(3_600_000_000L, 3);
+    Histogram ttftCpu = new Histogram(3_600_000_000L, 3);
+    Histogram itlCpu = new Histogram(3_600_000_000L, 3);
     long next = 0;
     long requests = 0;
     long tokens = 0;
@@ -193,6 +221,7 @@ public final class LlmInProcess {
         while (now < end && open.size() < maxBatch && !waiting.isEmpty()) {
           Client c = waiting.remove(waiting.size() - 1);
           c.openedNs = now;
+          c.openedCpu = cpuTimed ? threads.getCurrentThreadCpuTime() : 0;
           c.firstNs = 0;
           c.tokens = 0;
           c.stream = runner.open(request(workload, next++));
@@ -207,6 +236,7 @@ public final class LlmInProcess {
         List<ChunkStep> out = runner.next(open.stream().map(c -> c.stream).toList());
         steps++;
         now = nanoClock.getAsLong();
+        long cpuNow = cpuTimed ? threads.getCurrentThreadCpuTime() : 0;
         for (int i = open.size() - 1; i >= 0; i--) {
           Client c = open.get(i);
           ChunkStep s = out.get(i);
@@ -216,7 +246,17 @@ public final class LlmInProcess {
           if (!s.over()) {
             if (c.firstNs == 0) {
               c.firstNs = now;
+              if (cpuTimed && c.openedNs >= measureFrom) {
+                ttftCpu.recordValue(Math.max(1, (cpuNow - c.openedCpu) / 1_000));
+              }
+            } else if (c.openedNs >= measureFrom) {
+              itl.recordValue(Math.max(1, (now - c.lastNs) / 1_000));
+              if (cpuTimed) {
+                itlCpu.recordValue(Math.max(1, (cpuNow - c.lastCpu) / 1_000));
+              }
             }
+            c.lastNs = now;
+            c.lastCpu = cpuNow;
             c.tokens = completionTokens(s.chunk(), c.tokens);
             continue;
           }
@@ -245,7 +285,12 @@ public final class LlmInProcess {
     double cpuSeconds = cpuFrom >= 0 && cpuAtLastEnd >= cpuFrom ? (cpuAtLastEnd - cpuFrom) / 1e9 : Double.NaN;
     return new Result(name, streams, requests, tokens, seconds, tokens / seconds,
         ttft.getValueAtPercentile(50) / 1e3, ttft.getValueAtPercentile(90) / 1e3, ttft.getValueAtPercentile(99) / 1e3,
-        steps, errors, cpuSeconds);
+        steps, errors, cpuSeconds, ms(itl, 50), ms(itl, 99), ms(ttftCpu, 50), ms(ttftCpu, 99), ms(itlCpu, 50),
+        ms(itlCpu, 99));
+  }
+
+  private static double ms(Histogram h, double percentile) {
+    return h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e3;
   }
 
   /** Request {@code index} as the gateway hands a {@code /v1/completions} body of the workload to the model. */
@@ -276,7 +321,16 @@ public final class LlmInProcess {
       llm.put("cpuSeconds", r.cpuSeconds());
       llm.put("outputTokensPerCpuSecond", r.outputTokensPerCpuSecond());
     }
+    if (!Double.isNaN(r.ttftCpuP50Ms())) {
+      llm.put("ttftCpuMs", Map.of("p50", r.ttftCpuP50Ms(), "p99", r.ttftCpuP99Ms()));
+    }
+    if (!Double.isNaN(r.itlCpuP50Ms())) {
+      llm.put("itlCpuMs", Map.of("p50", r.itlCpuP50Ms(), "p99", r.itlCpuP99Ms()));
+    }
     llm.put("ttftMs", Map.of("p50", r.ttftP50Ms(), "p90", r.ttftP90Ms(), "p99", r.ttftP99Ms()));
+    if (!Double.isNaN(r.itlP50Ms())) {
+      llm.put("itlMs", Map.of("p50", r.itlP50Ms(), "p99", r.itlP99Ms()));
+    }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("name", r.name());
     m.put("kind", "in-process");

@@ -72,7 +72,7 @@ class EnginesTest {
   void badOptionsAreRefusedNamingTheOption() {
     Map<String, String> bad = Map.of(
         "max_batched_tokens", "0", "kv_cache_tokens", "lots", "block_size", "2000", "max_model_len", "1",
-        "prefix_cache", "maybe");
+        "prefix_cache", "maybe", "schedule", "fifo", "max_prefill_steps", "0");
     for (Map.Entry<String, String> e : bad.entrySet()) {
       List<SpecProblem> problems = DECODER.check(fields(Map.of(e.getKey(), e.getValue())));
       assertThat(problems).as(e.getKey()).isNotEmpty();
@@ -86,9 +86,12 @@ class EnginesTest {
     assertThat(ENCODER.check(fields(Map.of("max_length", "-3"))).get(0).toString())
         .startsWith("options.max_length: ");
     assertThat(DECODER.check(fields(Map.of("max_batched_tokens", "64", "kv_cache_tokens", "1024",
-        "block_size", "32", "max_model_len", "256", "prefix_cache", "FALSE")))).isEmpty();
+        "block_size", "32", "max_model_len", "256", "prefix_cache", "FALSE", "schedule", "Mixed",
+        "max_prefill_steps", "8")))).isEmpty();
+    assertThat(DECODER.check(fields(Map.of("schedule", "prefill_first"))).get(0).toString())
+        .isEqualTo("options.schedule: must be one of prefill-first, mixed, got 'prefill_first'");
     assertThat(DECODER.optionNames()).containsExactlyInAnyOrder("max_batched_tokens", "kv_cache_tokens",
-        "block_size", "max_model_len", "prefix_cache");
+        "block_size", "max_model_len", "prefix_cache", "schedule", "max_prefill_steps");
     assertThat(ENCODER.optionNames()).containsExactlyInAnyOrder("max_length", "normalize", "pooling");
     assertThatThrownBy(() -> ModelSpec.builder().uri(TestModels.tinyGpt()).engine("Decoder")
         .options(Map.of("block_size", "0")).build())

@@ -69,7 +69,7 @@ public final class DecoderLoader {
       DecoderModel model = new DecoderModel(OrtEnvironment.getEnvironment(), session, sig, kv, pad, scratch.logits);
       BlockPool pool = new BlockPool(blocks, options.prefixCache());
       Scheduler scheduler = new Scheduler(pool, options.blockSize(), options.maxBatchedTokens(),
-          options.prefixCache());
+          options.prefixCache(), options.schedule(), options.maxPrefillSteps());
       DecoderRunner runner = new DecoderRunner(spec, parts, model, pool, scheduler, scratch);
       warmUp(runner);
       return runner;

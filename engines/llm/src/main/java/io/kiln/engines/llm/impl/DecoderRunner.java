@@ -263,7 +263,7 @@ public final class DecoderRunner implements StreamingModelRunner {
   public DecoderStats stats() {
     return new DecoderStats(scheduler.running(), scheduler.waiting(), pool.used(), pool.total(), pool.cachedBlocks(),
         parts.blockSize(), scheduler.prefixHitTokens(), scheduler.prefixLookupTokens(), scheduler.preemptions(),
-        promptTokens, generationTokens, steps, model.runs());
+        promptTokens, generationTokens, steps, model.runs(), scheduler.prefillOnlySteps());
   }
 
   /** Time spent inside ONNX Runtime so far (the rest of a step is Java: scheduling, KV copies, sampling, text). */

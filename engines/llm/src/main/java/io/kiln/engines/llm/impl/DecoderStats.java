@@ -18,10 +18,12 @@ package io.kiln.engines.llm.impl;
  * @param generationTokens tokens generated
  * @param steps engine steps ({@code next} calls that computed something)
  * @param modelRuns ONNX Runtime session runs
+ * @param prefillOnlySteps steps that computed prompts' chunks only (the {@code prefill-first} schedule)
  */
 public record DecoderStats(int running, int waiting, int kvBlocksUsed, int kvBlocksTotal, int kvBlocksCached,
                            int blockSize, long prefixCacheHitTokens, long prefixCacheLookupTokens,
-                           long preemptions, long promptTokens, long generationTokens, long steps, long modelRuns) {
+                           long preemptions, long promptTokens, long generationTokens, long steps, long modelRuns,
+                           long prefillOnlySteps) {
 
   /** Blocks a sequence could take now: free ones and cached ones no sequence references. */
   public int kvBlocksAvailable() {

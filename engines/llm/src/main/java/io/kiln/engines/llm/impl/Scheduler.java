@@ -18,7 +18,14 @@ import java.util.Set;
  * A running sequence that needs a block when none is available preempts the most recently admitted one (possibly
  * itself): its blocks are freed and it waits again, to recompute its tokens later. Only sequences whose streams are
  * stepped are scheduled; the others keep their blocks, unless a step would otherwise compute nothing because stepped
- * sequences wait for those blocks: then the most recently admitted unstepped ones are preempted. Not thread-safe.
+ * sequences wait for those blocks: then the most recently admitted unstepped ones are preempted.
+ *
+ * <p>Under {@link DecoderOptions.Schedule#PREFILL_FIRST} a step in which a stepped prompt waits to be prefilled
+ * (newly arrived, part-way through its chunks, or preempted) computes prompts only, under the same budgets and in the
+ * same order, and the decoding sequences get nothing: an arrival's first token does not wait behind everybody's
+ * next one (vLLM's default, non-chunked scheduler). At most {@code maxPrefillSteps} such steps run in a row; the next
+ * is an ordinary one, so a constant arrival stream slows decoding but never starves it. A prefill-only pass that can
+ * compute nothing (no blocks) falls back to the ordinary step at once. Not thread-safe.
  */
 final class Scheduler {
 
@@ -30,6 +37,11 @@ final class Scheduler {
   private final int blockSize;
   private final int maxBatchedTokens;
   private final boolean prefixCache;
+  private final DecoderOptions.Schedule schedule;
+  private final int maxPrefillSteps;
+  /** Prefill-only steps in a row so far (reset by a step that decodes). */
+  private int prefillRun;
+  private long prefillOnlySteps;
   /** Admitted sequences holding blocks, oldest admission first. */
   private final List<Sequence> running = new ArrayList<>();
   private final ArrayDeque<Sequence> waiting = new ArrayDeque<>();
@@ -38,11 +50,14 @@ final class Scheduler {
   private long prefixHitTokens;
   private long prefixLookupTokens;
 
-  Scheduler(BlockPool pool, int blockSize, int maxBatchedTokens, boolean prefixCache) {
+  Scheduler(BlockPool pool, int blockSize, int maxBatchedTokens, boolean prefixCache,
+            DecoderOptions.Schedule schedule, int maxPrefillSteps) {
     this.pool = pool;
     this.blockSize = blockSize;
     this.maxBatchedTokens = maxBatchedTokens;
     this.prefixCache = prefixCache;
+    this.schedule = schedule;
+    this.maxPrefillSteps = maxPrefillSteps;
   }
 
   void add(Sequence s) {
@@ -53,11 +68,35 @@ final class Scheduler {
   List<Work> schedule(Collection<Sequence> stepped) {
     Set<Sequence> present = Collections.newSetFromMap(new IdentityHashMap<>());
     present.addAll(stepped);
+    if (schedule == DecoderOptions.Schedule.PREFILL_FIRST && prefillRun < maxPrefillSteps && prefillWaits(present)) {
+      List<Work> work = pass(present, true);
+      if (!work.isEmpty()) {
+        prefillRun++;
+        prefillOnlySteps++;
+        return work;
+      }
+    }
+    prefillRun = 0;
+    return pass(present, false);
+  }
+
+  /** Whether a stepped sequence has prompt (or, preempted, recomputed) tokens to prefill. */
+  private boolean prefillWaits(Set<Sequence> present) {
+    for (Sequence s : running) {
+      if (s.uncomputed() > 1 && present.contains(s)) {
+        return true;
+      }
+    }
+    return !waitingAmong(present).isEmpty();
+  }
+
+  /** One step's work: with {@code prefillOnly}, only prompts' chunks (an empty list when none can be computed). */
+  private List<Work> pass(Set<Sequence> present, boolean prefillOnly) {
     List<Work> work = new ArrayList<>();
     int budget = maxBatchedTokens;
     int decodes = 0;
     for (Sequence s : running) {
-      if (present.contains(s) && s.uncomputed() == 1) {
+      if (!prefillOnly && present.contains(s) && s.uncomputed() == 1) {
         decodes++;
       }
     }
@@ -69,6 +108,9 @@ final class Scheduler {
       }
       int n;
       if (s.uncomputed() == 1) {
+        if (prefillOnly) {
+          continue;
+        }
         decodes--;
         n = Math.min(1, budget);
       } else {
@@ -79,7 +121,7 @@ final class Scheduler {
       }
       while (!grow(s, s.computed + n)) {
         Sequence victim = running.get(running.size() - 1);
-        if (present.contains(victim) && victim != s && victim.uncomputed() == 1) {
+        if (!prefillOnly && present.contains(victim) && victim != s && victim.uncomputed() == 1) {
           decodes--;
         }
         preempt(victim);
@@ -95,6 +137,9 @@ final class Scheduler {
     }
     if (!preempted) { // a step that had to preempt has no room to admit more
       admit(present, work, budget);
+    }
+    if (prefillOnly) {
+      return work; // when empty, the caller runs the ordinary step instead
     }
     // Nothing to compute while stepped sequences wait for blocks that sequences not stepped now hold (their readers
     // are slow): recompute those later rather than stall the ones whose readers keep up (and spin the worker).
@@ -241,6 +286,11 @@ final class Scheduler {
     return preemptions;
   }
 
+  /** Steps that computed prompts' chunks only ({@link DecoderOptions.Schedule#PREFILL_FIRST}). */
+  long prefillOnlySteps() {
+    return prefillOnlySteps;
+  }
+
   long prefixHitTokens() {
     return prefixHitTokens;
   }
@@ -248,6 +298,7 @@ final class Scheduler {
   /** Zeroes the totals (after the warm-up), as the runner zeroes its own. */
   void resetCounters() {
     preemptions = 0;
+    prefillOnlySteps = 0;
     prefixHitTokens = 0;
     prefixLookupTokens = 0;
   }

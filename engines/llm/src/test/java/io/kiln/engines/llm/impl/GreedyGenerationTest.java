@@ -81,8 +81,8 @@ class GreedyGenerationTest {
   }
 
   @Test
-  void chunkedPrefillNeverStallsDecodes() {
-    try (DecoderRunner small = TestModels.decoder(Map.of("max_batched_tokens", "8"))) {
+  void chunkedPrefillNeverStallsDecodes() { // under schedule: mixed (prefill-first: SchedulePolicyTest)
+    try (DecoderRunner small = TestModels.decoder(Map.of("max_batched_tokens", "8", "schedule", "mixed"))) {
       List<Collected> open = new ArrayList<>();
       open.add(TestModels.open(small, PROMPTS.get(0).greedy()));
       open.add(TestModels.open(small, PROMPTS.get(1).greedy()));
