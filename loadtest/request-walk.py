@@ -5,10 +5,7 @@
 #   entries  how each sampled stack's Kiln work began: its outermost Kiln frame, and whether the thread reached it
 #            from a socket read (Netty channelRead), from a queued task (Netty's task queue: runAllTasks/runTask, or
 #            an executor's worker loop), or from a timer. Each distinct queued entry on the request path is one
-#            hand-off: work put on a queue and picked up again later, on the same or another thread. Entries that are
-#            bookkeeping no answer waits for (BOOKKEEPING: the pool manager's side of a finished batch, the manager's
-#            mailbox freeing the slots of answers that left from a worker's thread) are counted apart, off the reply
-#            path. One entry can stand for several hand-offs (the same lambda queued to two loops: the code says which).
+#            hand-off: work put on a queue and picked up again later, on the same or another thread.
 #   classes  every Kiln class (top-level: inner classes and lambdas count for their outer class) with a frame in at
 #            least MIN samples of stacks on the request path, by module. Stacks whose work began at a timer, or in a
 #            background part (controller, load board and reports, dashboard sampler, group coordinator, meters,
@@ -40,8 +37,6 @@ def how(rest):
             return "queued"
     return "thread start"
 
-# Queued entries that the answer does not wait for: it left from the worker's thread before they run.
-BOOKKEEPING = ("Mailbox.lambda$finishLater", "Mailbox.drainOffLoop", "PoolManager.lambda$onContext")
 classes = collections.Counter()
 entries = collections.Counter()
 total = path_samples = 0
@@ -72,12 +67,8 @@ print("| module | classes | names |\n|---|---:|---|")
 for m in sorted(by_module):
     print(f"| {m} | {len(by_module[m])} | {', '.join(sorted(by_module[m]))} |")
 shown = [(k, n) for k, n in entries.items() if n >= minimum]
-queued = [k for k, n in shown if k[0] == "queued" and not any(b in k[1] for b in BOOKKEEPING)]
-aside = [k for k, n in shown if k[0] == "queued" and any(b in k[1] for b in BOOKKEEPING)]
-print(f"\n**{len(queued)} queued hand-offs** on the reply path (distinct queued entries into Kiln code in >= {minimum}"
-      f" samples), and {len(aside)} queued bookkeeping entries off it\n")
+queued = [k for k, n in shown if k[0] == "queued"]
+print(f"\n**{len(queued)} queued hand-offs** (distinct queued entries into Kiln code in >= {minimum} samples)\n")
 print("| how | entry (outermost Kiln frame) | thread | samples |\n|---|---|---|---:|")
 for (kind, entry, thread), n in sorted(shown, key=lambda kv: (kv[0][0], -kv[1])):
-    if kind == "queued" and any(b in entry for b in BOOKKEEPING):
-        kind = "queued, bookkeeping"
     print(f"| {kind} | `{entry}` | {thread} | {n} |")

@@ -28,9 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threading:</b> an actor in {@link ExecutionMode#WORKER} mode with {@code max_concurrency} 1 (see
  * {@link #options}): methods run one at a time on the actor's own thread and block it for the duration of
- * the work. Never call them directly; call them through an {@code ActorHandle}. Its pool manager on the same node
- * sends {@link #infer} batches through the lane it publishes as it loads ({@link io.kiln.pools.impl.WorkerLanes}):
- * straight onto the same thread, in turn with the actor's calls.
+ * the work. Never call them directly; call them through an {@code ActorHandle}.
  *
  * <p><b>Errors:</b> the constructor fails with {@link ModelLoadException} when the model cannot be loaded
  * (the runtime restarts the worker while restarts remain); a warm-up batch the model rejects only warns (see
@@ -66,8 +64,6 @@ public final class ModelWorker implements AutoCloseable {
   private final String name;
   private final io.kiln.pools.trace.Spans spans;
   private final io.kiln.pools.impl.SequenceStates sequences; // null unless the model keeps sequences
-  private final io.kiln.pools.impl.WorkerLanes lanes;
-  private final io.kiln.pools.impl.WorkerLanes.Lane lane; // null for a streaming worker, or one not made by its pool
 
   /** Loads and warms the model; blocks for all of it. Must run as an actor's constructor. */
   public ModelWorker(WorkerSpec spec) {
@@ -90,8 +86,6 @@ public final class ModelWorker implements AutoCloseable {
       this.models = new WorkerModels(spec.repository(), ctx.gpuIndices(), registry.orElse(null), tags);
       this.multiplexInfo = new ModelLoadInfo(ctx.gpuIndices().isEmpty() ? "cpu" : "gpu(" + ctx.gpuIndices().get(0) + ")",
           Duration.ZERO, Duration.ZERO, List.of(), spec.model().engine(), "", "multiplexed", OptionalLong.empty(), 0);
-      this.lanes = io.kiln.pools.impl.WorkerLanes.of(ctx.runtime());
-      this.lane = publishLane(ctx);
       LOG.info("multiplexed worker {} ready: {} models, at most {} loaded", name, spec.repository().models().size(),
           spec.repository().maxModelsPerWorker());
       return;
@@ -120,22 +114,7 @@ public final class ModelWorker implements AutoCloseable {
       this.streams = null;
       this.stepWidth = n -> { };
     }
-    this.lanes = io.kiln.pools.impl.WorkerLanes.of(ctx.runtime());
-    this.lane = streams == null ? publishLane(ctx) : null; // a stream goes to the step loop, not as a batch
     LOG.info("worker {} ready on {} (restart {})", spec.actorName(), runner.loadInfo().device(), ctx.restartCount());
-  }
-
-  // Last in the constructor: local callers may run batches from here on (see WorkerLanes).
-  private io.kiln.pools.impl.WorkerLanes.Lane publishLane(ActorContext ctx) {
-    io.kiln.runtime.ActorLane own;
-    try {
-      own = ctx.lane();
-    } catch (IllegalStateException notSerial) {
-      return null; // created with other options than options(): its batches come as actor calls only
-    }
-    io.kiln.pools.impl.WorkerLanes.Lane l = new io.kiln.pools.impl.WorkerLanes.Lane(own, this);
-    lanes.publish(name, l);
-    return l;
   }
 
   /**
@@ -278,9 +257,6 @@ public final class ModelWorker implements AutoCloseable {
   /** Releases the model (the runtime calls it when the worker dies or restarts). */
   @Override
   public void close() {
-    if (lane != null) {
-      lanes.withdraw(name, lane);
-    }
     if (gpuMeters != null) {
       gpuMeters.close();
     }

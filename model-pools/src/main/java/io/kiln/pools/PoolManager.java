@@ -220,34 +220,25 @@ public final class PoolManager implements AutoCloseable {
     Cancellation cancellation = ticket == null ? Cancellation.NONE : Cancellation.create();
     RequestContext context = RequestContext.of(call.requestId(), arrived + timeoutMs * 1_000_000, call.trace(),
         call.priority(), cancellation);
-    CompletableFuture<InferenceResponse> response = new CompletableFuture<>();
-    // The answer leaves from the worker's thread (the runtime takes it from there to the caller's context); what
-    // follows on this context is bookkeeping the caller does not wait for.
-    io.kiln.pools.impl.EarlyAnswer early = (out, dispatched, answered) -> response.complete(new InferenceResponse(
-        request.id(), spec.deployment(), spec.version(), out, parameters(arrived, dispatched, answered)));
     CompletableFuture<List<Tensor>> outputs = sequences != null
         ? sequences.submit(request, context, call.validated())
-        : dispatcher.submit(request, context, call.validated(), call.stream(), null, false, early);
+        : dispatcher.submit(request, context, call.validated(), call.stream());
     if (ticket != null && !outputs.isDone()) {
       tickets.put(ticket, cancellation);
     }
     reporter.changed();
+    CompletableFuture<InferenceResponse> response = new CompletableFuture<>();
     // Completes on this context: the dispatcher settles on it, and cancel() runs on it.
     outputs.whenComplete((out, err) -> {
       if (ticket != null) {
         tickets.remove(ticket, cancellation);
       }
       DispatchTimes.Stamp stamp = times.take(request);
-      if (response.isDone()) {
-        // answered early
-      } else if (err != null) {
+      if (err != null) {
         response.completeExceptionally(Futures.unwrapCompletion(err));
-      } else if (stamp == null || stamp.doneNanos() == 0) {
-        response.complete(new InferenceResponse(request.id(), spec.deployment(), spec.version(), out,
-            Map.of("kiln_node", spec.nodeId())));
       } else {
         response.complete(new InferenceResponse(request.id(), spec.deployment(), spec.version(), out,
-            parameters(arrived, stamp.dispatchedNanos(), stamp.doneNanos())));
+            parameters(arrived, stamp)));
       }
       reporter.changed();
     });
@@ -255,10 +246,12 @@ public final class PoolManager implements AutoCloseable {
   }
 
   // Immutable already, so InferenceResponse's Map.copyOf keeps it as it is (a LinkedHashMap was copied again).
-  // Any thread (an early answer's is the worker's): reads final fields only.
-  private Map<String, Object> parameters(long arrived, long dispatched, long done) {
-    return Map.of("kiln_node", spec.nodeId(), "kiln_queue_ms", millis(dispatched - arrived),
-        "kiln_compute_ms", millis(done - dispatched));
+  private Map<String, Object> parameters(long arrived, DispatchTimes.Stamp stamp) {
+    if (stamp == null || stamp.doneNanos() == 0) {
+      return Map.of("kiln_node", spec.nodeId());
+    }
+    return Map.of("kiln_node", spec.nodeId(), "kiln_queue_ms", millis(stamp.dispatchedNanos() - arrived),
+        "kiln_compute_ms", millis(stamp.doneNanos() - stamp.dispatchedNanos()));
   }
 
   /**

@@ -35,16 +35,6 @@ public interface ActorContext {
   /** The actor's Vert.x context (its event loop): timers and completions for the actor go here. */
   Context vertxContext();
 
-  /**
-   * This incarnation's own thread, for local callers that hand it work directly (see {@link ActorLane}).
-   *
-   * @throws IllegalStateException unless the actor is a serial {@link ExecutionMode#WORKER} actor
-   *     ({@code max_concurrency} 1), or when its incarnation has ended already
-   */
-  default ActorLane lane() {
-    throw new IllegalStateException("actor " + actorId() + " has no lane");
-  }
-
   /** A handle to this actor, e.g. to hand to others. */
   <T> ActorHandle<T> self(Class<T> type);
 

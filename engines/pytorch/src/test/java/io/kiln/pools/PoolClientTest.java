@@ -104,21 +104,14 @@ class PoolClientTest {
         spec("ranked", "a", builtin(BuiltinModels.IDENTITY), oneByOne, 0, 0)));
     result(fromB.stats("ranked", "1", "a")); // the client knows the manager: the four go in the order sent
     List<String> answered = new java.util.concurrent.CopyOnWriteArrayList<>();
-    List<CompletableFuture<InferenceResponse>> all = new java.util.concurrent.CopyOnWriteArrayList<>();
-    // Sent from one context, answered on it in the order the pool answers (from the test thread, each call's reply
-    // could land on another event loop, and two answers sent back to back could overtake each other there).
-    CompletableFuture<Void> sent = new CompletableFuture<>();
-    nodes.node("b").vertx().getOrCreateContext().runOnContext(v -> {
-      for (String id : List.of("low-1", "low-2", "normal-1", "normal-2")) {
-        RequestContext.Priority p = id.startsWith("low") ? RequestContext.Priority.LOW : RequestContext.Priority.NORMAL;
-        CompletableFuture<InferenceResponse> f = fromB.infer(RequestContext.within(id, T.toMillis()).withPriority(p),
-            "ranked", "1", "a", new InferenceRequest(id, row(1).inputs(), List.of(), java.util.Map.of()));
-        f.thenAccept(r -> answered.add(r.id()));
-        all.add(f);
-      }
-      sent.complete(null);
-    });
-    result(sent);
+    List<CompletableFuture<InferenceResponse>> all = new java.util.ArrayList<>();
+    for (String id : List.of("low-1", "low-2", "normal-1", "normal-2")) {
+      RequestContext.Priority p = id.startsWith("low") ? RequestContext.Priority.LOW : RequestContext.Priority.NORMAL;
+      CompletableFuture<InferenceResponse> f = fromB.infer(RequestContext.within(id, T.toMillis()).withPriority(p),
+          "ranked", "1", "a", new InferenceRequest(id, row(1).inputs(), List.of(), java.util.Map.of()));
+      f.thenAccept(r -> answered.add(r.id()));
+      all.add(f);
+    }
     await().until(() -> result(m.call(PoolManager::stats)).queueDepth() == 4);
 
     assertThat(result(m.callAsync(PoolManager::scale, 1), PoolNodes.WAIT)).isEqualTo(1); // one worker, one at a time

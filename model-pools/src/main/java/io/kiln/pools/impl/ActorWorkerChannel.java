@@ -6,20 +6,17 @@ import java.time.Duration;
 import io.kiln.pools.Tensor;
 import io.kiln.pools.trace.RequestTrace;
 import io.kiln.runtime.ActorHandle;
-import io.kiln.runtime.ActorLane;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 
 /**
- * A {@link WorkerChannel} over a {@link ModelWorker} actor: each batch goes straight to the worker's thread through
- * the lane it published when it is on this node ({@link WorkerLanes}; completing on that thread), else as one actor
- * call. Either fails with the worker's own exception (INVALID_INPUT for bad inputs, {@code ModelExecutionException}
- * when the model failed) or {@code ActorDiedException} when the worker's incarnation ended under it; an actor call
- * also with {@code CallTimeoutException} when it did not answer within the handle's timeout (a lane's batch that
- * hangs is found by the pool's health probes, which queue behind it, and its requests by their deadlines); the
- * runtime guarantees both complete. {@link #infer} is called on the manager's thread; the rest may be read from any.
+ * A {@link WorkerChannel} over a {@link ModelWorker} actor: each batch is one actor call, which fails with
+ * the worker's own exception (INVALID_INPUT for bad inputs, {@code ModelExecutionException} when the
+ * model failed), {@code ActorDiedException} when the actor died under it, or {@code CallTimeoutException}
+ * when it did not answer within the handle's timeout; the runtime guarantees it completes. {@link #infer}
+ * is called on the manager's thread; the rest may be read from any.
  */
 public final class ActorWorkerChannel implements WorkerChannel {
 
@@ -29,21 +26,10 @@ public final class ActorWorkerChannel implements WorkerChannel {
   private final ActorHandle<ModelWorker> handle;
   private final DispatchTimes times;
   private final LongSupplier clock;
-  private final WorkerLanes lanes; // null: every batch is an actor call
   private volatile CompletableFuture<?> last = CompletableFuture.completedFuture(null);
   private volatile boolean streaming;
 
   public ActorWorkerChannel(String id, ActorHandle<ModelWorker> handle, DispatchTimes times, LongSupplier clock) {
-    this(id, handle, times, clock, null);
-  }
-
-  /**
-   * @param lanes where the worker publishes its lane when it is on this node ({@link WorkerLanes}): a batch then goes
-   *     straight to its thread and completes there; null, or a worker not found there, and it is an actor call
-   */
-  public ActorWorkerChannel(String id, ActorHandle<ModelWorker> handle, DispatchTimes times, LongSupplier clock,
-                            WorkerLanes lanes) {
-    this.lanes = lanes;
     this.id = id;
     this.handle = handle;
     this.times = times;
@@ -62,24 +48,10 @@ public final class ActorWorkerChannel implements WorkerChannel {
   @Override
   public CompletionStage<List<List<Tensor>>> infer(List<InferenceRequest> batch, List<RequestTrace> traces) {
     DispatchTimes.Stamp stamp = times.dispatched(batch, clock.getAsLong());
-    WorkerLanes.Lane lane = lanes == null ? null : lanes.get(id);
-    CompletableFuture<List<List<Tensor>>> call = lane != null ? viaLane(lane, batch, traces)
-        : handle.call(ModelWorker::infer, batch, traces).toCompletableFuture();
+    CompletableFuture<List<List<Tensor>>> call = handle.call(ModelWorker::infer, batch, traces).toCompletableFuture();
     CompletableFuture<List<List<Tensor>>> out = call.whenComplete((r, e) -> stamp.done(clock.getAsLong()));
     last = out;
     return out;
-  }
-
-  // A batch its lane never began (the incarnation ended first) goes as an actor call, which the worker's next
-  // incarnation takes, as a call queued in the old one's mailbox would be: it does not spend a request's re-queue.
-  private CompletableFuture<List<List<Tensor>>> viaLane(WorkerLanes.Lane lane, List<InferenceRequest> batch,
-                                                       List<RequestTrace> traces) {
-    return lane.infer(batch, traces).exceptionallyCompose(e -> {
-      Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-      return cause instanceof ActorLane.NotRunException
-          ? handle.call(ModelWorker::infer, batch, traces).toCompletableFuture()
-          : CompletableFuture.failedFuture(cause);
-    });
   }
 
   @Override

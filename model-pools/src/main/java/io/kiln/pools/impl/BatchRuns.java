@@ -8,19 +8,16 @@ import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 
 /**
- * The batches a {@link PoolDispatcher}'s workers are running: hands each batch to its worker, and when the worker
- * answers settles the batch's requests, or re-queues them and marks the worker failed. Owns what the dispatcher learns
- * from running batches: the requests in flight, the recent compute time of a batch and the recent completion rate
- * (which sizes a refused request's {@code retryAfter}).
+ * The batches a {@link PoolDispatcher}'s workers are running: hands each batch to its worker, and when the
+ * worker answers settles the batch's requests, or re-queues them and marks the worker failed. Owns what the
+ * dispatcher learns from running batches: the requests in flight, the recent compute time of a batch and
+ * the recent completion rate (which sizes a refused request's {@code retryAfter}).
  *
- * <p>Threading: the dispatcher's, single-threaded; a worker's answer is handed to that thread by the dispatcher's
- * {@code Executor} before anything here runs, except that the requests that asked for it ({@link EarlyAnswer}) are
- * told their outputs first, on the answering thread, claimed so that they end once. Every method ends by leaving the
- * dispatcher to bring itself to rest ({@code rerun}); the dispatcher's loop makes re-entrant calls return at once.
+ * <p>Threading: the dispatcher's, single-threaded; a worker's answer is handed to that thread by the
+ * dispatcher's {@code Executor} before anything here runs. Every method ends by leaving the dispatcher to
+ * bring itself to rest ({@code rerun}); the dispatcher's loop makes re-entrant calls return at once.
  */
 final class BatchRuns {
-
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PoolDispatcher.class);
 
   private static final long THROUGHPUT_TAU_NANOS = Duration.ofSeconds(5).toNanos();
 
@@ -82,7 +79,6 @@ final class BatchRuns {
     long rows = 0;
     for (PendingRequest p : batch) {
       p.state = PendingRequest.State.IN_FLIGHT;
-      p.dispatchedNanos = now;
       metrics.dispatched(now - p.queuedSinceNanos);
       rows += p.rows;
       if (p.queueSpan != null) {
@@ -91,35 +87,8 @@ final class BatchRuns {
       }
     }
     metrics.batchStarted(rows);
-    BatchHandOff.send(worker.channel, batch, now).whenComplete((results, error) -> {
-      executor.execute(() -> done(worker, batch, results, error));
-      answerEarly(batch, results, error);
-    });
-  }
-
-  // On the thread the worker answered on, after queuing the batch's bookkeeping (done) but without waiting for it:
-  // each request that asked for it gets its outputs now, unless done ran first and settled it. Queued first, the
-  // bookkeeping is ahead of anything the answer's receiver does next on the dispatcher's thread (a stats call sees
-  // the request counted) and frees the worker soonest. Touches no dispatcher state.
-  private void answerEarly(List<PendingRequest> batch, List<List<Tensor>> results, Throwable error) {
-    if (error != null || results == null || results.size() != batch.size()) {
-      return; // done() sorts out failures and malformed answers
-    }
-    long at = -1;
-    for (int i = 0; i < batch.size(); i++) {
-      PendingRequest p = batch.get(i);
-      List<Tensor> out = results.get(i);
-      if (p.early != null && out != null && !p.cancelled() && p.claim()) {
-        if (at == -1) {
-          at = clock.getAsLong();
-        }
-        try {
-          p.early.answered(out, p.dispatchedNanos, at);
-        } catch (RuntimeException e) {
-          LOG.error("early answer of request {} failed", p.requestId(), e);
-        }
-      }
-    }
+    BatchHandOff.send(worker.channel, batch, now)
+        .whenComplete((results, error) -> executor.execute(() -> done(worker, batch, results, error)));
   }
 
   private void done(WorkerSlot worker, List<PendingRequest> batch, List<List<Tensor>> results, Throwable error) {

@@ -44,14 +44,6 @@ final class PendingRequest extends io.kiln.runtime.time.Deadlines.Entry implemen
   int requeues;
   /** Set before the dispatcher completes {@link #future}. */
   volatile boolean settled;
-  /** Told its outputs on the worker's answering thread, or null: see {@link EarlyAnswer}. */
-  EarlyAnswer early;
-  /** When its batch was last handed to a worker (dispatcher's thread, before the hand-off). */
-  long dispatchedNanos;
-  /** 1 once its end is decided: by the worker's answer going straight to {@link #early}, or by the dispatcher. */
-  private volatile int claimed;
-  private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<PendingRequest> CLAIMED =
-      java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(PendingRequest.class, "claimed");
 
   // Links of the intrusive list in RequestQueue, so that cancel and expiry unlink in O(1).
   PendingRequest prev;
@@ -119,14 +111,6 @@ final class PendingRequest extends io.kiln.runtime.time.Deadlines.Entry implemen
   /** Whether it must not be dispatched any more: answered, cancelled, or past its deadline. */
   boolean isDead(long nowNanos) {
     return state == State.DONE || context.cancellation().isCancelled() || nowNanos - context.deadlineNanos() >= 0;
-  }
-
-  /**
-   * Decides how it ends, once, on any thread: true for the first caller (the worker's thread answering it early, or
-   * the dispatcher settling it), false for every later one.
-   */
-  boolean claim() {
-    return claimed == 0 && CLAIMED.compareAndSet(this, 0, 1);
   }
 
   /** Whether its token was cancelled. */

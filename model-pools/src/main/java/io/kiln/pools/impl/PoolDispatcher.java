@@ -209,17 +209,6 @@ public final class PoolDispatcher implements AutoCloseable {
    */
   public CompletableFuture<List<Tensor>> submit(InferenceRequest request, RequestContext context, boolean validated,
                                                 StreamTarget stream, String pin, boolean alone) {
-    return submit(request, context, validated, stream, pin, alone, null);
-  }
-
-  /**
-   * {@link #submit(InferenceRequest, RequestContext, boolean, StreamTarget, String, boolean)} whose outputs also go to
-   * {@code early} (null: nowhere) on the thread its worker answered on, before the dispatcher's thread hears of the
-   * batch (see {@link EarlyAnswer}); the future still completes afterwards, on the dispatcher's thread. Ignored for
-   * a stream.
-   */
-  public CompletableFuture<List<Tensor>> submit(InferenceRequest request, RequestContext context, boolean validated,
-                                                StreamTarget stream, String pin, boolean alone, EarlyAnswer early) {
     Objects.requireNonNull(request, "request");
     long now = clock.getAsLong();
     if (closed || drained != null) {
@@ -250,7 +239,6 @@ public final class PoolDispatcher implements AutoCloseable {
     }
     PendingRequest p = new PendingRequest(request, key, context, now, stream);
     p.pin = pin;
-    p.early = stream == null ? early : null;
     p.withdrawn = withdrawn;
     settlements.admitted(p, now);
     queue.add(p, now);

@@ -151,7 +151,7 @@ public final class PoolWorkers {
       return;
     }
     e.handle = h;
-    e.channel = new ActorWorkerChannel(e.name, h.withTimeout(callTimeout), times, clock, WorkerLanes.of(runtime));
+    e.channel = new ActorWorkerChannel(e.name, h.withTimeout(callTimeout), times, clock);
     if (spec.model().streaming()) {
       e.lanes = e.channel.lanes(spec.config().maxBatchSize(), StreamHub.of(runtime));
     }

@@ -14,17 +14,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How requests leave a {@link PoolDispatcher}: answered, failed, refused, past their deadline (the runtime's {@link
- * Deadlines}, confined to the dispatcher's thread: one list and one timer for all), or withdrawn (their token
- * cancelled). Each way unlinks the request from the queue, closes its queue span, stops watching its deadline and
- * counts its outcome exactly once.
+ * How requests leave a {@link PoolDispatcher}: answered, failed, refused, past their deadline (the runtime's
+ * {@link Deadlines}, confined to the dispatcher's thread: one list and one timer for all), or withdrawn
+ * (their token cancelled). Each way unlinks the request from the queue, closes its queue span, stops watching its
+ * deadline and counts its outcome exactly once.
  *
  * <p>Completing a future is deferred: {@link #settle} records the outcome and queues the completion, which the
  * dispatcher's loop runs ({@link #poll}) once its own state is consistent, so that the callbacks may call back into
- * the dispatcher. A request answered early on its worker's thread ({@link EarlyAnswer}) was claimed there: it settles
- * here all the same (unlinked, counted OK, its future completed for its holder's bookkeeping). Other deferred work
- * (drain signals, failure reports, model loads' answers) queues here too ({@link #later}), to run in the same order.
- * Not thread-safe: the dispatcher's thread only.
+ * the dispatcher. Other deferred work (drain signals, failure reports, model loads' answers) queues here too
+ * ({@link #later}), to run in the same order. Not thread-safe: the dispatcher's thread only.
  */
 final class Settlements {
 
@@ -73,18 +71,6 @@ final class Settlements {
 
   private void complete(PendingRequest p, Outcome outcome, List<Tensor> value, Throwable error) {
     finish(p);
-    if (!p.claim()) {
-      // Its worker's thread answered the caller already (EarlyAnswer): it ends answered, whatever came here since.
-      completions.add(() -> {
-        if (error == null) {
-          p.future.complete(value);
-        } else {
-          p.future.completeExceptionally(error);
-        }
-        metrics.outcome(Outcome.OK);
-      });
-      return;
-    }
     if (error != null && outcome != Outcome.OK && LOG.isDebugEnabled()) {
       try (RequestLog.Scope log = RequestLog.open(p.requestId(), traceId(p))) {
         LOG.debug("request {} {}: {}", p.requestId(), outcome.name().toLowerCase(Locale.ROOT), error.getMessage());

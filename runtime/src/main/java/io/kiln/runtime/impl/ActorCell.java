@@ -63,8 +63,6 @@ final class ActorCell extends VerticleBase {
   private int failedConstructions;
   /** The actor's own threads (WORKER mode), one pool per incarnation; null on the event loop. */
   ActorThreads executor;
-  /** The lane of the live incarnation of a serial worker actor (see {@link #lane()}); null otherwise. */
-  private volatile IncarnationLane lane;
   private final Mailbox mailbox;
 
   ActorCell(NodeAgent agent, String actorId, ActorOptions options, Allocation allocation, MethodRef ctor,
@@ -93,21 +91,6 @@ final class ActorCell extends VerticleBase {
   /** Whether the verticle has been deployed (its context assigned); {@link #deploymentID()} needs it. */
   boolean deployed() {
     return context != null;
-  }
-
-  /**
-   * The live incarnation's lane; any thread.
-   *
-   * @throws IllegalStateException unless this is a serial worker actor with a live (or constructing) incarnation
-   */
-  IncarnationLane lane() {
-    IncarnationLane l = lane;
-    if (l == null || !l.live()) {
-      throw new IllegalStateException("actor " + displayName() + " has no lane: "
-          + (options.mode() == ExecutionMode.WORKER && options.maxConcurrency() == 1
-          ? "its incarnation has ended" : "only a serial WORKER actor (max_concurrency 1) has one"));
-    }
-    return l;
   }
 
   int restarts() {
@@ -157,7 +140,6 @@ final class ActorCell extends VerticleBase {
     if (options.mode() == ExecutionMode.WORKER) {
       executor = ActorThreads.start("kiln-actor-" + (options.name() == null ? actorId : options.name()) + "-" + gen + "-",
           options.maxConcurrency());
-      lane = options.maxConcurrency() == 1 ? new IncarnationLane(this, gen, executor) : null;
       executor.run(context, this::newInstance, outcome -> constructed(gen, outcome),
           rejected -> constructed(gen, new Outcome(null, rejected)));
     } else {
@@ -249,11 +231,6 @@ final class ActorCell extends VerticleBase {
     RetryPolicy restartPolicy = options.restartPolicy();
     boolean restart = allowRestart && restartPolicy.allows(restarts + 1);
     mailbox.takeBack(restart, options.callRetryPolicy(), cause);
-    IncarnationLane ended = lane;
-    lane = null;
-    if (ended != null) {
-      ended.end(cause);
-    }
     ActorThreads threads = executor;
     executor = null;
     ActorThreads.retire(threads, old, displayName());

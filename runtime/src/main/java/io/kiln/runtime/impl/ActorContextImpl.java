@@ -56,11 +56,6 @@ final class ActorContextImpl implements ActorContext {
   }
 
   @Override
-  public io.kiln.runtime.ActorLane lane() {
-    return cell.lane();
-  }
-
-  @Override
   public <T> ActorHandle<T> self(Class<T> type) {
     return cell.agent.callPath().handle(cell.actorId, cell.options.namespace(), cell.options.name(),
         cell.agent.nodeId(), type);

@@ -52,15 +52,6 @@ final class ActorThreads {
     }
   }
 
-  /**
-   * Runs {@code task} on these threads, answering nothing (an {@link IncarnationLane}'s work completes its own future).
-   *
-   * @throws java.util.concurrent.RejectedExecutionException once retired
-   */
-  void execute(Runnable task) {
-    pool.execute(task);
-  }
-
   // A call that outlives its node's Vert.x (closed under it, e.g. a test's cluster closed as a long call returns)
   // has no one left to answer: drop the answer rather than throw from a pool thread.
   private static void handBack(Context context, Runnable r) {

@@ -38,11 +38,6 @@ final class Invocation {
     this.local = local;
   }
 
-  /** Whether it came from this node's fast path (it answers a {@link LocalReply}, on the caller's context). */
-  boolean local() {
-    return local != null;
-  }
-
   int token() {
     return token.get();
   }

@@ -6,9 +6,6 @@ import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.lang.reflect.Type;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Where a call made on this node answers: the caller's future, completed on the caller's own Vert.x context
@@ -29,8 +26,6 @@ final class LocalReply extends Deadlines.Entry {
   private final Context context;
   private final Type resultType;
   private final ActorHandleImpl<?> handle;
-  /** The answer while it waits in its caller context's {@link Replies}. */
-  private ReplyMessage queued;
 
   /**
    * @param context where the caller's future completes
@@ -50,59 +45,13 @@ final class LocalReply extends Deadlines.Entry {
       return; // timed out: a late answer goes nowhere, as it would on the event bus
     }
     if (Vertx.currentContext() == context) {
-      finish(reply);
+      remove();
+      CallPath.complete(future, reply, resultType);
     } else {
-      Replies.of(context).add(this, reply);
-    }
-  }
-
-  private void finish(ReplyMessage reply) {
-    remove(); // on the caller's context, where the deadline is listed
-    CallPath.complete(future, reply, resultType);
-  }
-
-  /**
-   * The answers on their way to one caller context from other threads: queued here and finished there in one task per
-   * run of them, not one per answer (a model thread answering a batch of a gateway loop's requests wakes that loop
-   * once). Kept in the context's data; two threads that both find none make one each, harmlessly: each drains what
-   * was added to it.
-   */
-  private static final class Replies {
-    private static final Object KEY = Replies.class;
-    private final Context context;
-    private final ConcurrentLinkedQueue<LocalReply> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean scheduled = new AtomicBoolean();
-
-    private Replies(Context context) {
-      this.context = context;
-    }
-
-    static Replies of(Context context) {
-      Replies r = context.get(KEY);
-      if (r == null) {
-        r = new Replies(context);
-        context.put(KEY, r);
-      }
-      return r;
-    }
-
-    void add(LocalReply to, ReplyMessage reply) {
-      to.queued = reply; // published to the draining thread by the queue
-      queue.add(to);
-      if (scheduled.compareAndSet(false, true)) {
-        try {
-          context.runOnContext(v -> drain());
-        } catch (RejectedExecutionException closed) {
-          // the caller's Vert.x is closed: nobody is left to answer
-        }
-      }
-    }
-
-    private void drain() {
-      scheduled.set(false);
-      for (LocalReply to = queue.poll(); to != null; to = queue.poll()) {
-        to.finish(to.queued);
-      }
+      context.runOnContext(v -> {
+        remove(); // on the caller's context, where the deadline is listed
+        CallPath.complete(future, reply, resultType);
+      });
     }
   }
 

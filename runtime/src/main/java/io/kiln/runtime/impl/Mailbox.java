@@ -15,9 +15,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,8 +29,7 @@ import org.slf4j.LoggerFactory;
  * <p>This is the cell's hot path, split out of it as it was: no allocation, hop or dispatch was added; every call
  * between the two is a direct call on a final class.
  *
- * <p>Threading: everything here runs on the cell's context, except the tasks handed to the actor's threads and a local
- * caller's answer from an asynchronous method whose future completed off the loop ({@link #answerEarly}).
+ * <p>Threading: everything here runs on the cell's context, except the tasks handed to the actor's threads.
  */
 final class Mailbox {
 
@@ -43,9 +39,6 @@ final class Mailbox {
   private final ActorOptions options;
   private final ArrayDeque<Invocation> waiting = new ArrayDeque<>();
   private final Set<Invocation> running = new LinkedHashSet<>();
-  /** Asynchronous methods' futures completed off the loop, waiting for the loop to free their slots. */
-  private final ConcurrentLinkedQueue<Runnable> offLoop = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean drainScheduled = new AtomicBoolean();
 
   Mailbox(ActorCell cell) {
     this.cell = cell;
@@ -155,58 +148,16 @@ final class Mailbox {
 
   private void executed(Invocation inv, int gen, Outcome outcome) {
     if (outcome.error() == null && outcome.value() instanceof CompletionStage<?> stage) {
-      // The live token now, on the loop: an answer from elsewhere with it cannot answer a call re-queued since.
-      int token = gen == cell.generation && inv.local() ? inv.token() : Invocation.DONE;
       // An asynchronous method holds its concurrency slot until its future completes.
       stage.whenComplete((v, e) -> {
         if (finishesInline()) {
-          if (!offLoop.isEmpty()) {
-            drainOffLoop(); // calls completed earlier off the loop are answered first: replies keep completion order
-          }
           finished(inv, gen, new Outcome(v, e));
         } else {
-          answerEarly(inv, token, gen, v, e);
-          finishLater(inv, gen, new Outcome(v, e));
+          cell.context().runOnContext(x -> finished(inv, gen, new Outcome(v, e)));
         }
       });
     } else {
       finished(inv, gen, outcome);
-    }
-  }
-
-  /**
-   * A local caller's answer completed off the cell's loop (a pool's worker answering on its own thread) goes to the
-   * caller's context from here, not through this loop first: the slot it held is freed on the loop afterwards
-   * ({@link #finishLater}), off the answer's path. A fatal error still goes through the loop, which breaks the
-   * incarnation; event-bus callers keep their replies on the loop.
-   */
-  private void answerEarly(Invocation inv, int token, int gen, Object value, Throwable error) {
-    if (token == Invocation.DONE || cell.abandoned || cell.liveGeneration != gen) {
-      return;
-    }
-    Throwable e = error == null ? null : Futures.unwrap(error);
-    if (e instanceof Error) {
-      return;
-    }
-    inv.replyAs(token, e != null ? ReplyMessage.failed(e) : ReplyMessage.ok(value, inv.call.method.resultType()));
-  }
-
-  // Finishes completed off the loop queue here and reach it in one task per run of them, not one per call.
-  private void finishLater(Invocation inv, int gen, Outcome outcome) {
-    offLoop.add(() -> finished(inv, gen, outcome));
-    if (drainScheduled.compareAndSet(false, true)) {
-      try {
-        cell.context().runOnContext(x -> drainOffLoop());
-      } catch (RejectedExecutionException closed) {
-        // the node's Vert.x is closed: nobody is left to answer
-      }
-    }
-  }
-
-  private void drainOffLoop() {
-    drainScheduled.set(false);
-    for (Runnable r = offLoop.poll(); r != null; r = offLoop.poll()) {
-      r.run();
     }
   }
 
