@@ -1,15 +1,15 @@
 package io.kiln.engines.llm.impl;
 
+import static io.kiln.engines.llm.impl.JoinPlan.greedy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
+import io.kiln.engines.llm.impl.JoinPlan.Planned;
 import io.kiln.engines.llm.impl.TestModels.Collected;
 import io.kiln.pools.ChunkStep;
-import io.kiln.pools.InferenceRequest;
 import io.kiln.pools.TextModels;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -25,9 +25,6 @@ import org.junit.jupiter.api.Test;
  */
 class LastLogitsLayoutTest {
 
-  private static final String[] WORDS = ("the of and to in is was for on that with as by at from river house garden"
-      + " winter morning engine kiln model stream token batch quiet yellow seven Paris Tokyo café naïve 42 1999 ! ? ,"
-      + " . ; ( ) hello world story mountain library ocean silver forest city").split(" ");
 
   @Test
   void theSignatureTellsTheLayoutsApart() throws Exception {
@@ -54,14 +51,14 @@ class LastLogitsLayoutTest {
     for (Map<String, String> options : List.of(Map.<String, String>of(),
         Map.of(DecoderOptions.MAX_BATCHED_TOKENS, "16"),
         Map.of(DecoderOptions.KV_CACHE_TOKENS, "256", DecoderOptions.BLOCK_SIZE, "16"))) {
-      List<Planned> plan = plan(new Random(35), 40);
+      List<Planned> plan = JoinPlan.random(new Random(35), 40);
       List<int[]> full = run(TestModels.tinyGpt(), options, plan);
       List<int[]> last = run(TestModels.folder("tiny-gpt-last"), options, plan);
       int tokens = 0;
       for (int i = 0; i < plan.size(); i++) {
-        assertThat(last.get(i)).as("options %s, stream %d (%s)", options, i, plan.get(i).prompt)
+        assertThat(last.get(i)).as("options %s, stream %d (%s)", options, i, plan.get(i).prompt())
             .containsExactly(full.get(i));
-        assertThat(full.get(i)).hasSize(plan.get(i).maxTokens);
+        assertThat(full.get(i)).hasSize(plan.get(i).maxTokens());
         tokens += full.get(i).length;
       }
       assertThat(tokens).isGreaterThan(plan.size());
@@ -99,50 +96,13 @@ class LastLogitsLayoutTest {
     }
   }
 
-  private record Planned(String prompt, int maxTokens, int joinStep) {
-  }
 
-  /** Prompts of 1 to ~100 words, 1 to 12 tokens each, joining in the first 20 steps (several in one step). */
-  private static List<Planned> plan(Random random, int n) {
-    List<Planned> out = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      StringBuilder prompt = new StringBuilder();
-      int words = 1 + random.nextInt(random.nextBoolean() ? 8 : 100);
-      for (int w = 0; w < words; w++) {
-        prompt.append(w == 0 ? "" : " ").append(WORDS[random.nextInt(WORDS.length)]);
-      }
-      out.add(new Planned(prompt.toString(), 1 + random.nextInt(12), random.nextInt(20)));
-    }
-    return out;
-  }
 
   /** Runs the plan as a worker steps it; each stream's generated tokens, in plan order. */
   private static List<int[]> run(Path folder, Map<String, String> options, List<Planned> plan) {
     try (DecoderRunner runner = DecoderLoader.load(TestModels.decoderSpec(folder, options), List.of())) {
-      Collected[] streams = new Collected[plan.size()];
-      List<Collected> open = new ArrayList<>();
-      int joined = 0;
-      for (int step = 0; joined < plan.size() || open.stream().anyMatch(c -> !c.ended()); step++) {
-        assertThat(step).as("steps").isLessThan(10_000);
-        for (int i = 0; i < plan.size(); i++) {
-          if (plan.get(i).joinStep == step) {
-            streams[i] = TestModels.open(runner, greedy(plan.get(i).prompt, plan.get(i).maxTokens));
-            open.add(streams[i]);
-            joined++;
-          }
-        }
-        TestModels.step(runner, open);
-      }
-      List<int[]> out = new ArrayList<>();
-      for (Collected c : streams) {
-        out.add(c.result().tokens());
-      }
-      return out;
+      return JoinPlan.run(runner, plan);
     }
   }
 
-  private static InferenceRequest greedy(String prompt, int maxTokens) {
-    return TestModels.request(prompt, TextModels.MAX_TOKENS, (long) maxTokens, TextModels.TEMPERATURE, 0L,
-        TextModels.IGNORE_EOS, true);
-  }
 }

@@ -1,11 +1,12 @@
 package io.kiln.engines.llm.impl;
 
+import static io.kiln.engines.llm.impl.JoinPlan.greedy;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kiln.engines.llm.impl.JoinPlan.Planned;
 import io.kiln.engines.llm.impl.TestModels.Collected;
 import io.kiln.pools.ChunkStep;
 import io.kiln.pools.InferenceRequest;
-import io.kiln.pools.TextModels;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,9 +24,6 @@ class SchedulePolicyTest {
 
   private static final String PREFILL_FIRST = DecoderOptions.Schedule.PREFILL_FIRST.yaml();
   private static final String MIXED = DecoderOptions.Schedule.MIXED.yaml();
-  private static final String[] WORDS = ("the of and to in is was for on that with as by at from river house garden"
-      + " winter morning engine kiln model stream token batch quiet yellow seven Paris Tokyo café naïve 42 1999 ! ? ,"
-      + " . ; ( ) hello world story mountain library ocean silver forest city").split(" ");
 
   @Test
   void bothSchedulesGiveTorchsTokensForTheReferencePrompts() {
@@ -47,13 +45,13 @@ class SchedulePolicyTest {
       for (Map<String, String> options : List.of(Map.<String, String>of(),
           Map.of(DecoderOptions.MAX_BATCHED_TOKENS, "16"),
           Map.of(DecoderOptions.KV_CACHE_TOKENS, "256", DecoderOptions.BLOCK_SIZE, "16"))) {
-        List<Planned> plan = plan(new Random(36), 40);
+        List<Planned> plan = JoinPlan.random(new Random(36), 40);
         Run mixed = run(folder, with(options, DecoderOptions.SCHEDULE, MIXED), plan);
         Run first = run(folder, with(options, DecoderOptions.SCHEDULE, PREFILL_FIRST), plan);
         for (int i = 0; i < plan.size(); i++) {
           assertThat(first.tokens.get(i)).as("%s %s, stream %d", folder.getFileName(), options, i)
               .containsExactly(mixed.tokens.get(i));
-          assertThat(mixed.tokens.get(i)).hasSize(plan.get(i).maxTokens);
+          assertThat(mixed.tokens.get(i)).hasSize(plan.get(i).maxTokens());
         }
         assertThat(mixed.stats.prefillOnlySteps()).isZero();
         assertThat(first.stats.prefillOnlySteps()).isGreaterThan(0);
@@ -108,7 +106,7 @@ class SchedulePolicyTest {
       int sinceToken = 0;
       int longestWait = 0;
       for (int i = 0; i < arrivals; i++) { // a new prompt waits at every step
-        all.add(TestModels.open(runner, greedy(WORDS[i % WORDS.length] + " river " + i, 30)));
+        all.add(TestModels.open(runner, greedy(JoinPlan.WORDS[i % JoinPlan.WORDS.length] + " river " + i, 30)));
         int before = decoding.result().tokens().length;
         TestModels.step(runner, all);
         sinceToken = decoding.result().tokens().length > before ? 0 : sinceToken + 1;
@@ -182,53 +180,17 @@ class SchedulePolicyTest {
     return m;
   }
 
-  private record Planned(String prompt, int maxTokens, int joinStep) {
-  }
 
   private record Run(List<int[]> tokens, DecoderStats stats) {
   }
 
-  /** Prompts of 1 to ~100 words, 1 to 12 tokens each, joining in the first 20 steps (several in one step). */
-  private static List<Planned> plan(Random random, int n) {
-    List<Planned> out = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      StringBuilder prompt = new StringBuilder();
-      int words = 1 + random.nextInt(random.nextBoolean() ? 8 : 100);
-      for (int w = 0; w < words; w++) {
-        prompt.append(w == 0 ? "" : " ").append(WORDS[random.nextInt(WORDS.length)]);
-      }
-      out.add(new Planned(prompt.toString(), 1 + random.nextInt(12), random.nextInt(20)));
-    }
-    return out;
-  }
 
   /** Runs the plan as a worker steps it; each stream's generated tokens, in plan order, and the final counters. */
   private static Run run(Path folder, Map<String, String> options, List<Planned> plan) {
     try (DecoderRunner runner = DecoderLoader.load(TestModels.decoderSpec(folder, options), List.of())) {
-      Collected[] streams = new Collected[plan.size()];
-      List<Collected> open = new ArrayList<>();
-      int joined = 0;
-      for (int step = 0; joined < plan.size() || open.stream().anyMatch(c -> !c.ended()); step++) {
-        assertThat(step).as("steps").isLessThan(10_000);
-        for (int i = 0; i < plan.size(); i++) {
-          if (plan.get(i).joinStep == step) {
-            streams[i] = TestModels.open(runner, greedy(plan.get(i).prompt, plan.get(i).maxTokens));
-            open.add(streams[i]);
-            joined++;
-          }
-        }
-        TestModels.step(runner, open);
-      }
-      List<int[]> out = new ArrayList<>();
-      for (Collected c : streams) {
-        out.add(c.result().tokens());
-      }
-      return new Run(out, runner.stats());
+      List<int[]> tokens = JoinPlan.run(runner, plan);
+      return new Run(tokens, runner.stats());
     }
   }
 
-  private static InferenceRequest greedy(String prompt, int maxTokens) {
-    return TestModels.request(prompt, TextModels.MAX_TOKENS, (long) maxTokens, TextModels.TEMPERATURE, 0L,
-        TextModels.IGNORE_EOS, true);
-  }
 }
