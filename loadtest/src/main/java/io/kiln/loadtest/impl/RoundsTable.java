@@ -123,15 +123,7 @@ public record RoundsTable(List<Measurement> measurements, List<CheckSpec> checks
 
   /** {@code meta.txt}'s {@code load_wait} (its last) when it says the run measured anyway; else null. */
   private static String busy(Path meta) throws IOException {
-    if (!Files.isRegularFile(meta)) {
-      return null;
-    }
-    String wait = null;
-    for (String line : Files.readAllLines(meta)) {
-      if (line.startsWith("load_wait=")) {
-        wait = line.substring("load_wait=".length()).trim();
-      }
-    }
+    String wait = Files.isRegularFile(meta) ? ResultsFolder.meta(meta).get("load_wait") : null;
     return wait != null && wait.contains("measured anyway") ? wait : null;
   }
 
