@@ -20,6 +20,10 @@ LLM_OPTIONS="${LLM_OPTIONS:-max_batched_tokens=256,kv_cache_tokens=16384,block_s
 LLM_MAX_BATCH="${LLM_MAX_BATCH:-16}"
 LLM_PROMPT_WORDS="${LLM_PROMPT_WORDS:-128}"
 LLM_OUTPUT_TOKENS="${LLM_OUTPUT_TOKENS:-64}"
+# Length spreads (normal, clipped at 1): real traffic does not end in lockstep, and a fixed length pulls streams into
+# waves that no scheduler sees in practice (docs/llm.md). 0 and 0 give the fixed-length workload.
+LLM_PROMPT_STDDEV="${LLM_PROMPT_STDDEV:-32}"
+LLM_OUTPUT_STDDEV="${LLM_OUTPUT_STDDEV:-32}"
 LLM_WARMUP="${LLM_WARMUP:-5s}"
 LLM_DURATION="${LLM_DURATION:-20s}"
 LLM_INPROC_WARMUP="${LLM_INPROC_WARMUP:-15s}"
@@ -101,7 +105,8 @@ llm_inproc() {
   run_child "${SERVER_PIN[@]}" "$JAVA" -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$CP" \
     io.kiln.loadtest.LlmInProcess --name "$name.r$r" --out "$f" --model-dir "$LLM_MODEL_DIR" --streams 16 \
     --max-batch-size "$LLM_MAX_BATCH" --intra-op 1 --inter-op 1 --option "$LLM_OPTIONS" \
-    --prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS" --seed "$seed" --warmup "$LLM_INPROC_WARMUP" \
+    --prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS" \
+    --prompt-stddev "$LLM_PROMPT_STDDEV" --output-stddev "$LLM_OUTPUT_STDDEV" --seed "$seed" --warmup "$LLM_INPROC_WARMUP" \
     --duration "$LLM_DURATION" >"$OUT/round-$r/$name.txt" 2>&1 || die "LlmInProcess failed; see $OUT/round-$r/$name.txt"
   errors=$(llm_json "$f" .errors)
   llm_record "$r" "$name-tps" "$start" "$(llm_json "$f" .llm.outputTokensPerSecond)" "tokens/s" "$errors"
@@ -200,7 +205,8 @@ llm_checks() {
 # llm_single_round ROUND   the single-node configurations, reversed in even rounds so a steady drift cancels
 llm_single_round() {
   local r="$1" url="http://127.0.0.1:$LLM_PORT" steps s
-  local words=(--prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS")
+  local words=(--prompt-words "$LLM_PROMPT_WORDS" --output-tokens "$LLM_OUTPUT_TOKENS"
+    --prompt-stddev "$LLM_PROMPT_STDDEV" --output-stddev "$LLM_OUTPUT_STDDEV")
   steps=(c1 c16 inproc nostream pairs)
   ((r % 2 == 0)) && steps=(pairs nostream inproc c16 c1)
   for s in "${steps[@]}"; do
@@ -246,7 +252,7 @@ scenario_llm() {
   SERVER_PIN=(taskset -c "$SERVER_CPU")
   CLIENT_PIN=(taskset -c "$CLIENT_CPU")
   meta title "generative serving (issue #35): continuous batching over HTTP vs in-process, streaming, prefix cache, prefix-aware routing"
-  meta notes "Model $LLM_MODEL ($LLM_MODEL_DIR: GPT-2 architecture, seeded random weights; models/llm/README.md), Decoder engine options $LLM_OPTIONS, 1 worker, 1 intra-op + 1 inter-op thread, max_batch_size $LLM_MAX_BATCH. Servers (kiln up / kiln start nodes, and LlmInProcess) pinned to CPU $SERVER_CPU, LoadGen and LlmPrefixPairs to CPU $CLIENT_CPU (taskset). /v1/completions, $LLM_PROMPT_WORDS-word prompts, max_tokens $LLM_OUTPUT_TOKENS with ignore_eos, closed loop, $LLM_WARMUP client warm-up then $LLM_DURATION measured per run; the node warmed with LoadGen warm at 16 streams until two ${LLM_WARM_ROUND} rounds differed by < ${LLM_WARM_FLAT_PCT} %. inproc-c16: LlmInProcess, the same engine, options, threads and prompts stepped like a Kiln worker without HTTP, in a fresh JVM each round ($LLM_INPROC_WARMUP warm-up). prefix-first/second: LlmPrefixPairs, $LLM_PAIRS pairs per round, each pair a fresh $LLM_PREFIX_WORDS-word prefix + a 32-word unique part (PAIR_TOKENS), one request at a time; the value is the median over the pairs. route-*: 2 nodes (kiln start, one worker each, both pinned to CPU $SERVER_CPU), $ROUTE_PREFIXES shared prefixes of $LLM_PREFIX_WORDS words, $ROUTE_PROMPT_WORDS-word unique parts, max_tokens $ROUTE_OUTPUT_TOKENS, $ROUTE_CONNECTIONS streams: route-prefix through node 1's gateway (prefix-aware routing), route-rr spread by the client, request i to node (i mod 2)'s gateway, each keeping it on its own pool (round robin). Rounds alternate the configurations; even rounds run them in reverse order."
+  meta notes "Model $LLM_MODEL ($LLM_MODEL_DIR: GPT-2 architecture, seeded random weights; models/llm/README.md), Decoder engine options $LLM_OPTIONS, 1 worker, 1 intra-op + 1 inter-op thread, max_batch_size $LLM_MAX_BATCH. Servers (kiln up / kiln start nodes, and LlmInProcess) pinned to CPU $SERVER_CPU, LoadGen and LlmPrefixPairs to CPU $CLIENT_CPU (taskset). /v1/completions, prompts of $LLM_PROMPT_WORDS +- $LLM_PROMPT_STDDEV words and max_tokens $LLM_OUTPUT_TOKENS +- $LLM_OUTPUT_STDDEV (normal, clipped at 1; each run its own seed, inproc-c16 the seed of http-c16) with ignore_eos, closed loop, $LLM_WARMUP client warm-up then $LLM_DURATION measured per run; the node warmed with LoadGen warm at 16 streams until two ${LLM_WARM_ROUND} rounds differed by < ${LLM_WARM_FLAT_PCT} %. inproc-c16: LlmInProcess, the same engine, options, threads and prompts stepped like a Kiln worker without HTTP, in a fresh JVM each round ($LLM_INPROC_WARMUP warm-up). prefix-first/second: LlmPrefixPairs, $LLM_PAIRS pairs per round, each pair a fresh $LLM_PREFIX_WORDS-word prefix + a 32-word unique part (PAIR_TOKENS), one request at a time; the value is the median over the pairs. route-*: 2 nodes (kiln start, one worker each, both pinned to CPU $SERVER_CPU), $ROUTE_PREFIXES shared prefixes of $LLM_PREFIX_WORDS words, $ROUTE_PROMPT_WORDS-word unique parts, max_tokens $ROUTE_OUTPUT_TOKENS, $ROUTE_CONNECTIONS streams: route-prefix through node 1's gateway (prefix-aware routing), route-rr spread by the client, request i to node (i mod 2)'s gateway, each keeping it on its own pool (round robin). Rounds alternate the configurations; even rounds run them in reverse order."
   meta command "LLM_ROUNDS=$LLM_ROUNDS LLM_DURATION=$LLM_DURATION LLM_WARMUP=$LLM_WARMUP LLM_PAIRS=$LLM_PAIRS LLM_CLUSTER=$LLM_CLUSTER SERVER_CPU=$SERVER_CPU CLIENT_CPU=$CLIENT_CPU${LLM_SMOKE:+ LLM_SMOKE=$LLM_SMOKE} loadtest/bench-llm.sh"
   meta rounds "$LLM_ROUNDS"
   meta server_cpu "$SERVER_CPU"
