@@ -145,8 +145,7 @@ public final class ResultsMarkdown {
     sb.append("- measured ").append(m.getOrDefault("started", "?")).append(" to ").append(m.getOrDefault("finished", "?"))
         .append(" (commit ").append(m.getOrDefault("git", "?")).append("), results in `loadtest/results/")
         .append(f.dir().getFileName()).append("/`")
-        .append(Files.isRegularFile(f.dir().resolve("index.html")) ? " (open `index.html` there for the plots)" : "")
-        .append('\n');
+        .append('\n'); // nothing here may depend on files a folder keeps local (logs, index.html): see loadtest/.gitignore
     sb.append("- load average (1/5/15 min) at the start: ").append(m.getOrDefault("loadavg_start", "?"))
         .append("; at the end: ").append(m.getOrDefault("loadavg_end", "?"))
         .append(m.containsKey("load_wait") ? "; before starting: " + m.get("load_wait") : "").append("\n\n");

@@ -55,6 +55,21 @@ class ResultsMarkdownTest {
   }
 
   @Test
+  void theRenderingDependsOnlyOnTheFilesAFolderCommits(@TempDir Path results) throws Exception {
+    Path d = folder(results, "noop-1", "noop", "2026-01-02T00:00:00Z", true);
+    Reports.writeJson(ReportsTest.synthetic("bare-c16", 20_000, 0.5, 2), d.resolve("bare-c16.json"));
+    Reports.writeJson(ReportsTest.synthetic("noop-c16", 8_000, 1.5, 5), d.resolve("noop-c16.json"));
+    Files.writeString(d.resolve("limits.txt"), "noop-c16 bare-c16\n");
+    String committed = ResultsMarkdown.render(ResultsFolder.latestByScenario(results));
+
+    // What a run keeps on the machine that measured it (loadtest/.gitignore): a clone must render the same text.
+    Files.writeString(d.resolve("index.html"), "<html></html>");
+    Files.writeString(d.resolve("kiln.log"), "log");
+
+    assertThat(ResultsMarkdown.render(ResultsFolder.latestByScenario(results))).isEqualTo(committed);
+  }
+
+  @Test
   void gatewayRoundsNamedDotRnAreJudgedWhenTheyAlternate(@TempDir Path results) throws Exception {
     Path d = folder(results, "noop-1", "noop", "2026-01-02T00:00:00Z", true);
     double[][] rps = {{20_000, 12_000}, {20_000, 9_000}, {20_000, 11_000}}; // 60 %, 45 %, 55 %
