@@ -33,8 +33,12 @@
 #                    file, wrong declared input) next to a deployment under load, then fixed
 #   job-loss         a node killed while it holds job batches: inputs, results, lost, duplicated, resumed
 #   all              every scenario above at its default size
+#   table            RELIABILITY.md's generated part rewritten from results/*.json (python3 reliability/table.py
+#                    --write: only the text between its GENERATED markers; it refuses when a results file is missing);
+#                    every scenario, and all, end with it
 #
-# Extra Maven flags go in MAVEN_ARGS (e.g. MAVEN_ARGS=-o to stay offline). Needs only a JDK 17+.
+# Extra Maven flags go in MAVEN_ARGS (e.g. MAVEN_ARGS=-o to stay offline). Needs a JDK 17+, and python3 (standard
+# library only) for `table`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -88,11 +92,19 @@ scenario() {
     engines)   unit deploy 'PythonWorkerKillTest,PythonMemoryLeakTest,OnnxLoadFailureTest' \
                   -Dkiln.reliability.pykill.kills="${size:-3}" -Dkiln.reliability.leak.kills="${size:-4}" ;;
     job-loss)  unit pipelines 'JobBatchesTest#killingANodeThatHoldsBatchesLosesNoResultAndDuplicatesNone' ;;
-    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss node-loss-processes failover drain partition engines job-loss soak; do scenario "$s"; done; return ;;
-    *)         sed -n '2,37p' "$0"; exit 2 ;;
+    all)       for s in security tls fuzz slow leader crash overload changes stream node-loss node-loss-processes failover drain partition engines job-loss soak; do scenario "$s"; done
+               scenario table; return ;;
+    table)     python3 "$ROOT/reliability/table.py" --write
+               local trace
+               trace=$(python3 "$ROOT/reliability/table.py" --trace) || { echo "$trace"; exit 1; }
+               echo "$trace" | sed -n 1,2p
+               return ;;
+    *)         sed -n '2,41p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true
 }
 
 scenario "${1:-help}" "${2:-}"
+# Every run ends with the document regenerated from what it wrote (all and table have just done it).
+case "${1:-help}" in all|table) ;; *) scenario table ;; esac

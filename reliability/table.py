@@ -1,17 +1,49 @@
 #!/usr/bin/env python3
-"""Prints RELIABILITY.md's results table from reliability/results/*.json (written by the tests; see run.sh).
+"""RELIABILITY.md's generated part from reliability/results/*.json (written by the tests; see run.sh).
 
-Every number in the table is one the test counted and wrote into its JSON; this script only adds them up and
-words them. Where a scenario has no notion of requests sent or lost (a scan, a set of checks), the cell is "-".
-A scenario whose JSON is missing gets no row (and is named on stderr).
+  table.py [--results DIR]                 prints the generated part: the results table, then the results files
+                                           behind it (when each was written, its load average, its size)
+  table.py [--results DIR] --write [FILE]  splices it between FILE's GENERATED markers (default RELIABILITY.md),
+                                           keeping everything outside them byte for byte
+  table.py [--results DIR] --check [FILE]  exit 1, with a diff, when FILE's generated part differs from the rendering
+  table.py [--results DIR] --trace         names the results file behind every number of the figure columns (sent to
+                                           command); exit 1 when a number there is typed into this script
+
+Every number in the figure columns is one a test counted and wrote into its JSON; this script only adds them up and
+words them, and --trace proves it (traced.py: each JSON value carries its file's name into the text). Two kinds of
+typed text are declared where they are typed: an HTTP status used as a word (http(503)), and a setting (setting())
+naming the file and the snippet that set it. The load and fault columns describe each test's set-up, from its JSON
+where the test writes it there. Where a scenario has no notion of requests sent or lost (a scan, a set of checks),
+the cell is "-". A scenario whose JSON is missing gets no row and is named on stderr; --write and --check then refuse
+(exit 1), so a regeneration never drops a row silently. Exit codes: 0 done, 1 a check failed or a file is missing,
+2 bad arguments or markers.
 """
-import json
+import argparse
 import pathlib
 import sys
 
-RESULTS = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent / "results")
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts in the source tree
+import document  # noqa: E402 (after the line above)
+import traced  # noqa: E402
+from traced import http, setting  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+DOC = ROOT / "RELIABILITY.md"
+_args = argparse.ArgumentParser(description="RELIABILITY.md's generated part from reliability/results/*.json")
+_args.add_argument("results_dir", nargs="?", help=argparse.SUPPRESS)
+_args.add_argument("--results", help="the results folder (default reliability/results)")
+_mode = _args.add_mutually_exclusive_group()
+_mode.add_argument("--write", nargs="?", const=str(DOC), metavar="FILE")
+_mode.add_argument("--check", nargs="?", const=str(DOC), metavar="FILE")
+_mode.add_argument("--trace", action="store_true")
+ARGS = _args.parse_args()
+RESULTS = pathlib.Path(ARGS.results or ARGS.results_dir or HERE / "results")
 CI = "CI size: "
+CHANGES_TEST = "deploy/src/test/java/io/kiln/deploy/e2e/ZeroFailureChangesTest.java"
+RESTART_POLICY = 'new RetryPolicy("actor-restart", 1, Duration.ofMillis(100), 2,'
 missing = []
+loaded = {}
 
 
 def load(name):
@@ -19,7 +51,8 @@ def load(name):
     if not f.exists():
         missing.append(name)
         return None
-    return json.loads(f.read_text())
+    loaded[name] = f, traced.load(f)
+    return loaded[name][1]
 
 
 def mib(b):
@@ -45,8 +78,9 @@ nl = load("node-loss")
 if nl:
     reset = nl["killedGatewayConnectionErrors"]
     assert nl["sent"] == nl["succeeded"] + nl["failedCleanly"] + nl["lost"] + reset, "node-loss: outcomes do not add up"
-    row("Node loss under load", f"3 node processes, {nl['clients']} closed-loop clients on all 3 gateways, "
-        f"deadline {nl['deadlineMs']} ms", "SIGKILL of `n1` (hosts a pool), then restart with the same id",
+    row("Node loss under load", f"{nl['nodes']} node processes, {nl['clients']} closed-loop clients on all "
+        f"{nl['nodes']} gateways, deadline {nl['deadlineMs']} ms",
+        "SIGKILL of `n1` (hosts a pool), then restart with the same id",
         nl["sent"], nl["succeeded"], nl["failedCleanly"], nl["lost"], reset,
         f"status shows `n1` dead {nl['deadInStatusMs']} ms, its pool not ready {nl['poolNotReadyInStatusMs']} ms; "
         + (f"last failed request {nl['lastFailedRequestAfterKillMs']} ms after the kill"
@@ -61,17 +95,19 @@ if fo:
     w, b, u = fo["failoverWindow"], fo["beforeKill"], fo["unpinned"]
     served = ", ".join(f"`{k}` {n(v)}" for k, v in u["servedBy"].items())
     full = fo["unpinnedPerSecondPerGateway"] >= 360
-    row("Node loss: failover of unpinned requests", f"3 node processes, open loop through 2 gateways, each "
-        f"{fo['unpinnedPerSecondPerGateway']:.0f}/s unpinned + {fo['pinnedPerSecondPerGateway']:.0f}/s pinned to "
-        f"`n3`; {fo['model'].replace('builtin:sleep', '`builtin:sleep`')} on `n2` and `n3`; deadline {fo['deadlineMs']} ms",
+    model = traced.derived(fo["model"].replace("builtin:sleep", "`builtin:sleep`"), fo["model"])
+    row("Node loss: failover of unpinned requests", f"{fo['nodes']} node processes, open loop through "
+        f"{fo['gateways']} gateways, each {fo['unpinnedPerSecondPerGateway']:.0f}/s unpinned + "
+        f"{fo['pinnedPerSecondPerGateway']:.0f}/s pinned to `n3`; {model} on `n2` and `n3`; deadline "
+        f"{fo['deadlineMs']} ms",
         "SIGKILL of `n3` (hosts a pool) with requests in flight to it", fo["sent"], fo["succeeded"],
         fo["failedCleanly"], fo["lost"], "-",
         f"`n3` unreachable (its event-bus connection closed) on the head {fo['unreachableLoggedMs']} ms and on `n2` "
         f"{fo['unreachableLoggedOnN2Ms']} ms after the kill; membership {fo['leftClusterLoggedMs']} ms, status "
-        f"{fo['deadInStatusMs']} ms; pinned requests a clean 503 naming it meanwhile",
+        f"{fo['deadInStatusMs']} ms; pinned requests a clean {http(503)} naming it meanwhile",
         f"failover window ({n(w['count'])} unpinned requests, {w['inFlightAtKill']} in flight at the kill): p50 "
         f"{w['p50Ms']} ms, p99 {w['p99Ms']} ms, max {w['maxMs']} ms (before the kill: p99 {b['p99Ms']} ms, max "
-        f"{b['maxMs']} ms); unpinned {n(u['succeeded'])} of {n(u['sent'])} answered 200 ({served})",
+        f"{b['maxMs']} ms); unpinned {n(u['succeeded'])} of {n(u['sent'])} answered {http(200)} ({served})",
         cmd("reliability/run.sh failover", None if full else f"{CI}{fo['unpinnedPerSecondPerGateway']:.0f} + "
             f"{fo['pinnedPerSecondPerGateway']:.0f}/s per gateway, {fo['secondsPerPhase']} s per phase"))
 wc = load("worker-crash")
@@ -82,13 +118,13 @@ if wc:
         nm["sent"] + p["sent"], nm["succeeded"] + p["succeeded"], p["failedCleanly"] + nm["failedCleanly"],
         nm["lost"] + p["lost"], "-",
         f"at once: the batch fails; batch-mates re-queued ({wc['workerRestarts']} restarts)",
-        f"pool whole again {wc['recoveryMs']} ms after the poison's 503; {wc['modelReloads']} model reloads; "
+        f"pool whole again {wc['recoveryMs']} ms after the poison's {http(503)}; {wc['modelReloads']} model reloads; "
         f"normal p99 {nm['okP99Ms']:.0f} ms", cmd("reliability/run.sh crash"))
 ll = load("leader-loss")
 if ll:
     for r in ll["runs"]:
-        row("Leader loss mid-deploy", f"4 in-process nodes, deploy of 3 pools x 2 workers; {r['sent']} requests once "
-            "READY", f"leader killed at the first {r['killedAtFirst']} claim", r["sent"], r["succeeded"],
+        row("Leader loss mid-deploy", f"{ll['nodes']} in-process nodes, deploy of 3 pools x 2 workers; {r['sent']} "
+            "requests once READY", f"leader killed at the first {r['killedAtFirst']} claim", r["sent"], r["succeeded"],
             r["failedCleanly"], r["lost"], "-", f"new leader {r['newLeaderMs']} ms",
             f"READY {r['readyMs']} ms; {r['managers']} managers, {r['workers']} workers, {r['modelLoads']:.0f} model "
             "loads (none twice)", cmd("reliability/run.sh leader"))
@@ -96,8 +132,8 @@ lp = load("leader-loss-processes")
 if lp:
     assert lp["sent"] == lp["succeeded"] + lp["failedCleanly"] + lp["lost"], "leader-loss-processes: outcomes do not add up"
     clients = "a closed-loop client" if lp["clients"] == 1 else f"{lp['clients']} closed-loop clients"
-    row("Leader loss (real processes)", f"3 node processes, identity pools on `n1` and `n2`, {clients} on `n2`'s "
-        "gateway", "SIGKILL of the head (the leader; no pool) while traffic flows",
+    row("Leader loss (real processes)", f"{lp['nodes']} node processes, identity pools on `n1` and `n2`, {clients} "
+        "on `n2`'s gateway", "SIGKILL of the head (the leader; no pool) while traffic flows",
         lp["sent"], lp["succeeded"], lp["failedCleanly"], lp["lost"], "-",
         f"new leader (`{lp['newLeader']}`) in status {n(lp['newLeaderMs'])} ms after the kill",
         f"a second deployment, applied through `n1` once `{lp['newLeader']}` led, READY on `n1` and `n2` "
@@ -109,7 +145,7 @@ if ov:
     nm, o, a = ov["normal"], ov["overload"], ov["after"]
     row("Overload", f"{ov['offeredPerSecond']}/s open loop = 10x the measured {ov['capacityPerSecond']}/s, "
         f"{o['seconds']:.0f} s ({ov['model']})", "10x capacity", o["sent"], o["succeeded"], o["failedCleanly"],
-        o["lost"], "-", f"refused at once: 503 + Retry-After p99 {o['cleanP99Ms']:.0f} ms",
+        o["lost"], "-", f"refused at once: {http(503)} + Retry-After p99 {o['cleanP99Ms']:.0f} ms",
         f"admitted p99 {o['okP99Ms']:.0f} ms vs {nm['okP99Ms']:.0f} ms normal; right after: {a['okP99Ms']:.0f} ms; "
         f"heap after GC {mib(ov['heapAfterGcBeforeBytes'])} -> {mib(ov['heapAfterGcAfterBytes'])}, RSS "
         f"{mib(ov['rssBeforeBytes'])} -> {mib(ov['rssAfterBytes'])}", cmd("reliability/run.sh overload"))
@@ -148,7 +184,8 @@ if fh:
             "truncation, flips, huge numbers, deep nesting, wrong types, huge declared shapes"
             + (", hostile header lengths" if kind == "binary" else ""), k["inputs"], k["accepted"],
             k["refusedCleanly"], k["escaped"] + k["overAllocated"], "-",
-            f"400 INVALID_INPUT naming the field; {k['escaped']} escaped, {k['overAllocated']} over the allocation bound",
+            f"{http(400)} INVALID_INPUT naming the field; {k['escaped']} escaped, {k['overAllocated']} over the "
+            "allocation bound",
             f"max {mib(k['maxAllocatedBytes'])} allocated per body", cmd("reliability/run.sh fuzz",
                                                                           fuzz_size(k["inputs"], 1_000_000)))
 fg = load("fuzz-grpc-decoder")
@@ -192,7 +229,7 @@ if nl and "managementToken" in nl:
     t = nl["managementToken"]
     row("Security: management token", "the node-loss cluster (real processes, `--token`)",
         "status, deploy and delete, each without the token and with a wrong one", t["attempts"], "-", t["refused401"],
-        t["letThrough"], "-", "401 each, before any body is read", "-", cmd("reliability/run.sh node-loss"))
+        t["letThrough"], "-", f"{http(401)} each, before any body is read", "-", cmd("reliability/run.sh node-loss"))
 ss = load("serialization-scan")
 if ss:
     row("Security: no Java deserialization", f"bytecode of {ss['classes']} classes in {ss['modules']} modules",
@@ -215,17 +252,20 @@ if pt:
                 failures[cause] = failures.get(cause, 0) + c
     split = iph.get("split", {})
     mw = pt["minorityWrite"]
-    row("Network partition", "3 node processes in network namespaces, `--min-cluster-size 2`; 5 closed-loop clients "
-        "through `n1` (2 unpinned, 1 pinned to `n2`, 2 pinned to `n3`), 2 more inside `n3`'s namespace through `n3` "
-        f"from the split on; deadline {pt['deadlineMs']} ms", f"{pt['cut'].replace('n3', '`n3`', 1)}, ~{pt['splitMs'] / 1000:.0f} s, then up",
+    converged = {k: v for k, v in pt.items() if k.startswith("convergedAt")}
+    cut = traced.derived(pt["cut"].replace("n3", "`n3`", 1), pt["cut"])
+    row("Network partition", f"3 node processes in network namespaces, `--min-cluster-size {pt['minClusterSize']}`; "
+        "5 closed-loop clients through `n1` (2 unpinned, 1 pinned to `n2`, 2 pinned to `n3`), 2 more inside `n3`'s "
+        f"namespace through `n3` from the split on; deadline {pt['deadlineMs']} ms",
+        f"{cut}, ~{pt['splitMs'] / 1000:.0f} s, then up",
         sent, out["succeeded"] + ins["succeeded"], out["failedCleanly"] + ins["failedCleanly"],
         out["lost"] + ins["lost"] + unended, "-",
         f"`n1` sees `n3` dead {pt['majoritySawTheCutMs']} ms, `n3` sees both others dead {pt['minoritySawTheCutMs']} ms; "
         f"on `n3` `POST /api/v1/deployments` {mw['status']}{' + Retry-After' if mw['retryAfter'] != 'null' else ''} "
         f"({mw['tookMs']} ms); `n3` answered {split.get('succeeded', 0)} of {split.get('ended', 0)} from its own pool "
         "while cut off; failures by cause: " + (", ".join(f"{k}: {c}" for k, c in sorted(failures.items())) or "none"),
-        f"every node sees 3 alive and `echo` READY with one ready pool per node "
-        f"{max(v for k, v in pt.items() if k.startswith('convergedAt'))} ms after the heal; every registry name held by "
+        f"every node sees {traced.derived(len(converged), *converged)} alive and `echo` READY with one ready pool per "
+        f"node {max(converged.values())} ms after the heal; every registry name held by "
         f"exactly one live actor {pt['namesOwnedOnceMs']} ms (and stays so); `n3`'s pool manager "
         f"{pt['n3ManagerAcrossTheHeal'].split(' ')[0]}",
         cmd("reliability/run.sh partition", f"{CI}one cut; needs root"))
@@ -248,7 +288,9 @@ for key, name, load_, fault in changes:
         if up:
             sent, ok = sent + up["load"]["sent"], ok + up["load"]["succeeded"]
             clean, lost = clean + up["load"]["failedCleanly"], lost + up["load"]["lost"]
-        detection = "4 workers per node under 8 clients"
+        # The JSON does not say it: the test waits for 4 workers on each node before it stops these clients.
+        detection = setting("4 workers per node under 8 clients", CHANGES_TEST, 'workers("shrink", "za") == 4',
+                            'driver.start(ports, 8, rows("shrink", 20))')
         recovery = (f"{' and '.join(str(w) for w in z['workersAfter'])} workers per node after, with the single "
                     f"client's {lo['sent']} requests: {lo['succeeded']} answered")
     elif key == "rollout":
@@ -258,26 +300,31 @@ for key, name, load_, fault in changes:
         detection = "-"
         recovery = f"{z['inFlightWhenDeleted']} in flight at the delete, all answered; the deployment gone on both nodes"
     row(name, load_, fault, sent, ok, clean, lost, "-", detection, recovery, cmd("reliability/run.sh changes",
-        None if ok >= 5000 else f"{CI}200 answers after each change"))
+        None if ok >= 5000 else CI + setting("200 answers after each change", CHANGES_TEST,
+                                             'Figures.knob("changes.answers", 200)')))
 
 dr = load("drain")
 if dr:
     by = dr["byGateway"]
     tot = {k: sum(g[k] for g in by.values()) for k in ("sent", "succeeded", "failedCleanly", "lost")}
+    # The JSON does not say the size; run.sh's full size is 5000 answers per gateway before and after the drain.
+    full = min(g["succeeded"] for g in by.values()) >= 2 * 5000
     row("Node drain (SIGTERM) under load", "3 node processes, 2 closed-loop clients each on the head's and `n2`'s "
         "gateways", f"SIGTERM of `n1` (hosts a pool; grace {dr['graceSeconds']} s) while traffic flows",
         tot["sent"], tot["succeeded"], tot["failedCleanly"], tot["lost"], "-",
-        f"`n1`'s readiness 503 while draining: {'seen' if dr['readiness503Seen'] else 'not seen'}; "
+        f"`n1`'s readiness {http(503)} while draining: {'seen' if dr['readiness503Seen'] else 'not seen'}; "
         f"the head routed {dr['headRanOnN1DuringDrain']} requests to `n1` during the drain",
         f"`n1` exit code {dr['exitCode']} {dr['exitedAfterSigtermMs']} ms after SIGTERM, gone from status "
-        f"{dr['goneFromStatusMs']} ms", cmd("reliability/run.sh drain", f"{CI}300 answers per gateway per phase"))
+        f"{dr['goneFromStatusMs']} ms", cmd("reliability/run.sh drain", None if full else CI + setting(
+            "300 answers per gateway per phase", "deploy/src/test/java/io/kiln/deploy/DrainIT.java",
+            '"kiln.reliability.drain.requests", 300')))
 
 st = load("stream-node-loss")
 if st:
     row("Node killed mid-stream", f"2 in-process nodes, the `builtin:chunks` pool on `b` ({st['chunkDelayMs']} ms per "
         "chunk), an SSE client on `a`'s gateway", "`b` crashed as SIGKILL would (member and event bus gone) mid-stream",
         f"{st['streams']} stream", "-", st["endedWithErrorEvent"], st["lost"], "-",
-        f"a final `event: error` (\"{json.loads(st['errorEvent'])['error']}\") {st['endedAfterKillMs']} ms after the "
+        f"a final `event: error` (\"{traced.parse(st['errorEvent'])['error']}\") {st['endedAfterKillMs']} ms after the "
         "kill, after "
         f"{st['chunksBeforeTheEnd']} chunks; the stream ends, never hangs", "-",
         cmd("reliability/run.sh stream"))
@@ -288,7 +335,7 @@ if sp:
     row("Node killed mid-stream (real processes)", f"{sp['nodes']} node processes, the `builtin:chunks` pool on `n1` "
         f"({sp['chunkDelayMs']} ms per chunk), an SSE client on `n2`'s gateway", "SIGKILL of `n1` mid-stream",
         f"{sp['streams']} stream", "-", sp["endedWithErrorEvent"], sp["lost"], "-",
-        (f"a final `event: error` (\"{json.loads(sp['errorEvent'])['error']}\") " if sp["errorEvent"] else
+        (f"a final `event: error` (\"{traced.parse(sp['errorEvent'])['error']}\") " if sp["errorEvent"] else
          "no error event: ") + f"{sp['endedAfterKillMs']} ms after the kill, after {sp['chunksBeforeTheEnd']} chunks; "
         "the stream ends, never hangs", "-", cmd("reliability/run.sh node-loss-processes"))
 
@@ -301,15 +348,20 @@ if so:
         f"{so['capacityPerSecond']:,} req/s, {so['seconds']} s", f"a poison request every 2 s ({p['sent']} worker "
         f"crashes), {so['restarts']} rolling restart(s) of `s3` (drain, stop, rejoin), under load",
         so["sent"], so["succeeded"], so["failedCleanly"], so["lost"], "-",
-        f"poison: {p['failedCleanly']} of {p['sent']} a clean 503 (p99 {p['cleanP99Ms']:.0f} ms), {p['lost']} lost",
+        f"poison: {p['failedCleanly']} of {p['sent']} a clean {http(503)} (p99 {p['cleanP99Ms']:.0f} ms), "
+        f"{p['lost']} lost",
         f"heap after GC slope {so['heapSlopeMiBPerMinute']:+.2f} MiB/min, RSS {so['rssSlopeMiBPerMinute']:+.2f} MiB/min; "
         f"threads {so['threads'][0]} → {so['threads'][1]}, fds {so['fds'][0]} → {so['fds'][1]}"
         + (f" (less the load driver's own connections, up to {so['loadSocketsMax']:,} sockets)" if "loadSocketsMax" in so
            else "") + "; p99 "
         f"{so['p99EarlyMs']:.0f} ms early, {so['p99LateMs']:.0f} ms late; plots in `reliability/results/soak.html`",
-        cmd("reliability/run.sh soak", None if full else f"{CI}{so['seconds']} s; full size 1800 s, a restart every 600 s"))
+        cmd("reliability/run.sh soak", None if full else f"{CI}{so['seconds']} s; " + setting(
+            "full size 1800 s, a restart every 600 s", "reliability/run.sh", 'soak.seconds="${size:-1800}"',
+            "soak.restartEverySeconds=600")))
 
 tg, tb, tp = load("tls-gateway"), load("tls-bus"), load("tls-processes")
+bus_timeout = setting("timeout 5 s", "runtime/src/test/java/io/kiln/runtime/BusTlsTest.java",
+                      "withTimeout(Duration.ofSeconds(5))")
 if tg or tb or tp:
     parts = [f"{name} {t['passed']} of {t['checks']}" for name, t in (("gateway", tg), ("bus", tb), ("processes", tp)) if t]
     row("Security: TLS", "gateway HTTPS + gRPC over TLS from PEM files; event bus with mutual TLS; 2 `kiln start` "
@@ -317,7 +369,7 @@ if tg or tb or tp:
         "plain text on a TLS port; a client of another CA; a half-written certificate; a member without the "
         "cluster's certificate", "-", "-", "-", "-", "-",
         "checks passed: " + ", ".join(parts) + "; plain text gets no answer; the stranger's handshake refused"
-        + (f"; its call fails in {tb['strangerCallFailedMs']} ms (timeout 5 s), creating an actor on it fails in "
+        + (f"; its call fails in {tb['strangerCallFailedMs']} ms ({bus_timeout}), creating an actor on it fails in "
            f"{tb['placementOnStrangerFailedMs']} ms with `PlacementTimeoutException`" if tb and "strangerCallFailedMs" in tb
            else ""),
         (f"a replaced certificate served to new connections {tg['newCertificateServedMs']} ms after the key was "
@@ -344,7 +396,9 @@ if oom:
                  f"each kill seen as SIGKILL (out of memory); {oom['requeued']} requests re-queued",
                  f"{oom['workerRestarts']} restarts (= kiln_pool_worker_restarts_total), pool whole {oom['wholeAgainMs']} ms "
                  f"after the load stopped; a model that outgrows the limit in load: {cl['restarts']} restarts of "
-                 f"{cl['workers']} workers (max_restarts {cl['maxRestarts']}; 100, 200, 400 ms waits between failed loads), "
+                 f"{cl['workers']} workers (max_restarts {cl['maxRestarts']}; waits from "
+                 f"{setting('100 ms', 'runtime/src/main/java/io/kiln/runtime/RetryPolicy.java', RESTART_POLICY)}, "
+                 "doubling, between failed loads), "
                  f"FAILED in {cl['failedAfterMs']} ms, no more attempts", cmd("reliability/run.sh engines"))
 ox = load("onnx-load-failure")
 if ox:
@@ -382,10 +436,54 @@ if jp:
         f"{jp['strayFiles']} stray files", cmd("reliability/run.sh node-loss-processes"))
 
 
-print("| scenario | load | fault | sent | succeeded | failed cleanly | lost | reset by the killed node | detection | "
-      "recovery | command |")
-print("|---|---|---|---:|---:|---:|---:|---:|---|---|---|")
-for r in rows:
-    print("| " + " | ".join(n(c) if isinstance(c, int) else str(c) for c in r) + " |")
+HEADER = ["scenario", "load", "fault", "sent", "succeeded", "failed cleanly", "lost", "reset by the killed node",
+          "detection", "recovery", "command"]
+FIGURES = HEADER[3:]  # every number in these columns must come from a results file (--trace)
+cells = [[n(c) if isinstance(c, int) else str(c) for c in r] for r in rows]
+
+RUNS_HEADER = ["results file", "rows", "written (UTC)", "1-minute load average", "cores", "bytes"]
+runs = []
+for name, (f, d) in loaded.items():
+    fed = [c[0] for c in cells if f.name in traced.sources("".join(c[3:]))]
+    at = d.get("at")
+    runs.append([f"`{f.name}`", "; ".join(dict.fromkeys(fed)) or "none",
+                 str(traced.derived(at[:16].replace("T", " "), at)) if at else "not recorded",
+                 f"{d['loadAverage']:.1f}" if "loadAverage" in d else "not recorded",
+                 str(d["cpus"]) if "cpus" in d else "not recorded", f"{traced.derived(f.stat().st_size, f.name):,}"])
+
+generated = traced.strip(
+    document.markdown_table(HEADER, cells, right=range(3, 8)) + "\n"
+    + document.paragraph(
+        "The results files behind the rows, as committed in `reliability/results/`: when its test wrote each, the "
+        "1-minute load average and the cores it recorded then (\"not recorded\" where the test writes none), and its "
+        "size. `python3 reliability/table.py --trace` names the file behind every number of the figure columns. Each "
+        "row is one run of its test: no rounds, so no range. A count needs none; a time or a latency is that run's, "
+        "under that run's load.") + "\n"
+    + document.markdown_table(RUNS_HEADER, runs, right=range(3, 6)))
+
 if missing:
     print("no results for: " + ", ".join(missing), file=sys.stderr)
+try:
+    if ARGS.write:
+        if missing:
+            sys.exit(f"not written: {ARGS.write} would lose the rows of the missing results")
+        changed = document.write(ARGS.write, generated)
+        print(f"{'wrote' if changed else 'unchanged:'} {ARGS.write} ({len(rows)} rows from {len(loaded)} results "
+              "files)")
+    elif ARGS.check:
+        diff = document.check(ARGS.check, generated)
+        if diff or missing:
+            print("\n".join(diff) or "results missing", file=sys.stderr)
+            sys.exit(f"{ARGS.check}: its generated part differs from table.py's rendering of {RESULTS}; "
+                     "run python3 reliability/table.py --write")
+        print(f"{ARGS.check}: its generated part is table.py's rendering of {RESULTS} ({len(rows)} rows)")
+    elif ARGS.trace:
+        report, problems = document.trace(HEADER, FIGURES, cells, RUNS_HEADER, runs, ROOT)
+        print("\n".join(report + problems))
+        if problems:
+            sys.exit(f"{len(problems)} problems")
+    else:
+        sys.stdout.write(generated)
+except document.MarkerError as e:
+    print(f"{ARGS.write or ARGS.check}: {e}", file=sys.stderr)
+    sys.exit(2)
