@@ -8,6 +8,10 @@
 #   wrk         HTTP, binary extension (wrk with a Lua body: JSON header + raw input; the output as binary data)
 #   py-http     the same over a keep-alive Python client with numpy (loadtest/big-tensors-client.py)
 #   grpc        gRPC, raw_input_contents / raw_output_contents (the loadtest generator, LoadGen --protocol grpc)
+#   grpc-h2load the same ModelInfer message from h2load (nghttp2's HTTP/2 load generator, one thread, C connections of
+#               one stream: a client as light as wrk), framed by io.kiln.loadtest.GrpcRequestFile from the request
+#               file the LoadGen runs send; h2load sees only HTTP statuses, so every answer's grpc-status is checked
+#               from Kiln's own count of the codes it sent (kiln_gateway_requests_total, protocol grpc) around the run
 #   py-shm      system shared memory: input and output by reference to a registered region (Python client)
 # at concurrency 1 and 2 (= 2 x workers: Kiln runs one worker per model), $ROUNDS rounds, each configuration measured
 # once per round (even rounds in reverse order). Prints, per model, configuration and concurrency, the median req/s
@@ -22,12 +26,14 @@
 # 1-minute load under LOAD_MAX (2.0) and records the outcome: figures of a loaded machine say so in meta.txt.
 #
 # Usage: loadtest/bench-big-tensors.sh   (env: ROUNDS=3 DURATION=8 WARMUP=3 INTRA=2 CONCURRENCY="1 2"
-#          MODELS="rec det" CONFIGS="direct wrk py-http grpc py-shm" KILN_PORT=8310 KILN_GRPC_PORT=8311 PROFILE=1
-#          NOTE="free text for meta.txt, e.g. what else ran" KILN=path/to/kiln)
+#          MODELS="rec det" CONFIGS="direct wrk py-http grpc grpc-h2load py-shm" KILN_PORT=8310 KILN_GRPC_PORT=8311
+#          PROFILE=1 CLIENT_CPU=1 NOTE="free text for meta.txt, e.g. what else ran" KILN=path/to/kiln)
+# CLIENT_CPU=N pins every client (wrk, the Python client, LoadGen, h2load) to CPU N with taskset; unset (the default),
+# nothing is pinned, as the model's intra-op threads use both cores on both sides.
 # PROFILE=1 also records a JFR of the Kiln JVM during an extra wrk c1 run (the first model) and prints where its
 # samples fall.
-# Needs: a JDK 17+, wrk, a python3 with numpy (/usr/bin/python3 with python3-numpy, else python3 on PATH), the models
-# (models/ocr/fetch.sh; run here when they are missing).
+# Needs: a JDK 17+, wrk, h2load and nghttp (nghttp2-client) for grpc-h2load, a python3 with numpy (/usr/bin/python3
+# with python3-numpy, else python3 on PATH), the models (models/ocr/fetch.sh; run here when they are missing).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,14 +46,15 @@ WARMUP="${WARMUP:-3}"
 INTRA="${INTRA:-2}"
 CONCURRENCY="${CONCURRENCY:-1 2}"
 MODELS="${MODELS:-rec det}"
-CONFIGS="${CONFIGS:-direct wrk py-http grpc py-shm}"
+CONFIGS="${CONFIGS:-direct wrk py-http grpc grpc-h2load py-shm}"
+CLIENT_CPU="${CLIENT_CPU:-}"
 KILN_PORT="${KILN_PORT:-8310}"
 KILN_GRPC_PORT="${KILN_GRPC_PORT:-8311}"
 # A launcher of a copied distribution keeps one build under measurement where others edit the tree (./kiln rebuilds
 # itself whenever a source is newer than its jar).
 KILN="${KILN:-$ROOT/kiln}"
 COMMAND="ROUNDS=$ROUNDS DURATION=$DURATION WARMUP=$WARMUP INTRA=$INTRA CONCURRENCY=\"$CONCURRENCY\" MODELS=\"$MODELS\" \
-CONFIGS=\"$CONFIGS\" loadtest/bench-big-tensors.sh"
+CONFIGS=\"$CONFIGS\"${CLIENT_CPU:+ CLIENT_CPU=$CLIENT_CPU} loadtest/bench-big-tensors.sh"
 if [[ -n "${BIG_TENSORS_OUT:-}" ]]; then
   OUT="$BIG_TENSORS_OUT"
   mkdir -p "$OUT"
@@ -68,6 +75,15 @@ model_words() {
 }
 
 command -v wrk >/dev/null || die "needs wrk (apt-get install -y wrk)"
+if [[ " $CONFIGS " == *" grpc-h2load "* ]]; then
+  command -v h2load >/dev/null && command -v nghttp >/dev/null \
+    || die "grpc-h2load needs h2load and nghttp (apt-get install -y nghttp2-client)"
+fi
+CLIENT_PIN=()
+if [[ -n "$CLIENT_CPU" ]]; then
+  taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot pin to CPU $CLIENT_CPU (taskset -c $CLIENT_CPU failed)"
+  CLIENT_PIN=(taskset -c "$CLIENT_CPU")
+fi
 PY=""
 for p in /usr/bin/python3 python3; do
   if "$p" -c 'import numpy' 2>/dev/null; then PY="$p"; break; fi
@@ -92,10 +108,18 @@ inter-op 1, max_batch_size 1), served by ./kiln up; all deployed at once, one dr
 settings in a fresh JVM (loadtest/BigTensorsDirect.java, ${DIRECT_MODE:-SERIAL}: C callers take turns on one session as \
 requests queue for the one worker), each output copied into a Java array. Paths: wrk = HTTP binary extension (wrk, \
 Lua body), py-http = the same from a keep-alive Python client with numpy, grpc = raw_input_contents / \
-raw_output_contents (LoadGen --protocol grpc), py-shm = system shared memory (Python, input and output by reference). \
-Concurrency $CONCURRENCY (2 = 2 x workers), ${WARMUP}s client warm-up then ${DURATION}s measured per run, $ROUNDS \
-rounds, even rounds in reverse order. Not pinned: the model's $INTRA intra-op threads take both cores on both sides, \
-and the clients share them."
+raw_output_contents (LoadGen --protocol grpc), grpc-h2load = the same ModelInfer message (GrpcRequestFile, from the \
+request file LoadGen sends) from h2load -t1 -cC -m1, every answer's grpc-status checked in Kiln's \
+kiln_gateway_requests_total (h2load sees HTTP statuses only), py-shm = system shared memory (Python, input and output \
+by reference). Concurrency $CONCURRENCY (2 = 2 x workers), ${WARMUP}s client warm-up then ${DURATION}s measured per \
+run, $ROUNDS rounds, even rounds in reverse order."
+if [[ -n "$CLIENT_CPU" ]]; then
+  notes="$notes Clients pinned to CPU $CLIENT_CPU (taskset); Kiln and direct not: the model's $INTRA intra-op threads \
+take both cores on both sides."
+else
+  notes="$notes Not pinned: the model's $INTRA intra-op threads take both cores on both sides, and the clients share \
+them."
+fi
 meta notes "$notes${NOTE:+ $NOTE}"
 meta rounds "$ROUNDS"
 if [[ -n "$(git -C "$ROOT" status --porcelain)" ]]; then
@@ -114,6 +138,7 @@ printf 'round\tname\tstart\tvalue\tunit\terrors\n' >"$OUT/rounds.tsv"
           wrk) what="HTTP binary (wrk)" ;;
           py-http) what="HTTP binary (keep-alive Python)" ;;
           grpc) what="gRPC raw contents (LoadGen)" ;;
+          grpc-h2load) what="gRPC raw contents (h2load)" ;;
           py-shm) what="system shared memory (Python)" ;;
           *) what="$config" ;;
         esac
@@ -188,9 +213,62 @@ done = function(summary, latency, requests)
       + summary.errors.timeout))
 end
 EOF
+  # The gRPC paths' input: the same tensor as wrk's and the Python client's, as an OIP JSON request LoadGen sends and
+  # GrpcRequestFile frames for h2load (one ModelInferRequest, the values in raw_input_contents, on both).
+  BIG_TENSORS_MODEL=$m "$PY" "$LT/big-tensors-client.py" json "$OUT/request-$m.json"
+  if [[ " $CONFIGS " == *" grpc-h2load "* ]]; then
+    java -cp "$CP" io.kiln.loadtest.GrpcRequestFile --request "$OUT/request-$m.json" --model "$m" \
+      --out "$OUT/grpc-$m.bin" || die "could not write $OUT/grpc-$m.bin"
+    nghttp -n -v -d "$OUT/grpc-$m.bin" -H 'content-type: application/grpc' -H 'te: trailers' \
+      "http://127.0.0.1:$KILN_GRPC_PORT/inference.GRPCInferenceService/ModelInfer" >"$OUT/grpc-$m.check.txt" 2>&1 \
+      || true
+    grep -aq 'grpc-status: 0' "$OUT/grpc-$m.check.txt" \
+      || die "$m: one ModelInfer call from nghttp did not end with grpc-status 0; see $OUT/grpc-$m.check.txt"
+  fi
 done
 
 kiln_cpu_ticks() { awk '{print $14 + $15}' "/proc/$KILN_PID/stat"; }
+
+# grpc_codes MODEL   "OK CANCELLED OTHER": the gRPC answers Kiln has counted for MODEL so far, by the status it sent
+grpc_codes() {
+  curl -sf "http://127.0.0.1:$KILN_PORT/metrics" | awk -v m="model=\"$1\"" '
+    /^kiln_gateway_requests_total\{/ && index($0, m) && index($0, "protocol=\"grpc\"") {
+      v = $NF + 0
+      if (index($0, "code=\"OK\"")) ok += v; else if (index($0, "code=\"CANCELLED\"")) cancelled += v; else other += v
+    }
+    END { printf "%d %d %d\n", ok, cancelled, other }'
+}
+
+# h2load_line FILE CODES_BEFORE CODES_AFTER C   measure's JSON line for a measured h2load run: req/s, mean latency
+# (h2load prints no percentiles), succeeded answers, and errors: h2load's own (failed, errored, timed out, not 2xx)
+# plus every gRPC answer Kiln counted with a status other than OK between the two grpc_codes (both runs, warm-up and
+# measured: h2load -D ends each with its requests in flight cancelled, so up to 2 x C CANCELLED are the client's)
+h2load_line() {
+  "$PY" - "$@" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+finished = re.search(r"^finished in [0-9.]+(?:us|ms|s), ([0-9.]+) req/s", text, re.M)
+req = re.search(r"^requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, "
+                r"(\d+) timeout", text, re.M)
+codes = re.search(r"^status codes: \d+ 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text, re.M)
+mean = re.search(r"^time for request:\s+\S+\s+\S+\s+([0-9.]+)(us|ms|s)\b", text, re.M)
+data = re.search(r"^traffic: .*\((\d+)\) data", text, re.M)
+if not (finished and req and codes and mean):
+    sys.exit("not the output of a finished h2load run: " + sys.argv[1])
+ok0, cancelled0, other0 = map(int, sys.argv[2].split())
+ok1, cancelled1, other1 = map(int, sys.argv[3].split())
+c = int(sys.argv[4])
+succeeded = int(req.group(1))
+h2load_errors = sum(int(g) for g in req.groups()[1:]) + sum(int(g) for g in codes.groups())
+cancelled, other = cancelled1 - cancelled0, other1 - other0
+print(json.dumps({
+    "rps": float(finished.group(1)), "p50_ms": None,
+    "mean_ms": round(float(mean.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[mean.group(2)], 2),
+    "n": succeeded, "errors": h2load_errors + other + max(0, cancelled - 2 * c),
+    "grpc_ok": ok1 - ok0, "grpc_cancelled": cancelled, "grpc_other": other,
+    "data_bytes_per_answer": int(int(data.group(1)) / succeeded) if data and succeeded else None}))
+EOF
+}
 
 # measure MODEL CONFIG C   one measured run; appends "MODEL CONFIG C ROUND <json>" to results.txt, the json with the
 # Kiln JVM's CPU time per measured request (the whole process: gateway, pool, worker and ONNX Runtime's threads) where
@@ -208,26 +286,44 @@ measure() {
       line=$(java -Xmx1g -cp "$ORT_JAR" "$LT/BigTensorsDirect.java" "$ROOT/models/ocr/$model/model.onnx" "$INTRA" "$c" \
         "$WARMUP" "$DURATION" "${DIRECT_MODE:-SERIAL}" "$shape" 2>>"$OUT/direct.err" | tail -1) ;;
     wrk)
-      wrk -t1 -c"$c" -d"${WARMUP}s" -s "$OUT/wrk-$model.lua" "$url" >/dev/null
+      "${CLIENT_PIN[@]}" wrk -t1 -c"$c" -d"${WARMUP}s" -s "$OUT/wrk-$model.lua" "$url" >/dev/null
       start=$(date +%s.%N)
       cpu0=$(kiln_cpu_ticks)
-      line=$(wrk -t1 -c"$c" -d"${DURATION}s" --timeout 30s -s "$OUT/wrk-$model.lua" "$url" | grep '^{') ;;
+      line=$("${CLIENT_PIN[@]}" wrk -t1 -c"$c" -d"${DURATION}s" --timeout 30s -s "$OUT/wrk-$model.lua" "$url" \
+        | grep '^{') ;;
     py-http)
-      line=$(BIG_TENSORS_MODEL=$model "$PY" "$LT/big-tensors-client.py" http-binary "$KILN_PORT" "$c" "$WARMUP" \
-        "$DURATION" | tail -1) ;;
+      line=$(BIG_TENSORS_MODEL=$model "${CLIENT_PIN[@]}" "$PY" "$LT/big-tensors-client.py" http-binary "$KILN_PORT" \
+        "$c" "$WARMUP" "$DURATION" | tail -1) ;;
     py-shm)
-      line=$(BIG_TENSORS_MODEL=$model "$PY" "$LT/big-tensors-client.py" shm "$KILN_PORT" "$c" "$WARMUP" "$DURATION" \
-        | tail -1) ;;
+      line=$(BIG_TENSORS_MODEL=$model "${CLIENT_PIN[@]}" "$PY" "$LT/big-tensors-client.py" shm "$KILN_PORT" "$c" \
+        "$WARMUP" "$DURATION" | tail -1) ;;
     grpc)
       # In a subfolder: the RESULTS.md generator reads a *.json beside meta.txt as a run of its own.
       local json="$OUT/grpc/$model-c$c-r$ROUND.json"
       mkdir -p "$OUT/grpc"
-      java -Xmx512m -cp "$CP" io.kiln.loadtest.LoadGen --url "http://127.0.0.1:$KILN_GRPC_PORT" --protocol grpc \
-        --model "$model" --input-name x --shape "$shape" --mode closed --connections "$c" --warmup "${WARMUP}s" \
-        --duration "${DURATION}s" --timeout 30s --quiet --out "$json" >/dev/null 2>>"$OUT/grpc.err"
+      "${CLIENT_PIN[@]}" java -Xmx512m -cp "$CP" io.kiln.loadtest.LoadGen --url "http://127.0.0.1:$KILN_GRPC_PORT" \
+        --protocol grpc --model "$model" --request "$OUT/request-$model.json" --mode closed --connections "$c" \
+        --warmup "${WARMUP}s" --duration "${DURATION}s" --timeout 30s --quiet --out "$json" >/dev/null \
+        2>>"$OUT/grpc.err"
       line=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); l=d.get("latencyMs",{});
 print(json.dumps({"rps": d.get("okRps", d.get("achievedRps")), "p50_ms": l.get("p50"), "p99_ms": l.get("p99"),
  "n": d.get("requests", d.get("completed")), "errors": d.get("errors")}))' "$json") ;;
+    grpc-h2load)
+      # A warm-up run of its own, as wrk's; Kiln's count of the gRPC codes it sent spans both runs.
+      local f="$OUT/h2load/$model-c$c-r$ROUND" grpc_url codes0 codes1
+      grpc_url="http://127.0.0.1:$KILN_GRPC_PORT/inference.GRPCInferenceService/ModelInfer"
+      mkdir -p "$OUT/h2load"
+      codes0=$(grpc_codes "$model") || die "no /metrics from Kiln on :$KILN_PORT"
+      "${CLIENT_PIN[@]}" h2load -t1 -c"$c" -m1 -D "$WARMUP" -d "$OUT/grpc-$model.bin" \
+        -H 'content-type: application/grpc' -H 'te: trailers' "$grpc_url" >"$f.warm.txt" 2>&1 \
+        || die "h2load failed; see $f.warm.txt"
+      start=$(date +%s.%N)
+      cpu0=$(kiln_cpu_ticks)
+      "${CLIENT_PIN[@]}" h2load -t1 -c"$c" -m1 -D "$DURATION" -d "$OUT/grpc-$model.bin" \
+        -H 'content-type: application/grpc' -H 'te: trailers' "$grpc_url" >"$f.txt" 2>&1 \
+        || die "h2load failed; see $f.txt"
+      codes1=$(grpc_codes "$model") || die "no /metrics from Kiln on :$KILN_PORT"
+      line=$(h2load_line "$f.txt" "$codes0" "$codes1" "$c") || die "could not read $f.txt" ;;
     *) die "unknown configuration $config" ;;
   esac
   [[ -n "$line" ]] || die "$model $config c$c round $ROUND gave no result"
@@ -332,7 +428,8 @@ rows = {}
 for line in open(sys.argv[1]):
     model, config, c, r, js = line.split(" ", 4)
     rows.setdefault((model, config, int(c)), []).append(json.loads(js))
-print("%-5s %-8s %3s %10s %21s %9s %9s %13s %8s" % ("model", "config", "c", "req/s", "range", "vs direct", "p50 ms",
+# h2load prints no percentiles: its rows show the mean latency instead (marked *).
+print("%-5s %-11s %3s %10s %21s %9s %9s %13s %8s" % ("model", "config", "c", "req/s", "range", "vs direct", "p50 ms",
       "CPU ms/req", "errors"))
 for model in dict.fromkeys(k[0] for k in rows):
     for c in [int(x) for x in sys.argv[2].split()]:
@@ -344,10 +441,12 @@ for model in dict.fromkeys(k[0] for k in rows):
             rps = [x["rps"] for x in runs]
             med = statistics.median(rps)
             ratio = "%8.0f%%" % (100 * med / base) if base else "%9s" % "-"
-            p50 = statistics.median([x["p50_ms"] or 0 for x in runs])
+            p50s = [x["p50_ms"] for x in runs if x.get("p50_ms") is not None]
+            p50 = "%9.1f" % statistics.median(p50s) if p50s else "%8.1f*" % statistics.median(
+                [x.get("mean_ms") or 0 for x in runs])
             cpus = [x["cpu_ms_per_request"] for x in runs if x.get("cpu_ms_per_request")]
             cpu = "%13.1f" % statistics.median(cpus) if cpus else "%13s" % "-"
-            print("%-5s %-8s %3d %10.2f %10.2f - %8.2f %s %9.1f %s %8d" % (model, config, c, med, min(rps), max(rps),
+            print("%-5s %-11s %3d %10.2f %10.2f - %8.2f %s %s %s %8d" % (model, config, c, med, min(rps), max(rps),
                   ratio, p50, cpu, sum(x.get("errors") or 0 for x in runs)))
 EOF
 cat "$OUT/meta.txt" >&2

@@ -10,6 +10,8 @@ percentiles of the measured window, errors).
       copies the output out of the region into a numpy array (the region is reused by its next request)
   big-tensors-client.py body FILE                                writes the binary-extension body for wrk; prints the
       JSON header's length
+  big-tensors-client.py json FILE                                writes the same input as an OIP JSON request (the
+      request file LoadGen's gRPC runs send and GrpcRequestFile frames for h2load: raw_input_contents of these values)
 
 The model is BIG_TENSORS_MODEL's (default rec): rec's input is [8, 3, 48, 320] FP32 (PP-OCRv4 rec, a crop batch), its
 output [8, 40, 6625] FP32 (8,480,000 bytes); det's (PP-OCRv4 det) [1, 3, 480, 480] FP32 (2,764,800 bytes) in and the
@@ -190,6 +192,13 @@ def main():
         with open(sys.argv[2], "wb") as f:
             f.write(body)
         print(len(header))
+        return
+    if mode == "json":
+        x = make_input()
+        with open(sys.argv[2], "w") as f:
+            # float32 -> Python float is exact, and so is its shortest repr read back as FP32.
+            json.dump({"inputs": [{"name": "x", "datatype": "FP32", "shape": SHAPE,
+                                   "data": x.reshape(-1).tolist()}]}, f, separators=(",", ":"))
         return
     port, c, warmup, duration = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
     if mode == "http-binary":
