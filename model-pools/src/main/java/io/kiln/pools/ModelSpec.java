@@ -1,5 +1,6 @@
 package io.kiln.pools;
 
+import io.kiln.pools.spec.ModelFields;
 import io.kiln.pools.spi.Engines;
 import io.kiln.pools.spi.SpecFields;
 import io.kiln.pools.spi.SpecProblem;
@@ -31,6 +32,9 @@ import java.util.Set;
  * <p>The set of engines is open: {@link #engines()} lists the names the JVM's {@link Engines} registry holds
  * (Kiln's own and any {@link io.kiln.pools.spi.Engine} on the class path). The rules every engine shares are here
  * and in {@link SpecRules}; those of one engine are its {@link io.kiln.pools.spi.Engine#check}, beside it.
+ *
+ * <p>The schema of these fields (YAML names, kinds, defaults, owners, docs), from which the wire form, serve's YAML
+ * reader and writer and the docs' field table follow, is {@link ModelFields}: a new component needs its field there.
  *
  * <p>Threads: {@code intraOpThreads}/{@code interOpThreads} of 0 leave the engine's default. PyTorch's
  * thread pools are process-wide and sized once when the engine starts, so the values of the first model
@@ -120,10 +124,9 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     if (inputs.isEmpty()) {
       throw new IllegalArgumentException("inputs: a model needs at least one input");
     }
-    for (int size : warmupBatchSizes) {
-      if (size < 1 || size > MAX_WARMUP_BATCH_SIZE) {
-        throw new IllegalArgumentException("warmupBatchSizes: each must be in 1.." + MAX_WARMUP_BATCH_SIZE + ", got " + size);
-      }
+    String sizes = ModelFields.WARMUP_BATCH_SIZES.problem(warmupBatchSizes);
+    if (sizes != null) {
+      throw new IllegalArgumentException("warmupBatchSizes: " + sizes);
     }
     checkThreads("intraOpThreads", intraOpThreads);
     checkThreads("interOpThreads", interOpThreads);
@@ -134,8 +137,8 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     streaming = streaming || runs.alwaysStreams(new SpecFields(uri.toString(), format, architecture, inputs, outputs,
         false, options));
     SpecRules.require("streaming", SpecRules.streamingFits(engine, uri.toString(), streaming));
-    if (python != null && !engine.equals(ENGINE_PYTHON)) {
-      throw new IllegalArgumentException("python: only for engine " + ENGINE_PYTHON + ", this model's is " + engine);
+    if (python != null) { // the one field an engine owns (ModelFields: its owner)
+      SpecRules.require("python:", ModelFields.PYTHON.ownerProblem(engine));
     }
     if (engine.equals(ENGINE_PYTHON) && python == null) {
       python = PythonOptions.DEFAULTS;
@@ -314,8 +317,9 @@ public record ModelSpec(Path uri, String engine, String format, String architect
   }
 
   private static void checkThreads(String field, int n) {
-    if (n < 0 || n > MAX_THREADS) {
-      throw new IllegalArgumentException(field + ": must be in 0.." + MAX_THREADS + " (0 = engine default), got " + n);
+    String problem = ModelFields.threads(n);
+    if (problem != null) {
+      throw new IllegalArgumentException(field + ": " + problem);
     }
   }
 

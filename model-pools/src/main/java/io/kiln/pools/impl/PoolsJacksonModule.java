@@ -4,22 +4,24 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.SerializerProvider;
-import com.fasterxml.jackson.databind.deser.std.StdDelegatingDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import com.fasterxml.jackson.databind.module.SimpleModule;
-import com.fasterxml.jackson.databind.ser.std.StdDelegatingSerializer;
 import com.fasterxml.jackson.databind.ser.std.StdSerializer;
-import com.fasterxml.jackson.databind.util.StdConverter;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
-import io.kiln.pools.PythonOptions;
+import io.kiln.pools.ModelUris;
 import io.kiln.pools.Tensor;
-import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spec.FieldKind;
+import io.kiln.pools.spec.ModelField;
+import io.kiln.pools.spec.ModelFields;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Teaches Jackson (and so the runtime's wire codec, which registers every module on the class path) the
@@ -29,7 +31,8 @@ import java.util.List;
  *   <li>{@link Tensor} as {@code {name, datatype, shape, data}} with {@code data} the raw little-endian
  *       bytes: a CBOR byte string on the wire, base64 in JSON. Reading checks the byte count against the
  *       shape (the tensor's own constructor).</li>
- *   <li>{@link ModelSpec} with its {@code uri} as the path's own string (Jackson's default would turn
+ *   <li>{@link ModelSpec} as the fields its schema ({@link ModelFields}) lists, each under its component's name,
+ *       the defaults left out, with its {@code uri} as the path's own string (Jackson's default would turn
  *       {@code builtin:identity} or a relative folder into an absolute {@code file:} URI of the sender's
  *       working directory); reading validates like the constructor.</li>
  * </ul>
@@ -42,42 +45,59 @@ public final class PoolsJacksonModule extends SimpleModule {
     super("kiln-pools");
     addSerializer(Tensor.class, new TensorSerializer());
     addDeserializer(Tensor.class, new TensorDeserializer());
-    addSerializer(ModelSpec.class, new StdDelegatingSerializer(new SpecToJson()));
-    addDeserializer(ModelSpec.class, new StdDelegatingDeserializer<>(new JsonToSpec()));
+    addSerializer(ModelSpec.class, new SpecSerializer());
+    addDeserializer(ModelSpec.class, new SpecDeserializer());
   }
 
-  /** The JSON shape of a {@link ModelSpec}. */
-  record ModelSpecJson(String uri, String engine, String format, String architecture, List<TensorSpec> inputs,
-                       List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads,
-                       int interOpThreads, PythonOptions python, boolean allowCpuFallback, boolean streaming,
-                       @com.fasterxml.jackson.annotation.JsonInclude(
-                           com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String sha256,
-                       @com.fasterxml.jackson.annotation.JsonInclude(
-                           com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
-                       java.util.Map<String, String> options,
-                       @com.fasterxml.jackson.annotation.JsonInclude(
-                           com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-                       io.kiln.pools.SequenceSpec sequence) {
-  }
+  /**
+   * A {@link ModelSpec} as an object of its fields ({@link ModelFields}), each under its component's name; a field
+   * equal to its default is left out (a reader takes the default back).
+   */
+  private static final class SpecSerializer extends StdSerializer<ModelSpec> {
+    SpecSerializer() {
+      super(ModelSpec.class);
+    }
 
-  private static final class SpecToJson extends StdConverter<ModelSpec, ModelSpecJson> {
     @Override
-    public ModelSpecJson convert(ModelSpec s) {
-      return new ModelSpecJson(io.kiln.pools.ModelUris.canonical(s.uri().toString()), s.engine(), s.format(), s.architecture(), s.inputs(), s.outputs(),
-          s.warmupBatchSizes(), s.intraOpThreads(), s.interOpThreads(), s.python(), s.allowCpuFallback(),
-          s.streaming(), s.sha256().isEmpty() ? null : s.sha256(), s.options(), s.sequence());
+    public void serialize(ModelSpec spec, JsonGenerator g, SerializerProvider provider) throws IOException {
+      g.writeStartObject();
+      for (ModelField f : ModelFields.ALL) {
+        Object value = ModelFields.get(f, spec);
+        if (f.required() || !f.isDefault(value)) {
+          provider.defaultSerializeField(f.component(), f.kind() == FieldKind.PATH
+              ? ModelUris.canonical(value.toString()) : value, g);
+        }
+      }
+      g.writeEndObject();
     }
   }
 
-  private static final class JsonToSpec extends StdConverter<ModelSpecJson, ModelSpec> {
+  /** Reads each field of {@link ModelFields} as its component's type; unknown fields are skipped. */
+  private static final class SpecDeserializer extends StdDeserializer<ModelSpec> {
+    SpecDeserializer() {
+      super(ModelSpec.class);
+    }
+
     @Override
-    public ModelSpec convert(ModelSpecJson j) {
-      if (j.uri() == null) {
-        throw new IllegalArgumentException("uri: required");
+    public ModelSpec deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode tree = ctxt.readTree(p);
+      if (!tree.isObject()) {
+        throw JsonMappingException.from(p, "a model spec is an object of its fields, got " + tree.getNodeType());
       }
-      return new ModelSpec(Path.of(j.uri()), j.engine(), j.format(), j.architecture(),
-          j.inputs() == null ? List.of() : j.inputs(), j.outputs(), j.warmupBatchSizes(), j.intraOpThreads(),
-          j.interOpThreads(), j.python(), j.allowCpuFallback(), j.streaming(), j.sha256(), j.options(), j.sequence());
+      Map<ModelField, Object> values = new HashMap<>();
+      for (ModelField f : ModelFields.ALL) {
+        JsonNode node = tree.get(f.component());
+        if (node == null || node.isNull()) {
+          continue;
+        }
+        if (f.kind() == FieldKind.PATH) {
+          values.put(f, Path.of(ctxt.readTreeAsValue(node, String.class)));
+        } else {
+          JavaType type = ctxt.getTypeFactory().constructType(ModelFields.javaType(f));
+          values.put(f, ctxt.readTreeAsValue(node, type));
+        }
+      }
+      return ModelFields.build(values); // validates like the constructor: IllegalArgumentException naming the field
     }
   }
 

@@ -3,7 +3,10 @@ package io.kiln.serve.impl;
 import io.kiln.pools.DataType;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.ModelUris;
+import io.kiln.pools.PythonOptions;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spec.ModelField;
+import io.kiln.pools.spec.ModelFields;
 import io.kiln.serve.yaml.MappingReader;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
@@ -13,6 +16,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,17 +24,14 @@ import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.Node;
 
 /**
- * Reads a deployment's {@code model} section: the URI (resolved against the YAML file's folder and, when
- * asked, checked to exist), engine, format, tensors, warm-up and threads, into model-pools'
- * {@link ModelSpec}. Not thread-safe.
+ * Reads a deployment's {@code model} section into model-pools' {@link ModelSpec} by walking its schema
+ * ({@link ModelFields}): the URI (resolved against the YAML file's folder and, when asked, checked to exist) and the
+ * engine first, then each field by its kind, then the rules between fields. Not thread-safe.
  */
 final class ModelReader {
 
   private static final Pattern SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*://.*");
   private static final List<String> DATATYPES = java.util.Arrays.stream(DataType.values()).map(DataType::name).toList();
-  /** Threads of each PyTorch pool when the {@code threads} section is there but leaves one out. */
-  private static final int DEFAULT_THREADS = 1;
-  private static final int NO_THREADS = 0;
 
   private final Reading reading;
   private final Problems problems;
@@ -43,7 +44,9 @@ final class ModelReader {
   }
 
   /**
-   * The model, or null if anything in it is wrong (reported).
+   * The model, or null if anything in it is wrong (reported). The engine and uri are read first (the other fields
+   * are judged by them); then every field of {@link ModelFields} placed in the model section, by its kind: text,
+   * booleans, integers, names and mappings alike, tensors, integer lists and sections by their readers here.
    *
    * @param maxBatchSize the deployment's batch limit that warm-up batches must respect, null if unknown
    */
@@ -54,43 +57,28 @@ final class ModelReader {
       engine(m); // reports the missing field, saying what detection needs
     }
     String uri = uri(m, engine);
-    String sha256 = sha256(m, uri);
-    Optional<String> format = format(m, engine);
-    Optional<String> architecture = Optional.empty();
-    String arch = m.text("architecture", null);
-    if (arch != null) {
-      architecture = Optional.of(arch);
-      check(m.at("architecture"), m.path("architecture"), Rules.notBlank(arch));
-    }
-    if (format != null && !arch(m, format, architecture)) {
-      format = null;
-    }
     boolean engineSignature = engine != null && uri != null && defaultSignature(engine, uri);
-    List<TensorSpec> inputs = engineSignature && !m.has("inputs") ? List.of() : tensors(m, "input");
-    List<TensorSpec> outputs = engineSignature && !m.has("outputs") ? List.of() : tensors(m, "output");
-    Map<String, String> engineOptions = options(m.section("options"));
-    List<Integer> warmup = warmup(m.section("warmup"), maxBatchSize);
-    int[] threads = threads(m.section("threads"));
-    Boolean allowCpuFallback = m.bool("allow_cpu_fallback", false);
-    Boolean streaming = m.bool("streaming", false);
-    if (Boolean.TRUE.equals(streaming) && engine != null && uri != null) {
-      check(m.at("streaming"), m.path("streaming"), io.kiln.pools.SpecRules.streamingFits(engine, uri, true));
+    Map<ModelField, Object> values = new HashMap<>();
+    Map<String, MappingReader> sections = new LinkedHashMap<>();
+    for (ModelField f : ModelFields.at(ModelField.Place.MODEL)) {
+      if (f != ModelFields.URI && f != ModelFields.ENGINE) {
+        values.put(f, field(m, f, sections, engine, engineSignature, maxBatchSize));
+      }
     }
-    PythonReader pythonReader = new PythonReader(reading);
-    io.kiln.pools.PythonOptions python = pythonReader.read(m, engine);
+    crossChecks(m, values, engine, uri);
+    PythonOptions python = (PythonOptions) values.get(ModelFields.PYTHON);
     if (python != null && uri != null && options.checkModelPaths() && !ModelUris.isRemote(uri)) {
-      pythonReader.checkModelFile(Path.of(uri), python.className(), m.at("uri"), m.path("uri"));
+      new PythonReader(reading).checkModelFile(Path.of(uri), python.className(), m.at("uri"), m.path("uri"));
     }
+    sections.values().forEach(MappingReader::finish);
     m.finish();
     if (problems.count() > before || !m.present()) {
       return null;
     }
+    values.put(ModelFields.URI, Path.of(uri.trim()));
+    values.put(ModelFields.ENGINE, engine);
     try {
-      return ModelSpec.builder().uri(uri).engine(engine).format(format.orElse(ModelSpec.FORMAT_AUTO))
-          .architecture(architecture.orElse("")).inputs(inputs).outputs(outputs).warmupBatchSizes(warmup)
-          .intraOpThreads(threads[0]).interOpThreads(threads[1]).python(python)
-          .allowCpuFallback(Boolean.TRUE.equals(allowCpuFallback))
-          .streaming(Boolean.TRUE.equals(streaming)).sha256(sha256).options(engineOptions).build();
+      return ModelFields.build(values);
     } catch (IllegalArgumentException e) {
       // A rule of the model spec the checks above do not restate (e.g. an unknown built-in model); an engine's
       // option problem ("options.max_num_seqs: ...") is reported at that option.
@@ -107,28 +95,99 @@ final class ModelReader {
     }
   }
 
+  /** One field's value: its default when absent, null when wrong (reported). */
+  private Object field(MappingReader m, ModelField f, Map<String, MappingReader> sections, String engine,
+                       boolean engineSignature, Integer maxBatchSize) {
+    MappingReader s = f.section().isEmpty() ? m : sections.computeIfAbsent(f.section(), m::section);
+    String key = f.key();
+    return switch (f.kind()) {
+      case TEXT -> {
+        String text = s.text(key, null);
+        if (text != null && f.rule() != null) {
+          check(s.at(key), s.path(key), f.rule().apply(text));
+        }
+        yield text;
+      }
+      case BOOL -> s.bool(key, (Boolean) f.defaultValue());
+      // In a section given without it, a count takes its least value (threads: {intra_op: 2} runs 1 inter-op thread).
+      case INT -> s.integer(key, s.present() && !f.section().isEmpty() ? (int) f.min() : (Integer) f.defaultValue(),
+          (int) f.min(), (int) f.max());
+      case ENUM -> choice(s, f);
+      case MAP -> map(s.section(key));
+      case TENSORS -> engineSignature && !s.has(key) ? List.of() : tensors(s, key.substring(0, key.length() - 1));
+      case INT_LIST -> integers(s, f, maxBatchSize);
+      case SECTION -> section(m, f, engine);
+      case PATH -> throw new IllegalStateException("no reader for a path field but uri: " + f.yaml());
+    };
+  }
+
+  /** The rules between fields: the format and architecture against the engine, the sha256 and streaming vs the uri. */
+  private void crossChecks(MappingReader m, Map<ModelField, Object> values, String engine, String uri) {
+    String format = (String) values.get(ModelFields.FORMAT);
+    boolean formatOk = !m.has("format")
+        || format != null && (engine == null || check(m.at("format"), m.path("format"), Rules.formatFits(engine, format)));
+    String architecture = (String) values.get(ModelFields.ARCHITECTURE);
+    if (formatOk) {
+      String message = Rules.architectureFits(format == null ? ModelSpec.FORMAT_AUTO : format,
+          architecture == null ? "" : architecture);
+      check(architecture != null ? m.keyAt("architecture") : m.at("format"), m.path("architecture"), message);
+    }
+    String sha256 = values.get(ModelFields.SHA256) == null ? null : ((String) values.get(ModelFields.SHA256)).trim();
+    if (uri != null && (sha256 != null || !m.has("sha256"))) {
+      String problem = ModelUris.sha256Problem(uri, sha256);
+      if (problem != null) {
+        problems.at(m.has("sha256") ? m.at("sha256") : m.at("uri"), m.path("sha256"), problem);
+      }
+    }
+    if (Boolean.TRUE.equals(values.get(ModelFields.STREAMING)) && engine != null && uri != null) {
+      check(m.at("streaming"), m.path("streaming"), io.kiln.pools.SpecRules.streamingFits(engine, uri, true));
+    }
+  }
+
+  /** A name among the field's choices; null if absent or wrong (reported, with the closest choice). */
+  private String choice(MappingReader s, ModelField f) {
+    String text = s.text(f.key(), null);
+    if (text == null) {
+      return null;
+    }
+    List<String> choices = f.choices().get();
+    if (!choices.contains(text)) {
+      problems.at(s.at(f.key()), s.path(f.key()), "unknown " + f.key() + " '" + text + "'" + hint(text, choices));
+      return null;
+    }
+    return text;
+  }
+
+  /** A nested section, read by the reader its field names; null if wrong (reported). */
+  private Object section(MappingReader m, ModelField f, String engine) {
+    if (f == ModelFields.PYTHON) {
+      return new PythonReader(reading).read(m, engine);
+    }
+    throw new IllegalStateException("no YAML reader for section " + f.yaml() + " (add one beside PythonReader)");
+  }
+
   /** Whether {@code engine} gives models that declare no inputs its own signature (a decoder's text tensors). */
   private static boolean defaultSignature(String engine, String uri) {
     return io.kiln.pools.spi.Engines.installed().get(engine)
         .defaultSignature(io.kiln.pools.spi.SpecFields.streaming(uri)).isPresent();
   }
 
-  /** The engine's own settings, each a scalar, as text; their engine checks them when the spec is built. */
-  private Map<String, String> options(MappingReader o) {
-    Map<String, String> options = new java.util.TreeMap<>();
+  /** Single values (text, number or boolean) by name, as text; their engine checks them when the spec is built. */
+  private Map<String, String> map(MappingReader o) {
+    Map<String, String> map = new java.util.TreeMap<>();
     if (!o.present()) {
-      return options;
+      return map;
     }
     for (org.yaml.snakeyaml.nodes.NodeTuple e : o.entries()) {
       String key = ((org.yaml.snakeyaml.nodes.ScalarNode) e.getKeyNode()).getValue();
       if (e.getValueNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode v) {
-        options.put(key, v.getValue());
+        map.put(key, v.getValue());
       } else {
         problems.at(e.getValueNode(), o.path(key), "must be a single value (text, number or boolean), got "
             + Reading.describe(e.getValueNode()));
       }
     }
-    return options;
+    return map;
   }
 
   /** The engine, spelled exactly as one of {@link ModelSpec#engines()}; null if missing or unknown (reported). */
@@ -190,46 +249,6 @@ final class ModelReader {
       return null;
     }
     return folder.toString();
-  }
-
-  /** The declared sha256 ("" if none), checked against the uri; null if wrong (reported). */
-  private String sha256(MappingReader m, String uri) {
-    String text = m.text("sha256", null);
-    if (text != null) {
-      text = text.trim();
-    }
-    if (uri == null) {
-      return text;
-    }
-    String problem = ModelUris.sha256Problem(uri, text);
-    if (problem != null) {
-      problems.at(m.has("sha256") ? m.at("sha256") : m.at("uri"), m.path("sha256"), problem);
-      return null;
-    }
-    return text == null ? "" : text;
-  }
-
-  /** The declared format: empty if not declared, null if wrong. */
-  private Optional<String> format(MappingReader m, String engine) {
-    String text = m.text("format", null);
-    if (text == null) {
-      return m.has("format") ? null : Optional.empty();
-    }
-    if (!ModelSpec.FORMATS.contains(text)) {
-      problems.at(m.at("format"), m.path("format"), "unknown format '" + text + "'"
-          + hint(text, ModelSpec.FORMATS));
-      return null;
-    }
-    if (engine != null && !check(m.at("format"), m.path("format"), Rules.formatFits(engine, text))) {
-      return null;
-    }
-    return Optional.of(text);
-  }
-
-  private boolean arch(MappingReader m, Optional<String> format, Optional<String> architecture) {
-    String message = Rules.architectureFits(format.orElse(ModelSpec.FORMAT_AUTO), architecture.orElse(""));
-    Node at = architecture.isPresent() ? m.keyAt("architecture") : m.at("format");
-    return check(at, m.path("architecture"), message);
   }
 
   private List<TensorSpec> tensors(MappingReader m, String kind) {
@@ -298,34 +317,27 @@ final class ModelReader {
     return ok ? shape : null;
   }
 
-  /** Absent or wrong sections read as defaults: a wrong one is reported, so no spec is built anyway. */
-  private List<Integer> warmup(MappingReader w, Integer maxBatchSize) {
-    List<Node> items = w.list("batch_sizes", false);
-    w.finish();
+  /**
+   * Whole numbers in the field's range; its default when absent, and an absent or wrong section reads as absent (a
+   * wrong one is reported, so no spec is built anyway). Warm-up sizes must also fit the deployment's batches.
+   */
+  private List<Integer> integers(MappingReader s, ModelField f, Integer maxBatchSize) {
+    List<Node> items = s.list(f.key(), false);
     if (items == null) {
-      return ModelSpec.DEFAULT_WARMUP_BATCH_SIZES;
+      @SuppressWarnings("unchecked")
+      List<Integer> dflt = (List<Integer>) f.defaultValue();
+      return dflt;
     }
-    List<Integer> sizes = new ArrayList<>();
+    List<Integer> values = new ArrayList<>();
     for (int i = 0; i < items.size(); i++) {
-      String path = w.path("batch_sizes") + "[" + i + "]";
-      Long n = reading.integer(items.get(i), path, 1, ModelSpec.MAX_WARMUP_BATCH_SIZE);
-      if (n != null && (maxBatchSize == null
+      String path = s.path(f.key()) + "[" + i + "]";
+      Long n = reading.integer(items.get(i), path, f.min(), f.max());
+      if (n != null && (maxBatchSize == null || f != ModelFields.WARMUP_BATCH_SIZES
           || check(items.get(i), path, Rules.warmupWithinBatch(n.intValue(), maxBatchSize)))) {
-        sizes.add(n.intValue());
+        values.add(n.intValue());
       }
     }
-    return sizes;
-  }
-
-  /** {intra, inter}; {0, 0} (the engine's defaults) without a section, or with a wrong one (reported). */
-  private int[] threads(MappingReader t) {
-    Integer intra = t.integer("intra_op", DEFAULT_THREADS, 1, ModelSpec.MAX_THREADS);
-    Integer inter = t.integer("inter_op", DEFAULT_THREADS, 1, ModelSpec.MAX_THREADS);
-    t.finish();
-    if (!t.present() || intra == null || inter == null) {
-      return new int[] {NO_THREADS, NO_THREADS};
-    }
-    return new int[] {intra, inter};
+    return values;
   }
 
   private boolean check(Node at, String path, String message) {

@@ -2,6 +2,7 @@ package io.kiln.serve.impl;
 
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PythonOptions;
+import io.kiln.pools.spec.ModelFields;
 import io.kiln.serve.yaml.MappingReader;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
@@ -28,7 +29,7 @@ import org.yaml.snakeyaml.nodes.Tag;
  */
 final class PythonReader {
 
-  static final String SECTION = "python";
+  static final String SECTION = ModelFields.PYTHON.yaml();
   static final String MODEL_FILE = io.kiln.pools.ModelFolders.PYTHON_FILE;
   private static final int MAX_CONFIG_DEPTH = 16;
 
@@ -48,8 +49,7 @@ final class PythonReader {
     MappingReader p = model.section(SECTION);
     if (!ModelSpec.ENGINE_PYTHON.equals(engine)) {
       if (p.present()) {
-        problems.at(model.keyAt(SECTION), model.path(SECTION), "only for engine " + ModelSpec.ENGINE_PYTHON
-            + (engine == null ? "" : ", this model's is " + engine));
+        problems.at(model.keyAt(SECTION), model.path(SECTION), ModelFields.PYTHON.ownerProblem(engine));
       }
       p.entries(); // its fields are not reported one by one
       p.finish();

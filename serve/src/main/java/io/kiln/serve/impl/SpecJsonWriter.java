@@ -1,14 +1,19 @@
 package io.kiln.serve.impl;
 
 import io.kiln.serve.yaml.Durations;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.pools.BatchingSpec;
 import io.kiln.pools.HealthSpec;
 import io.kiln.pools.ModelSpec;
+import io.kiln.pools.PythonOptions;
 import io.kiln.pools.QueueSpec;
+import io.kiln.pools.SequenceSpec;
 import io.kiln.pools.TensorSpec;
+import io.kiln.pools.spec.ModelField;
+import io.kiln.pools.spec.ModelFields;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.AutoscalingSpec;
 import io.kiln.serve.DeploymentSpec;
@@ -19,8 +24,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Writes specs as JSON trees in the YAML schema's own field names, every default filled in, so the JSON
- * of a spec is also a valid deployment document for {@link SpecReader}. Stateless; thread-safe.
+ * Writes specs as JSON trees in the YAML schema's own field names, every default filled in (a model's fields as its
+ * schema {@link ModelFields} lists them, those at their defaults left out, as in YAML), so the JSON of a spec is also
+ * a valid deployment document for {@link SpecReader}. Stateless; thread-safe.
  */
 public final class SpecJsonWriter {
 
@@ -79,13 +85,72 @@ public final class SpecJsonWriter {
     ObjectNode health = o.putObject("health");
     putMillis(health, "period_ms", h.period());
     putMillis(health, "timeout_ms", h.timeout());
-    io.kiln.pools.SequenceSpec seq = s.model() == null ? null : s.model().sequence();
-    if (seq != null) {
-      ObjectNode sequence = o.putObject("sequence");
+    if (s.model() != null) { // the model's fields written beside its section (sequence)
+      putFields(o, s.model(), ModelField.Place.DEPLOYMENT);
+    }
+    return o;
+  }
+
+  /** The model section: every field of {@link ModelFields} placed there that is required or not at its default. */
+  private static ObjectNode model(ModelSpec m) {
+    ObjectNode o = JSON.objectNode();
+    putFields(o, m, ModelField.Place.MODEL);
+    return o;
+  }
+
+  private static void putFields(ObjectNode o, ModelSpec m, ModelField.Place place) {
+    for (ModelField f : ModelFields.at(place)) {
+      Object value = ModelFields.get(f, m);
+      if (f.required() || !f.isDefault(value)) {
+        ObjectNode into = f.section().isEmpty() ? o
+            : o.get(f.section()) instanceof ObjectNode section ? section : o.putObject(f.section());
+        into.set(f.key(), value(f, value));
+      }
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static JsonNode value(ModelField f, Object value) {
+    return switch (f.kind()) {
+      case PATH -> JSON.textNode(io.kiln.pools.ModelUris.canonical(value.toString())); // a Path folds https:// to https:/
+      case TEXT, ENUM -> JSON.textNode(value.toString());
+      case BOOL -> JSON.booleanNode((Boolean) value);
+      case INT -> JSON.numberNode((Integer) value);
+      case INT_LIST -> {
+        ArrayNode a = JSON.arrayNode();
+        ((List<Integer>) value).forEach(a::add);
+        yield a;
+      }
+      case TENSORS -> tensors((List<TensorSpec>) value);
+      case MAP -> {
+        ObjectNode map = JSON.objectNode();
+        ((Map<String, String>) value).forEach(map::put);
+        yield map;
+      }
+      case SECTION -> section(f, value);
+    };
+  }
+
+  /** A nested section, written by the writer its field names. */
+  private static ObjectNode section(ModelField f, Object value) {
+    if (f == ModelFields.PYTHON) {
+      PythonOptions p = (PythonOptions) value;
+      ObjectNode py = JSON.objectNode();
+      py.put("class", p.className());
+      py.put("interpreter", p.interpreter());
+      py.set("config", io.kiln.runtime.WireCodec.json().valueToTree(p.config()));
+      py.set("env", io.kiln.runtime.WireCodec.json().valueToTree(p.env()));
+      putMillis(py, "startup_timeout_ms", p.startupTimeout());
+      putMillis(py, "request_timeout_ms", p.requestTimeout());
+      return py;
+    }
+    if (f == ModelFields.SEQUENCE) {
+      SequenceSpec seq = (SequenceSpec) value;
+      ObjectNode sequence = JSON.objectNode();
       putMillis(sequence, "idle_timeout_ms", seq.idleTimeout());
       sequence.put("max_sequences", seq.maxSequences());
       ArrayNode state = sequence.putArray("state");
-      for (io.kiln.pools.SequenceSpec.StateSpec st : seq.state()) {
+      for (SequenceSpec.StateSpec st : seq.state()) {
         ObjectNode e = state.addObject().put("input", st.input()).put("output", st.output());
         if (st.init() == 0) {
           e.put("init", SequenceReader.ZEROS);
@@ -93,50 +158,9 @@ public final class SpecJsonWriter {
           e.put("init", st.init());
         }
       }
+      return sequence;
     }
-    return o;
-  }
-
-  /** The spec's defaults ({@code auto} format, no architecture, engine threads) are left out, as in YAML. */
-  private static ObjectNode model(ModelSpec m) {
-    ObjectNode o = JSON.objectNode();
-    o.put("uri", m.uri().toString());
-    o.put("engine", m.engine());
-    if (!m.format().equals(ModelSpec.FORMAT_AUTO)) {
-      o.put("format", m.format());
-    }
-    if (!m.architecture().isEmpty()) {
-      o.put("architecture", m.architecture());
-    }
-    o.set("inputs", tensors(m.inputs()));
-    o.set("outputs", tensors(m.outputs()));
-    ArrayNode sizes = o.putObject("warmup").putArray("batch_sizes");
-    m.warmupBatchSizes().forEach(sizes::add);
-    if (m.intraOpThreads() > 0 || m.interOpThreads() > 0) {
-      ObjectNode threads = o.putObject("threads");
-      threads.put("intra_op", Math.max(1, m.intraOpThreads()));
-      threads.put("inter_op", Math.max(1, m.interOpThreads()));
-    }
-    if (m.allowCpuFallback()) {
-      o.put("allow_cpu_fallback", true);
-    }
-    if (m.streaming()) {
-      o.put("streaming", true);
-    }
-    if (!m.options().isEmpty()) {
-      ObjectNode options = o.putObject("options");
-      m.options().forEach(options::put);
-    }
-    if (m.python() != null) {
-      ObjectNode py = o.putObject("python");
-      py.put("class", m.python().className());
-      py.put("interpreter", m.python().interpreter());
-      py.set("config", io.kiln.runtime.WireCodec.json().valueToTree(m.python().config()));
-      py.set("env", io.kiln.runtime.WireCodec.json().valueToTree(m.python().env()));
-      putMillis(py, "startup_timeout_ms", m.python().startupTimeout());
-      putMillis(py, "request_timeout_ms", m.python().requestTimeout());
-    }
-    return o;
+    throw new IllegalStateException("no JSON writer for section " + f.yaml() + " (add one here)");
   }
 
   private static ArrayNode tensors(List<TensorSpec> tensors) {
