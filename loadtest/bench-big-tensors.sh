@@ -347,17 +347,7 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
       done
     done
   done
-  if ((ROUND % 2 == 0)); then # even rounds in reverse: no configuration always runs first or last
-    for ((i = ${#plan[@]} - 1; i >= 0; i--)); do
-      # shellcheck disable=SC2086
-      measure ${plan[$i]}
-    done
-  else
-    for p in "${plan[@]}"; do
-      # shellcheck disable=SC2086
-      measure $p
-    done
-  fi
+  measure_round "$ROUND" "${plan[@]}"
 done
 
 # threads_cpu   "name ticks" per thread of the Kiln JVM (numbers in names folded: vert.x-eventloop-thread-3 -> -#)

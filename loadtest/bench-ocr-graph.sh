@@ -203,17 +203,7 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
       plan+=("$config $c")
     done
   done
-  if ((ROUND % 2 == 0)); then # even rounds in reverse: no configuration always runs first or last
-    for ((i = ${#plan[@]} - 1; i >= 0; i--)); do
-      # shellcheck disable=SC2086
-      measure ${plan[$i]}
-    done
-  else
-    for p in "${plan[@]}"; do
-      # shellcheck disable=SC2086
-      measure $p
-    done
-  fi
+  measure_round "$ROUND" "${plan[@]}"
 done
 
 meta_end

@@ -116,3 +116,22 @@ wait_for_quiet() {
     sleep 15
   done
 }
+
+# measure_round ROUND ENTRY...   calls the script's own `measure` once per ENTRY (its words are measure's arguments),
+# in order in odd rounds and in reverse in even ones, so no configuration always runs first or last
+measure_round() {
+  local round="$1" i
+  shift
+  local -a entries=("$@")
+  if ((round % 2 == 0)); then
+    for ((i = ${#entries[@]} - 1; i >= 0; i--)); do
+      # shellcheck disable=SC2086
+      measure ${entries[$i]}
+    done
+  else
+    for i in "${entries[@]}"; do
+      # shellcheck disable=SC2086
+      measure $i
+    done
+  fi
+}
