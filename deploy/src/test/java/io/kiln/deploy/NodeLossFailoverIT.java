@@ -150,6 +150,7 @@ class NodeLossFailoverIT {
       Map<String, Object> out = new LinkedHashMap<>();
       out.put("scenario", "node-loss-failover");
       out.put("at", java.time.Instant.now().toString());
+      out.put("cpus", Runtime.getRuntime().availableProcessors());
       out.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
       out.put("nodes", 3);
       out.put("gateways", 2);

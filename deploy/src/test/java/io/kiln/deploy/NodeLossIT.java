@@ -275,6 +275,7 @@ class NodeLossIT {
       Map<String, Object> f = new LinkedHashMap<>();
       f.put("scenario", "node-loss");
       f.put("at", java.time.Instant.now().toString());
+      f.put("cpus", Runtime.getRuntime().availableProcessors());
       f.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
       f.put("nodes", 3);
       f.put("clients", 3 * CLIENTS_PER_GATEWAY);

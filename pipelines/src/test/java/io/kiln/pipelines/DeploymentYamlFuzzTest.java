@@ -180,7 +180,9 @@ class DeploymentYamlFuzzTest {
     String json = "{\"scenario\":\"fuzz-yaml-loader\",\"seed\":" + SEED + ",\"inputs\":" + ITERATIONS + ",\"loaded\":"
         + loaded + ",\"refusedWithProblems\":" + refused + ",\"escaped\":" + escaped + ",\"overAllocated\":"
         + overAllocated + ",\"maxAllocatedBytes\":" + maxAllocated
-        + ",\"loadAverage\":" + ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage() + "}";
+        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
+        + ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()
+        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     Files.createDirectories(out);
     Files.writeString(out.resolve("fuzz-yaml-loader.json"), json);

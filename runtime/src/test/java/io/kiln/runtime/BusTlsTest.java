@@ -91,7 +91,11 @@ class BusTlsTest {
     // The watcher reports each test as it ends, so every check is in by @AfterAll.
     long passed = CHECKS.values().stream().filter("passed"::equals).count();
     StringBuilder json = new StringBuilder("{\"scenario\":\"tls-bus\",\"members\":3,\"checks\":" + CHECKS.size()
-        + ",\"passed\":" + passed + ",\"notPassed\":" + (CHECKS.size() - passed));
+        + ",\"passed\":" + passed + ",\"notPassed\":" + (CHECKS.size() - passed)
+        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
+        + java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean().getSystemLoadAverage()
+        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors());
     new java.util.TreeMap<>(TIMINGS).forEach((k, v) -> json.append(",\"").append(k).append("\":").append(v));
     json.append('}');
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));

@@ -68,7 +68,11 @@ class SecurityDefaultsTest {
     }
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     String json = "{\"scenario\":\"serialization-scan\",\"modules\":" + modules.size() + ",\"classes\":" + classes
-        + ",\"violations\":" + violations.size() + "}";
+        + ",\"violations\":" + violations.size()
+        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
+        + java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean().getSystemLoadAverage()
+        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
     try {
       Files.createDirectories(out);
       Files.writeString(out.resolve("serialization-scan.json"), json);

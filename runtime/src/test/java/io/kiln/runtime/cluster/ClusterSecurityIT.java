@@ -105,7 +105,11 @@ class ClusterSecurityIT {
     }
     String json = "{\"scenario\":\"cluster-admission\",\"attempts\":" + attempts + ",\"refused\":" + refused
         + ",\"admitted\":" + admitted + ",\"wrongOutcomes\":" + wrong.size() + ",\"clusterSizeAfterRefusals\":"
-        + sizeAfterRefusals + "}";
+        + sizeAfterRefusals
+        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
+        + java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean().getSystemLoadAverage()
+        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
     java.nio.file.Path out = java.nio.file.Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     java.nio.file.Files.createDirectories(out);
     java.nio.file.Files.writeString(out.resolve("cluster-admission.json"), json);

@@ -47,7 +47,10 @@ class LeaderLossMidDeployTest {
       runs.add(killLeaderAtFirst(killAt));
     }
     String json = "{\"scenario\":\"leader-loss\",\"nodes\":4,\"runs\":" + runs.stream().map(LeaderLossMidDeployTest::json)
-        .toList() + ",\"loadAverage\":" + ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage() + "}";
+        .toList()
+        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
+        + ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()
+        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     Files.createDirectories(out);
     Files.writeString(out.resolve("leader-loss.json"), json);
