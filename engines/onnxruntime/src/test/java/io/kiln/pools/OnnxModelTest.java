@@ -77,6 +77,30 @@ class OnnxModelTest {
   }
 
   @Test
+  void theInputBufferKeptFromALargerCallCarriesOnlyEachCallsOwnBytes() {
+    // A runner that has run nothing yet: its first call sizes the kept input buffer exactly.
+    try (ModelRunner fresh = ModelRunners.load(ProjectModels.mlpOnnx().intraOpThreads(1).interOpThreads(1).build(),
+        List.of())) {
+      InferenceRequest eight = ProjectModels.mlpRequest(8, 1);
+      InferenceRequest two = ProjectModels.mlpRequest(2, 2);
+      InferenceRequest five = ProjectModels.mlpRequest(5, 3);
+      float[] eightFirst = fresh.infer(List.of(eight)).get(0).get(0).asFloats();
+      // Smaller after larger: the 8-row buffer is reused, limited to 2 rows; then 5 rows with other values.
+      Tensor twoAfter = fresh.infer(List.of(two)).get(0).get(0);
+      Tensor fiveAfter = fresh.infer(List.of(five)).get(0).get(0);
+      float[] eightAgain = fresh.infer(List.of(eight)).get(0).get(0).asFloats();
+
+      assertThat(twoAfter.shape()).containsExactly(2, 10);
+      assertThat(fiveAfter.shape()).containsExactly(5, 10);
+      // Each as the long-lived runner (whose warm-up ran 8 rows) answers it, and as it answered the first time.
+      assertClose(twoAfter.asFloats(), runner.infer(List.of(two)).get(0).get(0).asFloats());
+      assertClose(fiveAfter.asFloats(), runner.infer(List.of(five)).get(0).get(0).asFloats());
+      assertThat(eightAgain).containsExactly(eightFirst);
+      assertThat(twoAfter.asFloats()[0]).isNotCloseTo(eightFirst[0], within(1e-3f));
+    }
+  }
+
+  @Test
   void aSpecThatDoesNotMatchTheModelsSignatureFailsTheLoadNamingEveryMismatch() {
     ModelSpec wrong = ProjectModels.mlpOnnx().inputs(List.of(new TensorSpec("pixels", DataType.FP64, new long[] {-1, 32})))
         .outputs(List.of(new TensorSpec("output", DataType.FP32, new long[] {-1, 10, 1}),

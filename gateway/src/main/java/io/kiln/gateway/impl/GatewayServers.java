@@ -21,6 +21,18 @@ import java.util.random.RandomGenerator;
  */
 public final class GatewayServers {
 
+  /**
+   * The HTTP/2 flow-control window the gRPC port grants each call (stream). Vert.x's default is 64 KiB, per call and
+   * per connection, returned half at a time: a client sending a 1.5 MB tensor stops ~45 times to wait for a
+   * WINDOW_UPDATE from the event loop, each a wake-up that competes with the model's threads for the cores (issue
+   * #36). grpc-java opens 1 MiB; grpc-go and gRPC's C core grow theirs to the bandwidth-delay product. The gateway
+   * takes a call's message as it arrives and never pauses a call, so a larger window lets a client hold no more of
+   * the server's memory than the message limit already does.
+   */
+  static final int GRPC_STREAM_WINDOW = 4 << 20;
+  /** The gRPC port's window per connection: several calls' worth of {@link #GRPC_STREAM_WINDOW}. */
+  static final int GRPC_CONNECTION_WINDOW = 16 << 20;
+
   private final GatewayOptions options;
   private final ModelDirectory models;
   private final PoolDirectory pools;
@@ -98,7 +110,7 @@ public final class GatewayServers {
     // by each route once its body limit allows (ExpectContinue), never by Vert.x as the headers arrive.
     HttpServerOptions httpOptions = serverOptions(sharedHttpPort(vertx)).setHttp2ClearTextEnabled(false)
         .setHandle100ContinueAutomatically(false);
-    HttpServerOptions grpcOptions = serverOptions(options.grpcPort());
+    HttpServerOptions grpcOptions = grpcWindows(serverOptions(options.grpcPort()));
     if (options.tls() != null) {
       tls = new TlsReloader(vertx, options.tls());
       httpOptions = tls.secure(httpOptions, false);
@@ -203,6 +215,12 @@ public final class GatewayServers {
   public long tlsRefusals() {
     TlsReloader t = tls;
     return t == null ? 0 : t.refusals();
+  }
+
+  /** The gRPC port's HTTP/2 windows ({@link #GRPC_STREAM_WINDOW}, {@link #GRPC_CONNECTION_WINDOW}) on {@code o}. */
+  static HttpServerOptions grpcWindows(HttpServerOptions o) {
+    o.getInitialSettings().setInitialWindowSize(GRPC_STREAM_WINDOW);
+    return o.setHttp2ConnectionWindowSize(GRPC_CONNECTION_WINDOW);
   }
 
   /** Explicit interface, bounded request line and headers, and connections that cannot idle for ever. */

@@ -320,7 +320,7 @@ final class HttpInfer implements Handler<HttpServerRequest> {
       } else {
         resp.putHeader(HttpHeaders.CONTENT_TYPE, HttpApi.JSON);
       }
-      resp.end(encoded.body());
+      SlicedBody.end(resp, encoded.body()); // an MB-sized answer in slices: see SlicedBody
     }
 
     @Override

@@ -40,12 +40,21 @@ public final class OnnxModelRunner extends AbstractModelRunner {
   public static final String FORMAT = "onnx";
   /** The file a model folder holds. */
   static final String MODEL_FILE = io.kiln.pools.ModelFolders.ONNX_FILE;
+  /** The largest input buffer kept for the next call; a larger input gets a buffer of its own each call. */
+  static final int KEPT_INPUT_BYTES = 16 << 20;
 
   private final OrtEnvironment env;
   private final OrtSession session;
   private final String device;
   private final Set<String> outputNames;
   private final long fileBytes;
+  /**
+   * Each input's direct buffer, kept from call to call (up to {@link #KEPT_INPUT_BYTES}): a fresh
+   * {@code allocateDirect} per call is zeroed, and its native memory is freed only when a garbage collection finds
+   * the buffer, so every call touched new pages (issue #36: a 1.47 MB input per request). The worker's thread alone
+   * uses them, as it alone calls a runner, and ONNX Runtime is done with them when {@link #forward} returns.
+   */
+  private final ByteBuffer[] inputBuffers;
 
   private OnnxModelRunner(ModelSpec spec, OrtEnvironment env, OrtSession session, String device, long fileBytes) {
     super(spec, spec.outputs());
@@ -54,6 +63,7 @@ public final class OnnxModelRunner extends AbstractModelRunner {
     this.session = session;
     this.device = device;
     this.outputNames = new LinkedHashSet<>(spec.outputs().stream().map(TensorSpec::name).toList());
+    this.inputBuffers = new ByteBuffer[spec.inputs().size()];
   }
 
   /**
@@ -192,7 +202,7 @@ public final class OnnxModelRunner extends AbstractModelRunner {
           feed.put(spec().inputs().get(i).name(), OnnxTensor.createTensor(env, ByteElements.strings(t), t.shape()));
           continue;
         }
-        ByteBuffer data = ByteBuffer.allocateDirect(t.data().length).order(ByteOrder.nativeOrder());
+        ByteBuffer data = inputBuffer(i, t.data().length);
         data.put(t.data()).flip();
         feed.put(spec().inputs().get(i).name(), OnnxTensor.createTensor(env, data, t.shape(),
             OnnxSignature.javaType(t.datatype())));
@@ -221,6 +231,20 @@ public final class OnnxModelRunner extends AbstractModelRunner {
     } finally {
       feed.values().forEach(OnnxTensor::close);
     }
+  }
+
+  /** A cleared native-order direct buffer of at least {@code bytes} for input {@code i}, limited to {@code bytes}. */
+  private ByteBuffer inputBuffer(int i, int bytes) {
+    ByteBuffer kept = inputBuffers[i];
+    if (kept != null && kept.capacity() >= bytes) {
+      kept.clear().limit(bytes);
+      return kept;
+    }
+    ByteBuffer fresh = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+    if (bytes <= KEPT_INPUT_BYTES) {
+      inputBuffers[i] = fresh;
+    }
+    return fresh;
   }
 
   /**
