@@ -25,7 +25,7 @@
 # not land in RESULTS.md); BIG_TENSORS_OUT=DIR names the folder itself. Waits up to LOAD_WAIT_MAX s (600) for a
 # 1-minute load under LOAD_MAX (2.0) and records the outcome: figures of a loaded machine say so in meta.txt.
 #
-# Usage: loadtest/bench-big-tensors.sh   (env: ROUNDS=3 DURATION=8 WARMUP=3 INTRA=2 CONCURRENCY="1 2"
+# Usage: loadtest/bench-big-tensors.sh   (env: ROUNDS=3 DURATION=20 WARMUP=3 INTRA=2 CONCURRENCY="1 2"
 #          MODELS="rec det" CONFIGS="direct wrk py-http grpc grpc-h2load py-shm" KILN_PORT=8310 KILN_GRPC_PORT=8311
 #          PROFILE=1 CLIENT_CPU=1 NOTE="free text for meta.txt, e.g. what else ran" KILN=path/to/kiln)
 # CLIENT_CPU=N pins every client (wrk, the Python client, LoadGen, h2load) to CPU N with taskset; unset (the default),
@@ -41,7 +41,8 @@ LT="$ROOT/loadtest"
 # shellcheck source=loadtest/lib.sh
 source "$LT/lib.sh"
 ROUNDS="${ROUNDS:-3}"
-DURATION="${DURATION:-8}"
+# 20 s: rec answers ~7 a second, so an 8 s run counts ~60 answers and one answer moves a ratio 1.6 %.
+DURATION="${DURATION:-20}"
 WARMUP="${WARMUP:-3}"
 INTRA="${INTRA:-2}"
 CONCURRENCY="${CONCURRENCY:-1 2}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures every scenario the generated part of loadtest/RESULTS.md shows, then regenerates that part — one
 # command for a quiet machine, unattended. Every verdict in RESULTS.md needs at least 3 interleaved rounds (the limit
-# measured again next to Kiln in each), so each step runs 3: about 85 minutes on a quiet 2-core machine (up to ~105
+# measured again next to Kiln in each), so each step runs 3: about 105 minutes on a quiet 2-core machine (up to ~125
 # with the load waits each script does first: LOAD_MAX, LOAD_WAIT_MAX in lib.sh):
 #   1. loadtest/run.sh pinned                 ~25 min  the request path, PINNED_ROUNDS (3) rounds: in each, per Kiln
 #                                                      model, a fresh node (cold start), then at every concurrency Kiln
@@ -13,7 +13,7 @@
 #   5. loadtest/bench-llm.sh                  ~20 min  generative serving (#35): 1 vs 16 streams, HTTP vs in-process,
 #                                                      streamed vs not, prefix cache, prefix routing vs round robin;
 #                                                      LLM_ROUNDS (3) interleaved rounds (LLM=0 leaves it out)
-#   6. loadtest/bench-big-tensors.sh          ~15 min  MB-sized tensors (#36): PP-OCRv4 rec and det over HTTP binary
+#   6. loadtest/bench-big-tensors.sh          ~35 min  MB-sized tensors (#36): PP-OCRv4 rec and det over HTTP binary
 #                                                      (wrk, Python), gRPC (LoadGen, h2load), shared memory vs direct
 #                                                      ONNX Runtime at c1 / c2, 3 interleaved rounds (BIG=0: left out)
 #   7. loadtest/bench-ocr-graph.sh            ~6 min   the OCR graph (#36): ocr-read's images/s through Kiln vs its five

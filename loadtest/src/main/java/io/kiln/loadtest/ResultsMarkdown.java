@@ -148,7 +148,11 @@ public final class ResultsMarkdown {
         .append('\n'); // nothing here may depend on files a folder keeps local (logs, index.html): see loadtest/.gitignore
     sb.append("- load average (1/5/15 min) at the start: ").append(m.getOrDefault("loadavg_start", "?"))
         .append("; at the end: ").append(m.getOrDefault("loadavg_end", "?"))
-        .append(m.containsKey("load_wait") ? "; before starting: " + m.get("load_wait") : "").append("\n\n");
+        .append(m.containsKey("load_wait") ? "; before starting: " + m.get("load_wait") : "").append("\n");
+    if (f.shownParts() != null) {
+      sb.append("- shown here: ").append(f.shownParts()).append(" only (a later run of this scenario measured the rest)\n");
+    }
+    sb.append('\n');
     if (f.scenario().equals("pinned")) {
       // The tools' own outputs (wrk, h2load) and LoadGen's summaries, judged as the issue states its targets.
       sb.append(PinnedSummary.resultsSection(f.dir())).append('\n');
@@ -156,7 +160,7 @@ public final class ResultsMarkdown {
     }
     if (RoundsTable.present(f.dir())) {
       // A scenario in the rounds format (a real model against its limit, round by round): its checks and rounds.
-      sb.append(RoundsTable.read(f.dir()).markdown());
+      sb.append(f.roundsTable().markdown());
     }
     if (f.scenario().equals("pools")) {
       abRounds(sb, BenchOutput.abRounds(f.output()));

@@ -33,13 +33,21 @@ class BigTensorsResultsTest {
   }
 
   private static Path folder(Path results, String loadWait) throws Exception {
-    Path d = Files.createDirectories(results.resolve("big-tensors-20260101-000000"));
-    Files.writeString(d.resolve("meta.txt"), "scenario=big-tensors\ncommand=ROUNDS=3 loadtest/bench-big-tensors.sh\n"
-        + "started=2026-01-01T00:00:00Z\ngit=abc1234\ncpus=2\ncpu_model=Test CPU\nmemory=1.0 GiB\njava=openjdk 17\n"
-        + "os=Linux\nloadavg_start=1.10 1.00 0.90\nload_wait=" + loadWait + "\ntitle=MB-sized tensors (issue #36)\n"
-        + "loadavg_end=2.20 1.50 1.00\nfinished=2026-01-01T00:30:00Z\n");
+    return folder(results, "big-tensors-20260101-000000", "", List.of("rec", "det"), loadWait);
+  }
+
+  /** A folder named {@code name}, started at hour {@code name}'s last two digits, measuring {@code models}. */
+  private static Path folder(Path results, String name, String modelsArg, List<String> models, String loadWait)
+      throws Exception {
+    Path d = Files.createDirectories(results.resolve(name));
+    String hour = name.substring(name.length() - 2);
+    Files.writeString(d.resolve("meta.txt"), "scenario=big-tensors\ncommand=ROUNDS=3 " + modelsArg
+        + "loadtest/bench-big-tensors.sh\nstarted=2026-01-01T" + hour + ":00:00Z\ngit=abc1234\ncpus=2\n"
+        + "cpu_model=Test CPU\nmemory=1.0 GiB\njava=openjdk 17\nos=Linux\nloadavg_start=1.10 1.00 0.90\nload_wait="
+        + loadWait + "\ntitle=MB-sized tensors (issue #36)\nloadavg_end=2.20 1.50 1.00\nfinished=2026-01-01T"
+        + hour + ":30:00Z\n");
     List<String> plan = new ArrayList<>();
-    for (String m : List.of("rec", "det")) {
+    for (String m : models) {
       for (int c : new int[] {1, 2}) {
         plan.add(m + " direct " + c);
         for (String p : PATHS) {
@@ -63,7 +71,7 @@ class BigTensorsResultsTest {
     }
     Files.write(d.resolve("rounds.tsv"), rounds);
     List<String> checks = new ArrayList<>(List.of("label\tkind\trun\tbase\top\ttarget\tshow"));
-    for (String m : List.of("rec", "det")) {
+    for (String m : models) {
       for (int c : new int[] {1, 2}) {
         for (String p : PATHS) {
           checks.add(String.format(Locale.ROOT, "%s, c=%d: %s / direct ONNX Runtime\t%s\t%s-c%d-%s\t%s-c%d-direct\t>=\t0.9"
@@ -104,5 +112,23 @@ class BigTensorsResultsTest {
             + "3 rounds) | not judged: measured on a busy machine (1-min load still 21.88 (>= 2.0) after waiting 0 s; "
             + "measured anyway) |")
         .doesNotContain("| met |").doesNotContain("| **UNSTABLE**");
+  }
+
+  @Test
+  void aRunOfOneModelLeavesTheOtherModelsLatestFiguresInPlace(@TempDir Path results) throws Exception {
+    String quiet = "1-min load 1.10 < 2.0 after 0 s";
+    folder(results, "big-tensors-20260101-000001", "MODELS=\"rec det\" ", List.of("rec", "det"), quiet);
+    folder(results, "big-tensors-20260101-000002", "MODELS=\"rec\" ", List.of("rec"), quiet);
+
+    String md = ResultsMarkdown.render(ResultsFolder.latestByScenario(results));
+
+    // rec from the newer folder only, det still from the older one: each check once in the targets table.
+    assertThat(md).contains("| big-tensors | target | rec, c=2: grpc / direct ONNX Runtime ≥ 90 % | median 94 % (94–94 %, "
+            + "3 rounds) | met | `big-tensors-20260101-000002` |")
+        .contains("| big-tensors | reference, not a target | det, c=2: py-shm / direct ONNX Runtime ≥ 90 % | median 96 % "
+            + "(96–96 %, 3 rounds) | met | `big-tensors-20260101-000001` |")
+        .doesNotContain("| rec, c=2: grpc / direct ONNX Runtime ≥ 90 % | median 94 % (94–94 %, 3 rounds) | met | "
+            + "`big-tensors-20260101-000001` |");
+    assertThat(md.split("\\| big-tensors \\| ", -1)).hasSize(16 + 1);
   }
 }

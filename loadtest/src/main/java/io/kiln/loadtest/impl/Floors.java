@@ -71,7 +71,7 @@ public final class Floors {
     }
     for (ResultsFolder f : latest.values()) {
       if (RoundsTable.present(f.dir())) {
-        for (RoundsTable.Judged j : RoundsTable.read(f.dir()).judge()) {
+        for (RoundsTable.Judged j : f.roundsTable().judge()) {
           out.add(new Verdict(f.scenario(), j.spec().kind(), j.spec().label() + " " + j.judgement().target(),
               j.judgement().measured(), j.judgement().markdown(), source(f)));
         }

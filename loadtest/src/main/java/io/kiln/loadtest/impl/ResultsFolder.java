@@ -33,6 +33,8 @@ public record ResultsFolder(Path dir, Map<String, String> meta, List<RunResult> 
     Map<String, List<String>> limits, List<String> output) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** The meta key {@link #latestByScenario} sets on an older folder shown for some of its parts only. */
+  static final String SHOWN_PARTS = "shown_parts";
 
   /** What the markdown needs of a max-throughput search. */
   public record Search(String name, double p99TargetMs, double bestRate, Double bestP99Ms, Double bestAchievedRps,
@@ -77,10 +79,53 @@ public record ResultsFolder(Path dir, Map<String, String> meta, List<RunResult> 
       }
     }
     folders.sort(Comparator.comparing(ResultsFolder::started));
+    // The latest folder of each part (a model a bench-*.sh run was limited to with MODELS="..."), so a run of one
+    // model does not hide the latest figures of another. The part of the scenario's latest folder keeps the
+    // scenario's name; an older folder still latest for some part is named "<scenario> (<part>)".
+    Map<String, ResultsFolder> byPart = new LinkedHashMap<>();
     for (ResultsFolder f : folders) {
-      latest.put(f.scenario(), f);
+      for (String part : f.parts()) {
+        byPart.put(f.scenario() + "\0" + part, f);
+      }
     }
+    Map<String, ResultsFolder> newest = new LinkedHashMap<>();
+    folders.forEach(f -> newest.put(f.scenario(), f));
+    Map<ResultsFolder, List<String>> latestFor = new LinkedHashMap<>();
+    byPart.forEach((key, f) -> latestFor.computeIfAbsent(f, k -> new ArrayList<>())
+        .add(key.substring(key.indexOf('\0') + 1)));
+    latestFor.forEach((f, parts) -> {
+      String name = f == newest.get(f.scenario()) ? f.scenario() : f.scenario() + " (" + String.join(" ", parts) + ")";
+      if (parts.size() == f.parts().size()) {
+        latest.put(name, f);
+        return;
+      }
+      Map<String, String> meta = new LinkedHashMap<>(f.meta());
+      meta.put(SHOWN_PARTS, String.join(" ", parts));
+      latest.put(name, new ResultsFolder(f.dir(), Map.copyOf(meta), f.runs(), f.searches(), f.limits(), f.output()));
+    });
     return latest;
+  }
+
+  /** The parts this folder is shown for when a later folder measured its others (see {@link #latestByScenario}), or null. */
+  public String shownParts() {
+    return meta.get(SHOWN_PARTS);
+  }
+
+  /** Its rounds table ({@link RoundsTable#read}), limited to the parts it is shown for when that is not all. */
+  public RoundsTable roundsTable() throws IOException {
+    RoundsTable t = RoundsTable.read(dir);
+    String shown = shownParts();
+    return shown == null ? t : t.onlyParts(List.of(shown.split(" ")));
+  }
+
+  /**
+   * The parts of the scenario this folder measured: the models its command was limited to ({@code MODELS="a b"}),
+   * or one unnamed part when it names none.
+   */
+  List<String> parts() {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("MODELS=\"([^\"]*)\"")
+        .matcher(meta.getOrDefault("command", ""));
+    return m.find() && !m.group(1).isBlank() ? List.of(m.group(1).trim().split("\\s+")) : List.of("");
   }
 
   /** Reads one folder. */

@@ -79,6 +79,12 @@ public record RoundsTable(List<Measurement> measurements, List<CheckSpec> checks
     return Files.isRegularFile(dir.resolve(ROUNDS)) && Files.isRegularFile(dir.resolve(CHECKS));
   }
 
+  /** This table with only the checks whose run is of one of {@code parts} (a run named {@code <part>-...}). */
+  public RoundsTable onlyParts(List<String> parts) {
+    return new RoundsTable(measurements, checks.stream()
+        .filter(c -> parts.stream().anyMatch(p -> c.run().startsWith(p + "-"))).toList(), busy);
+  }
+
   /**
    * Reads {@code dir/rounds.tsv} and {@code dir/checks.tsv}.
    *
