@@ -103,7 +103,11 @@ class PythonFaultsTest {
   @Test
   void anInterpreterThatAnswersGarbageFailsTheLoad(@TempDir Path dir) throws Exception {
     Path fake = dir.resolve("fake-python");
-    Files.writeString(fake, "#!/bin/sh\necho 'Python 2.7 says hello'\nsleep 60\n");
+    // The module check (python -B -c SCRIPT) gets an interpreter that fails, which skips the check (PythonModules),
+    // so that the load reaches the channel; the worker gets garbage and a process that stays up until Kiln kills it.
+    // exec: the kill reaches the process that holds the pipes (a sleep forked by sh kept stderr open, and the check's
+    // stdout, for its whole 60 s: 70 s a run).
+    Files.writeString(fake, "#!/bin/sh\n[ \"$2\" = -c ] && exit 1\necho 'Python 2.7 says hello'\nexec sleep 60\n");
     Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwx------"));
     ModelSpec spec = PythonTests.faulty(Map.of()).build();
     ModelSpec withFake = spec.toBuilder().python(spec.python().toBuilder().interpreter(fake.toString()).build()).build();
