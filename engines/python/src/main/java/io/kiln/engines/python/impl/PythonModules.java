@@ -102,7 +102,12 @@ final class PythonModules {
 
   /** What {@code interpreter} lacks of {@code modules}, for a load that failed on one; null if it cannot tell. */
   static Result check(String interpreter, Map<String, String> env, List<String> modules) {
-    return run(interpreter, null, env, modules);
+    return check(interpreter, env, modules, CHECK_TIMEOUT);
+  }
+
+  /** {@link #check} bounded by {@code timeout}: an interpreter that does not exit by then tells nothing (null). */
+  static Result check(String interpreter, Map<String, String> env, List<String> modules, Duration timeout) {
+    return run(interpreter, null, env, modules, timeout);
   }
 
   /** One interpreter's answer: its real executable, version, and the modules it lacks. */
@@ -110,6 +115,11 @@ final class PythonModules {
   }
 
   private static Result run(String interpreter, Path modelDir, Map<String, String> env, List<String> modules) {
+    return run(interpreter, modelDir, env, modules, CHECK_TIMEOUT);
+  }
+
+  private static Result run(String interpreter, Path modelDir, Map<String, String> env, List<String> modules,
+                            Duration timeout) {
     List<String> command = new ArrayList<>(List.of(interpreter, "-B", "-c", SCRIPT,
         modelDir == null ? "" : modelDir.toString()));
     command.addAll(modules);
@@ -120,12 +130,19 @@ final class PythonModules {
     }
     pb.environment().putAll(env);
     Process p = null;
+    Path outFile = null;
     try {
-      p = pb.start();
+      // Its answer goes to a file, not a pipe: reading a pipe until it closes waits for every process holding its
+      // end (an interpreter that forks, or one that prints and hangs) past the timeout, which bounds only waitFor.
+      outFile = Files.createTempFile("kiln-python-modules", ".json");
+      p = pb.redirectOutput(outFile.toFile()).start();
       p.getOutputStream().close();
-      byte[] out = p.getInputStream().readNBytes(1 << 16);
-      if (!p.waitFor(CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || p.exitValue() != 0) {
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) || p.exitValue() != 0) {
         return null;
+      }
+      byte[] out;
+      try (var in = Files.newInputStream(outFile)) {
+        out = in.readNBytes(1 << 16);
       }
       JsonNode j = PythonFrames.json().readTree(new String(out, StandardCharsets.UTF_8).trim());
       List<String> missing = new ArrayList<>();
@@ -139,6 +156,13 @@ final class PythonModules {
     } finally {
       if (p != null) {
         p.destroyForcibly();
+      }
+      if (outFile != null) {
+        try {
+          Files.deleteIfExists(outFile);
+        } catch (IOException e) {
+          // a temporary file left behind; nothing to tell the load
+        }
       }
     }
   }

@@ -116,6 +116,20 @@ class PythonFaultsTest {
   }
 
   @Test
+  void anInterpreterThatPrintsAndHangsLeavesTheModuleCheckWithinItsTimeout(@TempDir Path dir) throws Exception {
+    Path hanging = dir.resolve("hanging-python");
+    // Its answer is printed at once, then it never exits (a forked child could hold the output the same way).
+    Files.writeString(hanging, "#!/bin/sh\necho '{\"executable\": \"x\", \"version\": \"3\", \"missing\": []}'\n"
+        + "exec sleep 60\n");
+    Files.setPosixFilePermissions(hanging, PosixFilePermissions.fromString("rwx------"));
+    long start = System.nanoTime();
+    PythonModules.Result r = PythonModules.check(hanging.toString(), Map.of(), List.of("numpy"), Duration.ofSeconds(1));
+    // No answer (the check is skipped, never fatal), and not the 60 s the pipe stayed open for.
+    assertThat(r).isNull();
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
   void anInterpreterWithoutNumpyFailsTheLoadSayingSo(@TempDir Path dir) throws Exception {
     Path bare = dir.resolve("python-without-site-packages");
     Files.writeString(bare, "#!/bin/sh\nexec " + PythonTests.interpreter() + " -S \"$@\"\n");
