@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.testkit.KilnProcess;
 import io.kiln.testkit.OipRequest;
-import java.lang.management.ManagementFactory;
+import io.kiln.testkit.RunStamp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -188,8 +188,7 @@ class DrainIT {
       String log = processes.get("n1").log();
       Map<String, Object> f = new LinkedHashMap<>();
       f.put("scenario", "drain");
-      f.put("at", java.time.Instant.now().toString());
-      f.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+      f.putAll(RunStamp.fields());
       f.put("graceSeconds", GRACE_SECONDS);
       f.put("exitCode", exitCode);
       f.put("exitedAfterSigtermMs", exitedMs);

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kiln.testkit.KilnProcess;
 import io.kiln.testkit.OipRequest;
-import java.lang.management.ManagementFactory;
+import io.kiln.testkit.RunStamp;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -274,9 +274,7 @@ class NodeLossIT {
 
       Map<String, Object> f = new LinkedHashMap<>();
       f.put("scenario", "node-loss");
-      f.put("at", java.time.Instant.now().toString());
-      f.put("cpus", Runtime.getRuntime().availableProcessors());
-      f.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+      f.putAll(RunStamp.fields());
       f.put("nodes", 3);
       f.put("clients", 3 * CLIENTS_PER_GATEWAY);
       f.put("requestsPerPhasePerGateway", PHASE_REQUESTS);

@@ -12,8 +12,8 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kiln.testkit.OipRequest;
+import io.kiln.testkit.RunStamp;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -363,8 +363,7 @@ class PartitionIT {
   private void report(JsonNode outside, JsonNode within) throws IOException {
     Map<String, Object> f = new LinkedHashMap<>();
     f.put("scenario", "partition");
-    f.put("at", java.time.Instant.now().toString());
-    f.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    f.putAll(RunStamp.fields());
     f.put("minClusterSize", 2);
     f.put("cut", CUT + "'s bridge port down, its process running");
     f.put("deadlineMs", DEADLINE.toMillis());

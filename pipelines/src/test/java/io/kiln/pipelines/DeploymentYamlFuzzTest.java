@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kiln.serve.DeploymentLoader;
 import io.kiln.serve.DeploymentValidationException;
+import io.kiln.testkit.RunStamp;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -179,10 +180,7 @@ class DeploymentYamlFuzzTest {
     }
     String json = "{\"scenario\":\"fuzz-yaml-loader\",\"seed\":" + SEED + ",\"inputs\":" + ITERATIONS + ",\"loaded\":"
         + loaded + ",\"refusedWithProblems\":" + refused + ",\"escaped\":" + escaped + ",\"overAllocated\":"
-        + overAllocated + ",\"maxAllocatedBytes\":" + maxAllocated
-        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
-        + ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()
-        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
+        + overAllocated + ",\"maxAllocatedBytes\":" + maxAllocated + "," + RunStamp.jsonMembers() + "}";
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     Files.createDirectories(out);
     Files.writeString(out.resolve("fuzz-yaml-loader.json"), json);

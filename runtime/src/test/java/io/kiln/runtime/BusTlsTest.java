@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.kiln.runtime.TestActors.Counter;
 import io.kiln.runtime.testing.TestCertificates;
+import io.kiln.testkit.RunStamp;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,11 +92,7 @@ class BusTlsTest {
     // The watcher reports each test as it ends, so every check is in by @AfterAll.
     long passed = CHECKS.values().stream().filter("passed"::equals).count();
     StringBuilder json = new StringBuilder("{\"scenario\":\"tls-bus\",\"members\":3,\"checks\":" + CHECKS.size()
-        + ",\"passed\":" + passed + ",\"notPassed\":" + (CHECKS.size() - passed)
-        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
-        + java.lang.management.ManagementFactory
-            .getOperatingSystemMXBean().getSystemLoadAverage()
-        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors());
+        + ",\"passed\":" + passed + ",\"notPassed\":" + (CHECKS.size() - passed) + "," + RunStamp.jsonMembers());
     new java.util.TreeMap<>(TIMINGS).forEach((k, v) -> json.append(",\"").append(k).append("\":").append(v));
     json.append('}');
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kiln.deploy.KilnCli;
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.runtime.ClusterOptions;
+import io.kiln.testkit.RunStamp;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -68,11 +69,7 @@ class SecurityDefaultsTest {
     }
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     String json = "{\"scenario\":\"serialization-scan\",\"modules\":" + modules.size() + ",\"classes\":" + classes
-        + ",\"violations\":" + violations.size()
-        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
-        + java.lang.management.ManagementFactory
-            .getOperatingSystemMXBean().getSystemLoadAverage()
-        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
+        + ",\"violations\":" + violations.size() + "," + RunStamp.jsonMembers() + "}";
     try {
       Files.createDirectories(out);
       Files.writeString(out.resolve("serialization-scan.json"), json);

@@ -2,12 +2,12 @@ package io.kiln.gateway.support;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.kiln.testkit.RunStamp;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -27,9 +27,7 @@ public final class Figures {
   public Figures(String scenario) {
     this.scenario = scenario;
     values.put("scenario", scenario);
-    values.put("at", Instant.now().toString());
-    values.put("loadAverage", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-    values.put("cpus", Runtime.getRuntime().availableProcessors());
+    values.putAll(RunStamp.fields());
   }
 
   public Figures put(String key, Object value) {

@@ -10,6 +10,7 @@ import io.kiln.runtime.NodeOptions;
 import io.kiln.runtime.Resources;
 import io.kiln.runtime.impl.RuntimeImpl;
 import io.kiln.runtime.impl.cluster.HazelcastBackend;
+import io.kiln.testkit.RunStamp;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -105,11 +106,7 @@ class ClusterSecurityIT {
     }
     String json = "{\"scenario\":\"cluster-admission\",\"attempts\":" + attempts + ",\"refused\":" + refused
         + ",\"admitted\":" + admitted + ",\"wrongOutcomes\":" + wrong.size() + ",\"clusterSizeAfterRefusals\":"
-        + sizeAfterRefusals
-        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
-        + java.lang.management.ManagementFactory
-            .getOperatingSystemMXBean().getSystemLoadAverage()
-        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
+        + sizeAfterRefusals + "," + RunStamp.jsonMembers() + "}";
     java.nio.file.Path out = java.nio.file.Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     java.nio.file.Files.createDirectories(out);
     java.nio.file.Files.writeString(out.resolve("cluster-admission.json"), json);

@@ -12,7 +12,7 @@ import io.kiln.runtime.SharedStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.lang.management.ManagementFactory;
+import io.kiln.testkit.RunStamp;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,10 +47,7 @@ class LeaderLossMidDeployTest {
       runs.add(killLeaderAtFirst(killAt));
     }
     String json = "{\"scenario\":\"leader-loss\",\"nodes\":4,\"runs\":" + runs.stream().map(LeaderLossMidDeployTest::json)
-        .toList()
-        + ",\"at\":\"" + java.time.Instant.now() + "\",\"loadAverage\":"
-        + ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()
-        + ",\"cpus\":" + Runtime.getRuntime().availableProcessors() + "}";
+        .toList() + "," + RunStamp.jsonMembers() + "}";
     Path out = Path.of(System.getProperty("kiln.reliability.out", "target/reliability"));
     Files.createDirectories(out);
     Files.writeString(out.resolve("leader-loss.json"), json);
