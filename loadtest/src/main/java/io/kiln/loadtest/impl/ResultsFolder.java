@@ -9,10 +9,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -80,35 +82,34 @@ public record ResultsFolder(Path dir, Map<String, String> meta, List<RunResult> 
     }
     folders.sort(Comparator.comparing(ResultsFolder::started));
     // The latest folder of each part (a model a bench-*.sh run was limited to with MODELS="..."), so a run of one
-    // model does not hide the latest figures of another. The part of the scenario's latest folder keeps the
-    // scenario's name; an older folder still latest for some part is named "<scenario> (<part>)".
-    Map<String, ResultsFolder> byPart = new LinkedHashMap<>();
-    for (ResultsFolder f : folders) {
-      for (String part : f.parts()) {
-        byPart.put(f.scenario() + "\0" + part, f);
+    // model does not hide the latest figures of another. A scenario's newest folder keeps the scenario's name; an
+    // older folder still latest for some of its parts is "<scenario> (<parts>)", shown for those parts only.
+    Set<String> claimed = new HashSet<>();
+    Set<String> seen = new HashSet<>();
+    List<Map.Entry<String, ResultsFolder>> shown = new ArrayList<>();
+    for (int i = folders.size() - 1; i >= 0; i--) {
+      ResultsFolder f = folders.get(i);
+      boolean newest = seen.add(f.scenario());
+      List<String> parts = f.parts().stream().filter(part -> claimed.add(f.scenario() + "\0" + part)).toList();
+      if (!parts.isEmpty()) {
+        String name = newest ? f.scenario() : f.scenario() + " (" + String.join(" ", parts) + ")";
+        shown.add(0, Map.entry(name, parts.size() == f.parts().size() ? f : f.shownFor(parts)));
       }
     }
-    Map<String, ResultsFolder> newest = new LinkedHashMap<>();
-    folders.forEach(f -> newest.put(f.scenario(), f));
-    Map<ResultsFolder, List<String>> latestFor = new LinkedHashMap<>();
-    byPart.forEach((key, f) -> latestFor.computeIfAbsent(f, k -> new ArrayList<>())
-        .add(key.substring(key.indexOf('\0') + 1)));
-    latestFor.forEach((f, parts) -> {
-      String name = f == newest.get(f.scenario()) ? f.scenario() : f.scenario() + " (" + String.join(" ", parts) + ")";
-      if (parts.size() == f.parts().size()) {
-        latest.put(name, f);
-        return;
-      }
-      Map<String, String> meta = new LinkedHashMap<>(f.meta());
-      meta.put(SHOWN_PARTS, String.join(" ", parts));
-      latest.put(name, new ResultsFolder(f.dir(), Map.copyOf(meta), f.runs(), f.searches(), f.limits(), f.output()));
-    });
+    shown.forEach(e -> latest.put(e.getKey(), e.getValue()));
     return latest;
   }
 
   /** The parts this folder is shown for when a later folder measured its others (see {@link #latestByScenario}), or null. */
   public String shownParts() {
     return meta.get(SHOWN_PARTS);
+  }
+
+  /** This folder shown for {@code parts} of its own only ({@link #shownParts}). */
+  private ResultsFolder shownFor(List<String> parts) {
+    Map<String, String> m = new LinkedHashMap<>(meta);
+    m.put(SHOWN_PARTS, String.join(" ", parts));
+    return new ResultsFolder(dir, Map.copyOf(m), runs, searches, limits, output);
   }
 
   /** Its rounds table ({@link RoundsTable#read}), limited to the parts it is shown for when that is not all. */
