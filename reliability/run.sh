@@ -8,8 +8,9 @@
 #                    gateway before the kill and again after the detection; default 5000)
 #   failover   [r]   3 node processes, open loop through two gateways (r unpinned/s each, default 360, and 40/s pinned to
 #                    n3), SIGKILL n3: in-flight unpinned requests re-sent elsewhere, the failover window's p50/p99/max
-#   node-loss-processes  3 node processes each time (no size): the leader SIGKILLed under a client, a node SIGKILLed
-#                    mid-stream, a node SIGKILLed mid-job; figures of each in its own JSON
+#   node-loss-processes [n]  3 node processes each time: the leader SIGKILLed under a client, a node SIGKILLed
+#                    mid-stream, a node SIGKILLed mid-job (n: the job's inputs; default 60, CI 30); figures of each in
+#                    its own JSON
 #   drain      [n]   3 node processes, traffic through two gateways, SIGTERM the third: nothing may fail, exit 0
 #                    (n: answers per gateway before the drain and again after it; default 5000)
 #   crash      [s]   worker crash mid-batch under load, poison every 300 ms (default 30 s)
@@ -67,7 +68,7 @@ scenario() {
     failover)  it deploy NodeLossFailoverIT -Dkiln.reliability.failover.unpinnedPerSecond="${size:-360}" \
                   -Dkiln.reliability.failover.pinnedPerSecond=40 -Dkiln.reliability.failover.serviceMs=5 \
                   -Dkiln.reliability.failover.seconds=15 ;;
-    node-loss-processes) it deploy NodeLossProcessesIT ;;
+    node-loss-processes) it deploy NodeLossProcessesIT -Dkiln.reliability.jobLossProcesses.inputs="${size:-60}" ;;
     drain)     it deploy DrainIT -Dkiln.reliability.drain.requests="${size:-5000}" ;;
     crash)     unit deploy WorkerCrashUnderLoadTest -Dkiln.reliability.crash.seconds="${size:-30}" ;;
     leader)    unit serve LeaderLossMidDeployTest ;;
@@ -99,7 +100,7 @@ scenario() {
                trace=$(python3 "$ROOT/reliability/table.py" --trace) || { echo "$trace"; exit 1; }
                echo "$trace" | sed -n 1,2p
                return ;;
-    *)         sed -n '2,41p' "$0"; exit 2 ;;
+    *)         sed -n '2,42p' "$0"; exit 2 ;;
   esac
   echo "== figures in $OUT:"
   ls -1t "$OUT"/*.json 2>/dev/null | head -5 || true

@@ -54,6 +54,11 @@ class NodeLossProcessesIT {
   static final int CHUNK_MS = 20;
   /** The job's model: {@code builtin:sleep} holds its worker this long a batch (each row's first element). */
   static final int JOB_BATCH_MS = 500;
+  /**
+   * The job's inputs: 30 in CI, whose survivor alone finishes the job in about a quarter of a minute after the kill
+   * ({@code reliability/run.sh node-loss-processes} runs 60).
+   */
+  static final int JOB_INPUTS = (int) Figures.knob("jobLossProcesses.inputs", 30);
 
   /** Three node processes: {@code head} (no labels: no pool), {@code n1}, {@code n2} with the given labels. */
   static final class Trio implements AutoCloseable {
@@ -211,7 +216,7 @@ class NodeLossProcessesIT {
 
   @Test
   void aNodeKilledMidJobLeavesEveryInputWithExactlyOneResult() throws Exception {
-    int inputs = 60;
+    int inputs = JOB_INPUTS;
     try (Trio c = new Trio("job-loss", "zone=x", "zone=x")) {
       // builtin:sleep holds its worker JOB_BATCH_MS a batch (the first element of each row), batches of up to 2:
       // about 4 inputs a second per node, so the job is still running when n1 dies.
