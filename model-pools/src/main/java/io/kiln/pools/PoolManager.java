@@ -107,6 +107,7 @@ public final class PoolManager implements AutoCloseable {
         spec.repository(), runtime.localService(io.kiln.pools.trace.Spans.class).orElse(io.kiln.pools.trace.Spans.OFF),
         spec.repository() == null ? spec.model().signature() : null);
     dispatcher.limitParallelism(parallelism(spec, Runtime.getRuntime().availableProcessors()));
+    dispatcher.dispatchAtTurnEnd(r -> io.kiln.runtime.LoopTurns.atTurnEnd(context, r));
     this.sequences = spec.model().sequence() == null || spec.repository() != null ? null
         : new io.kiln.pools.impl.PoolSequences(spec.deployment(), spec.model().sequence(), stateTakenWhole(spec.model()),
             spec.config().maxQueued(), dispatcher, new VertxTimers(context), System::nanoTime, registry,

@@ -89,6 +89,8 @@ public final class PoolDispatcher implements AutoCloseable {
   private final BatchPlacement placement;
   /** Hands a withdrawal (a request's token cancelled, on any thread) to this dispatcher's thread. */
   private final Consumer<PendingRequest> withdrawn;
+  private java.util.function.Predicate<Runnable> turnEnd; // null: dispatch as requests arrive
+  private boolean turnEndArmed;
   private boolean running;
   private CompletableFuture<Void> drained;
   private boolean drainSignalled;
@@ -243,7 +245,7 @@ public final class PoolDispatcher implements AutoCloseable {
     settlements.admitted(p, now);
     queue.add(p, now);
     p.admitted(spans); // last: a token cancelled from now on finds it admitted
-    run();
+    runAtTurnEnd();
     return p.future;
   }
 
@@ -385,6 +387,33 @@ public final class PoolDispatcher implements AutoCloseable {
     if (affinity != null) {
       affinity.close();
     }
+  }
+
+  /**
+   * Makes a request wait for the end of its event loop's turn before it is dispatched, when {@code turnEnd} can
+   * schedule that ({@code LoopTurns::atTurnEnd} on the dispatcher's context; it answers false when it cannot, and the
+   * dispatcher then dispatches at once). The requests read in one turn then form one batch. Set before the first
+   * request.
+   */
+  public void dispatchAtTurnEnd(java.util.function.Predicate<Runnable> turnEnd) {
+    this.turnEnd = turnEnd;
+  }
+
+  private void runAtTurnEnd() {
+    if (turnEnd == null || running) {
+      run(); // a re-entrant call returns at once, and the loop it is in dispatches this request
+    } else if (!turnEndArmed) {
+      turnEndArmed = true;
+      if (!turnEnd.test(this::turnEnded)) {
+        turnEndArmed = false;
+        run();
+      }
+    }
+  }
+
+  private void turnEnded() {
+    turnEndArmed = false;
+    run();
   }
 
   // Brings the dispatcher to rest. Re-entrant calls (from a completion's callback, or an inline worker
