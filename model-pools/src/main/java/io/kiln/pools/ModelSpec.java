@@ -1,14 +1,22 @@
 package io.kiln.pools;
 
+import static io.kiln.pools.ModelSpecValues.canonicalEngine;
+import static io.kiln.pools.ModelSpecValues.canonicalFormat;
+import static io.kiln.pools.ModelSpecValues.checkTensors;
+import static io.kiln.pools.ModelSpecValues.checkThreads;
+import static io.kiln.pools.ModelSpecValues.copyOptions;
+import static io.kiln.pools.ModelSpecValues.copyTensors;
+
+import io.kiln.pools.spec.ModelField;
 import io.kiln.pools.spec.ModelFields;
 import io.kiln.pools.spi.Engines;
 import io.kiln.pools.spi.SpecFields;
 import io.kiln.pools.spi.SpecProblem;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -34,7 +42,10 @@ import java.util.Set;
  * and in {@link SpecRules}; those of one engine are its {@link io.kiln.pools.spi.Engine#check}, beside it.
  *
  * <p>The schema of these fields (YAML names, kinds, defaults, owners, docs), from which the wire form, serve's YAML
- * reader and writer and the docs' field table follow, is {@link ModelFields}: a new component needs its field there.
+ * reader and writer, {@link Builder} and the docs' field table follow, is {@link ModelFields}. A new field is a
+ * component here and its {@link ModelField} constant there; its rule goes here when every engine shares it, or in
+ * the {@link io.kiln.pools.spi.Engine#check} of the engine that owns it. {@link Builder#set} takes it without a
+ * setter of its own.
  *
  * <p>Threads: {@code intraOpThreads}/{@code interOpThreads} of 0 leave the engine's default. PyTorch's
  * thread pools are process-wide and sized once when the engine starts, so the values of the first model
@@ -170,56 +181,14 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     }
   }
 
-  /** A spec of a local model (no sha256). */
-  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
-                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
-                   PythonOptions python, boolean allowCpuFallback, boolean streaming) {
-    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
-        allowCpuFallback, streaming, "", Map.of(), null);
-  }
-
-  /** A spec of a model without sequences. */
-  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
-                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
-                   PythonOptions python, boolean allowCpuFallback, boolean streaming, String sha256,
-                   Map<String, String> options) {
-    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
-        allowCpuFallback, streaming, sha256, options, null);
-  }
-
-  /** A spec of a model that streams only if it is a streaming built-in. */
-  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
-                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
-                   PythonOptions python, boolean allowCpuFallback) {
-    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
-        allowCpuFallback, false);
-  }
-
-  /** A spec for an engine other than {@value #ENGINE_PYTHON}, or a Python one with default options. */
-  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
-                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads) {
-    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, null,
-        false);
-  }
-
-  /** A spec whose GPU workers never fall back to the CPU. */
-  public ModelSpec(Path uri, String engine, String format, String architecture, List<TensorSpec> inputs,
-                   List<TensorSpec> outputs, List<Integer> warmupBatchSizes, int intraOpThreads, int interOpThreads,
-                   PythonOptions python) {
-    this(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads, interOpThreads, python,
-        false);
-  }
-
+  /** A builder of a {@value #ENGINE_PYTORCH} model with every other field at its default. */
   public static Builder builder() {
-    return new Builder();
+    return new Builder(Map.of(ModelFields.ENGINE, ENGINE_PYTORCH));
   }
 
   /** A builder holding this spec's values, for changing a few of them. */
   public Builder toBuilder() {
-    return new Builder().uri(uri).engine(engine).format(format).architecture(architecture).inputs(inputs)
-        .outputs(outputs).warmupBatchSizes(warmupBatchSizes).intraOpThreads(intraOpThreads)
-        .interOpThreads(interOpThreads).python(python).allowCpuFallback(allowCpuFallback).streaming(streaming).sha256(sha256).options(options)
-        .sequence(sequence);
+    return new Builder(ModelFields.values(this));
   }
 
   /** The remote URI this spec's model is downloaded from, or empty for a local folder or a built-in. */
@@ -259,94 +228,36 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     return new ModelSignature(inputs, outputs.isEmpty() && isBuiltin() ? inputs : outputs, streaming);
   }
 
-  private static String canonicalEngine(String engine) {
-    if (engine == null || engine.isBlank()) {
-      throw new IllegalArgumentException("engine: required, one of " + String.join(", ", engines()));
-    }
-    Engines engines = Engines.installed();
-    return engines.findIgnoringCase(engine).map(io.kiln.pools.spi.Engine::name)
-        .orElseThrow(() -> new IllegalArgumentException("engine: " + engines.unknown(engine)));
-  }
-
-  private static String canonicalFormat(String format) {
-    if (format == null || format.isBlank()) {
-      return FORMAT_AUTO;
-    }
-    String f = format.trim().toLowerCase(Locale.ROOT);
-    if (!f.equals(FORMAT_AUTO) && !FORMATS.contains(f)) {
-      throw new IllegalArgumentException("format: unknown format '" + format + "', expected " + FORMAT_TORCHSCRIPT
-          + ", " + FORMAT_DJL_PARAMS + " or " + FORMAT_AUTO);
-    }
-    return f;
-  }
-
-  private static List<TensorSpec> copyTensors(String field, List<TensorSpec> specs) {
-    if (specs.stream().anyMatch(Objects::isNull)) {
-      throw new IllegalArgumentException(field + ": contains null");
-    }
-    return List.copyOf(specs);
-  }
-
-  private static void checkTensors(String field, List<TensorSpec> specs) {
-    Set<String> names = new HashSet<>();
-    for (TensorSpec s : specs) {
-      if (s.name().isBlank()) {
-        throw new IllegalArgumentException(field + ": tensor names must not be blank");
-      }
-      if (!names.add(s.name())) {
-        throw new IllegalArgumentException(field + ": duplicate tensor name '" + s.name() + "'");
-      }
-      if (SpecRules.rank(s.shape().length) != null) {
-        throw new IllegalArgumentException(field + ": '" + s.name() + "' " + SpecRules.rank(s.shape().length));
-      }
-    }
-  }
-
-  private static Map<String, String> copyOptions(Map<String, String> options) {
-    if (options == null || options.isEmpty()) {
-      return Map.of();
-    }
-    Map<String, String> copy = new java.util.TreeMap<>(); // sorted: one wire and YAML form per spec
-    options.forEach((k, v) -> {
-      if (k == null || k.isBlank() || v == null) {
-        throw new IllegalArgumentException("options: '" + k + "' needs a name and a value");
-      }
-      copy.put(k.trim(), v.trim());
-    });
-    return java.util.Collections.unmodifiableMap(copy);
-  }
-
-  private static void checkThreads(String field, int n) {
-    String problem = ModelFields.threads(n);
-    if (problem != null) {
-      throw new IllegalArgumentException(field + ": " + problem);
-    }
-  }
-
-  /** Collects a {@link ModelSpec}; setters reject obviously wrong values, {@link #build()} checks the rest. */
+  /**
+   * Collects a {@link ModelSpec} as the values of its {@link ModelFields}: {@link #set} takes any field, the typed
+   * setters are sugar over it that reject obviously wrong values at once, {@link #build()} checks the rest. A field
+   * never set takes its {@link ModelField#defaultValue()}. Not thread-safe.
+   */
   public static final class Builder {
-    private Path uri;
-    private String engine = ENGINE_PYTORCH;
-    private String format = FORMAT_AUTO;
-    private String architecture = "";
-    private final List<TensorSpec> inputs = new ArrayList<>();
-    private final List<TensorSpec> outputs = new ArrayList<>();
-    private List<Integer> warmupBatchSizes = DEFAULT_WARMUP_BATCH_SIZES;
-    private int intraOpThreads;
-    private int interOpThreads;
-    private PythonOptions python;
-    private boolean allowCpuFallback;
-    private boolean streaming;
-    private String sha256 = "";
-    private Map<String, String> options = Map.of();
-    private SequenceSpec sequence;
+    private final Map<ModelField, Object> values = new HashMap<>();
 
-    private Builder() {
+    private Builder(Map<ModelField, Object> values) {
+      values.forEach(this::set);
+    }
+
+    /**
+     * Sets one field; null leaves it to its default. A list or map is copied.
+     *
+     * @throws IllegalArgumentException naming the field when {@code value} is not of its component's type
+     *     ({@link ModelFields#typeProblem})
+     */
+    public Builder set(ModelField field, Object value) {
+      String problem = ModelFields.typeProblem(field, value);
+      if (problem != null) {
+        throw new IllegalArgumentException(field.component() + ": " + problem);
+      }
+      values.put(field, value instanceof List<?> l ? new ArrayList<>(l)
+          : value instanceof Map<?, ?> m ? new LinkedHashMap<>(m) : value);
+      return this;
     }
 
     public Builder uri(Path uri) {
-      this.uri = Objects.requireNonNull(uri, "uri");
-      return this;
+      return set(ModelFields.URI, Objects.requireNonNull(uri, "uri"));
     }
 
     /** A path, {@code builtin:<name>} for a built-in model, or a remote URI ({@link ModelUris}). */
@@ -358,45 +269,37 @@ public record ModelSpec(Path uri, String engine, String format, String architect
     }
 
     public Builder engine(String engine) {
-      this.engine = canonicalEngine(engine);
-      return this;
+      return set(ModelFields.ENGINE, canonicalEngine(engine));
     }
 
     public Builder format(String format) {
-      this.format = canonicalFormat(format);
-      return this;
+      return set(ModelFields.FORMAT, canonicalFormat(format));
     }
 
     public Builder architecture(String architecture) {
-      this.architecture = architecture == null ? "" : architecture;
-      return this;
+      return set(ModelFields.ARCHITECTURE, architecture);
     }
 
     public Builder inputs(List<TensorSpec> inputs) {
-      this.inputs.clear();
-      this.inputs.addAll(inputs);
-      return this;
+      return set(ModelFields.INPUTS, Objects.requireNonNull(inputs, "inputs"));
     }
 
+    /** Appends an input. */
     public Builder input(String name, DataType datatype, long... shape) {
-      inputs.add(new TensorSpec(name, datatype, shape));
-      return this;
+      return append(ModelFields.INPUTS, new TensorSpec(name, datatype, shape));
     }
 
     public Builder outputs(List<TensorSpec> outputs) {
-      this.outputs.clear();
-      this.outputs.addAll(outputs);
-      return this;
+      return set(ModelFields.OUTPUTS, Objects.requireNonNull(outputs, "outputs"));
     }
 
+    /** Appends an output. */
     public Builder output(String name, DataType datatype, long... shape) {
-      outputs.add(new TensorSpec(name, datatype, shape));
-      return this;
+      return append(ModelFields.OUTPUTS, new TensorSpec(name, datatype, shape));
     }
 
     public Builder warmupBatchSizes(List<Integer> sizes) {
-      this.warmupBatchSizes = new ArrayList<>(sizes);
-      return this;
+      return set(ModelFields.WARMUP_BATCH_SIZES, Objects.requireNonNull(sizes, "warmupBatchSizes"));
     }
 
     public Builder warmupBatchSizes(Integer... sizes) {
@@ -405,62 +308,53 @@ public record ModelSpec(Path uri, String engine, String format, String architect
 
     public Builder intraOpThreads(int n) {
       checkThreads("intraOpThreads", n);
-      this.intraOpThreads = n;
-      return this;
+      return set(ModelFields.INTRA_OP_THREADS, n);
     }
 
     public Builder interOpThreads(int n) {
       checkThreads("interOpThreads", n);
-      this.interOpThreads = n;
-      return this;
+      return set(ModelFields.INTER_OP_THREADS, n);
     }
 
     /** Options of a {@value #ENGINE_PYTHON} model; null (the default) means {@link PythonOptions#DEFAULTS}. */
     public Builder python(PythonOptions python) {
-      this.python = python;
-      return this;
+      return set(ModelFields.PYTHON, python);
     }
 
-    /**
-     * Whether a worker assigned a GPU that its engine cannot use may run on the CPU instead (default false:
-     * its load fails, naming the cause).
-     */
+    /** See {@link ModelSpec#allowCpuFallback()}; false by default. */
     public Builder allowCpuFallback(boolean allow) {
-      this.allowCpuFallback = allow;
-      return this;
+      return set(ModelFields.ALLOW_CPU_FALLBACK, allow);
     }
 
     /** Whether the model streams (see {@link ModelSpec#streaming()}); false by default. */
     public Builder streaming(boolean streaming) {
-      this.streaming = streaming;
-      return this;
+      return set(ModelFields.STREAMING, streaming);
     }
 
     /** The hex SHA-256 of what a remote uri names (see {@link ModelUris#sha256Problem}); empty for none. */
     public Builder sha256(String sha256) {
-      this.sha256 = sha256 == null ? "" : sha256;
-      return this;
+      return set(ModelFields.SHA256, sha256);
     }
 
     /** The engine's own settings (see {@link ModelSpec#options()}); empty by default. */
     public Builder options(Map<String, String> options) {
-      this.options = options == null ? Map.of() : Map.copyOf(options);
-      return this;
+      return set(ModelFields.OPTIONS, options == null ? Map.of() : Map.copyOf(options));
     }
 
     /** The model's sequences and implicit state (see {@link ModelSpec#sequence()}); null (the default) for none. */
     public Builder sequence(SequenceSpec sequence) {
-      this.sequence = sequence;
-      return this;
+      return set(ModelFields.SEQUENCE, sequence);
     }
 
     /** @throws IllegalArgumentException naming the first field that is missing or inconsistent */
     public ModelSpec build() {
-      if (uri == null) {
-        throw new IllegalArgumentException("uri: required");
-      }
-      return new ModelSpec(uri, engine, format, architecture, inputs, outputs, warmupBatchSizes, intraOpThreads,
-          interOpThreads, python, allowCpuFallback, streaming, sha256, options, sequence);
+      return ModelFields.build(values);
+    }
+
+    private Builder append(ModelField field, TensorSpec tensor) {
+      List<Object> list = new ArrayList<>((List<?>) Objects.requireNonNullElse(values.get(field), List.of()));
+      list.add(tensor);
+      return set(field, list);
     }
   }
 }

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.TestFactory;
  * → the event bus's wire form (JSON and CBOR) → {@link ModelSpec} → serve's JSON ({@code SpecJsonWriter}) → its reader
  * → the same spec. Each field is given a value other than its default, so a field that one of the forms drops or
  * mangles fails here. In deploy because only the node assembly has every engine (the Decoder's {@code options}).
- * Adding a field to the schema without a sample here fails {@link #everySchemaFieldHasASample()}.
+ * The same samples go through {@link ModelSpec.Builder}. Adding a field to the schema without a sample here fails
+ * {@link #everySchemaFieldHasASample()}.
  */
 class ModelFieldsRoundTripTest {
 
@@ -127,6 +128,30 @@ class ModelFieldsRoundTripTest {
     assertThat(SpecJson.toJson(read)).isEqualTo(json);
     // JSON is YAML: the YAML loader reads the written form to the same spec.
     assertThat(LOADER.load(SpecJson.toJson(List.of(deployment)), SOURCE).deployments()).containsExactly(deployment);
+  }
+
+  /**
+   * The builder holds what the schema declares: each field's sample value, given through {@link ModelSpec.Builder#set}
+   * with every other field of the sample, comes back from {@code build()} and from {@code toBuilder().build()}. A
+   * builder or {@code toBuilder()} that dropped a field would give its default, which no sample holds.
+   */
+  @TestFactory
+  Stream<DynamicTest> everyFieldSurvivesTheBuilderAndToBuilder() {
+    return ModelFields.ALL.stream().map(f -> DynamicTest.dynamicTest(f.yaml(), () -> {
+      ModelSpec spec = LOADER.load(SAMPLES.get(f.component()), SOURCE).deployments().get(0).model();
+      Object value = ModelFields.get(f, spec);
+      assertThat(f.isDefault(value)).as(f + " = " + value + " is its default").isFalse();
+      ModelSpec.Builder builder = ModelSpec.builder();
+      ModelFields.ALL.forEach(g -> builder.set(g, ModelFields.get(g, spec)));
+
+      ModelSpec built = builder.build();
+      ModelSpec rebuilt = built.toBuilder().build();
+
+      assertThat(ModelFields.get(f, built)).as(f + " through set").isEqualTo(value);
+      assertThat(built).isEqualTo(spec);
+      assertThat(ModelFields.get(f, rebuilt)).as(f + " through toBuilder").isEqualTo(value);
+      assertThat(rebuilt).isEqualTo(spec);
+    }));
   }
 
   @Test

@@ -3,27 +3,34 @@ package io.kiln.pools.spec;
 import io.kiln.pools.ModelSpec;
 import io.kiln.pools.PythonOptions;
 import io.kiln.pools.SpecRules;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * The schema of a model spec: every field of {@link ModelSpec}, in the record's order, with its YAML name, kind,
- * default, owner, shared rule and doc. The wire form, serve's YAML reader and JSON writer and the field table of
- * docs/yaml.md follow from this list; adding a field to {@link ModelSpec} means adding it here (loading this class
- * fails when the two disagree) and, when one engine owns it, to that engine's {@link io.kiln.pools.spi.Engine#check}.
- * Rules that relate several fields (an engine and its uri, a format and its architecture) stay in {@link ModelSpec}
- * and {@link SpecRules}.
+ * default, owner, shared rule and doc. The wire form, serve's YAML reader and JSON writer, {@link ModelSpec.Builder}
+ * and the field table of docs/yaml.md follow from these fields. Adding a field to {@link ModelSpec} means declaring
+ * its constant here ({@link #ALL} finds it by its component; loading this class fails when a component has no
+ * constant or a constant no component) and, when one engine owns it, checking it in that engine's
+ * {@link io.kiln.pools.spi.Engine#check}. Rules that relate several fields (an engine and its uri, a format and its
+ * architecture) stay in {@link ModelSpec} and {@link SpecRules}.
  *
  * <p>Stateless and thread-safe.
  */
@@ -72,12 +79,15 @@ public final class ModelFields {
       .place(ModelField.Place.DEPLOYMENT).defaultText("none").doc("beside `model:`: a stateful model's sequences and"
           + " implicit state (docs/sequences.md)").build();
 
-  /** Every field, in {@link ModelSpec}'s component order. */
-  public static final List<ModelField> ALL = List.of(URI, ENGINE, FORMAT, ARCHITECTURE, INPUTS, OUTPUTS,
-      WARMUP_BATCH_SIZES, INTRA_OP_THREADS, INTER_OP_THREADS, PYTHON, ALLOW_CPU_FALLBACK, STREAMING, SHA256, OPTIONS,
-      SEQUENCE);
-
   private static final RecordComponent[] COMPONENTS = ModelSpec.class.getRecordComponents();
+
+  /**
+   * Every field, in {@link ModelSpec}'s component order: the constants above, each placed by its component's name, so
+   * that no list here names them again.
+   */
+  public static final List<ModelField> ALL = inOrder(declared(),
+      Arrays.stream(COMPONENTS).map(RecordComponent::getName).toList());
+
   private static final Constructor<ModelSpec> CANONICAL = canonical();
 
   private ModelFields() {
@@ -96,6 +106,32 @@ public final class ModelFields {
   /** The component's declared type, generics included: what the wire form reads a field as. */
   public static Type javaType(ModelField field) {
     return COMPONENTS[index(field)].getGenericType();
+  }
+
+  /**
+   * Why {@code value} cannot be the field's: null when it is of the component's type ({@link #javaType}, a primitive
+   * as its box) or null (the field's default), else a message without the field name. The items of a list and the
+   * keys and values of a map are checked against the type's arguments too.
+   */
+  public static String typeProblem(ModelField field, Object value) {
+    Type type = javaType(field);
+    if (value == null) {
+      return null;
+    }
+    Class<?> raw = type instanceof ParameterizedType p ? (Class<?>) p.getRawType() : (Class<?>) type;
+    // wrap(): int to Integer, boolean to Boolean; the value arrives boxed
+    if (!MethodType.methodType(raw).wrap().returnType().isInstance(value)) {
+      return "expected " + typeName(type) + ", got " + value.getClass().getSimpleName();
+    }
+    Type[] args = type instanceof ParameterizedType p ? p.getActualTypeArguments() : new Type[0];
+    if (value instanceof Collection<?> items && args.length == 1) {
+      return itemProblem(type, items, args[0]);
+    }
+    if (value instanceof Map<?, ?> map && args.length == 2) {
+      String keys = itemProblem(type, map.keySet(), args[0]);
+      return keys != null ? keys : itemProblem(type, map.values(), args[1]);
+    }
+    return null;
   }
 
   /** The field's value in {@code spec}. */
@@ -152,6 +188,22 @@ public final class ModelFields {
     throw new IllegalArgumentException("not a field of ModelFields: " + field);
   }
 
+  private static String itemProblem(Type type, Collection<?> items, Type item) {
+    if (item instanceof Class<?> c) { // a nested generic type is left to the record's own checks
+      for (Object o : items) {
+        if (o != null && !c.isInstance(o)) {
+          return "expected " + typeName(type) + ", got a " + o.getClass().getSimpleName() + " in it";
+        }
+      }
+    }
+    return null;
+  }
+
+  /** {@code List<TensorSpec>} for {@code java.util.List<io.kiln.pools.TensorSpec>}. */
+  private static String typeName(Type type) {
+    return type.getTypeName().replaceAll("\\b[a-z]\\w*\\.", "");
+  }
+
   /** The rule of both thread counts: 0 is the engine's default. */
   public static String threads(Object value) {
     int n = (Integer) value;
@@ -175,14 +227,52 @@ public final class ModelFields {
         .doc(what + " (`threads:` given, a count left out is 1)").build();
   }
 
-  /** The record's canonical constructor, after checking that the schema names its components in order. */
-  private static Constructor<ModelSpec> canonical() {
-    List<String> names = Arrays.stream(COMPONENTS).map(RecordComponent::getName).toList();
-    List<String> declared = ALL.stream().map(ModelField::component).toList();
-    if (!names.equals(declared)) {
-      throw new IllegalStateException("ModelFields declares " + declared + " but ModelSpec has " + names
-          + ": every component needs its field, in the record's order");
+  /** The {@code ModelField} constants of this class, declared above {@link #ALL}. */
+  private static List<ModelField> declared() {
+    List<ModelField> fields = new ArrayList<>();
+    for (Field constant : ModelFields.class.getDeclaredFields()) {
+      if (constant.getType() != ModelField.class || !Modifier.isStatic(constant.getModifiers())) {
+        continue;
+      }
+      try {
+        // Read while this class initialises: a constant declared below ALL is still null here.
+        fields.add(Objects.requireNonNull((ModelField) constant.get(null),
+            () -> "ModelFields." + constant.getName() + " must be declared above ALL"));
+      } catch (IllegalAccessException e) {
+        throw new IllegalStateException(e);
+      }
     }
+    return fields;
+  }
+
+  /**
+   * {@code declared} in the order of {@code components}: one field per component, each field a component's.
+   *
+   * @throws IllegalStateException naming the component without a field, or the field without a component
+   */
+  static List<ModelField> inOrder(List<ModelField> declared, List<String> components) {
+    Map<String, ModelField> byComponent = new LinkedHashMap<>();
+    for (ModelField f : declared) {
+      if (byComponent.put(f.component(), f) != null) {
+        throw new IllegalStateException("ModelFields declares component " + f.component() + " twice");
+      }
+    }
+    List<ModelField> ordered = new ArrayList<>();
+    for (String component : components) {
+      ModelField f = byComponent.remove(component);
+      if (f == null) {
+        throw new IllegalStateException("ModelSpec's component " + component + " has no field in ModelFields:"
+            + " every component needs one");
+      }
+      ordered.add(f);
+    }
+    if (!byComponent.isEmpty()) {
+      throw new IllegalStateException("ModelFields declares " + byComponent.keySet() + ", which ModelSpec lacks");
+    }
+    return List.copyOf(ordered);
+  }
+
+  private static Constructor<ModelSpec> canonical() {
     try {
       return ModelSpec.class.getDeclaredConstructor(Arrays.stream(COMPONENTS).map(RecordComponent::getType)
           .toArray(Class<?>[]::new));
