@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Function;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
@@ -216,25 +215,5 @@ final class GenerateReader {
       out.add(s);
     }
     return out;
-  }
-
-  /** A {@link Steps} over a reader's lists; {@code fieldsOf} gives an earlier step's result fields. */
-  static Steps steps(List<String> names, Function<Integer, Set<String>> fieldsOf) {
-    return new Steps() {
-      @Override
-      public int indexOf(String name) {
-        return names.indexOf(name);
-      }
-
-      @Override
-      public List<String> before(int i) {
-        return names.subList(0, i).stream().filter(java.util.Objects::nonNull).toList();
-      }
-
-      @Override
-      public Set<String> fields(int k) {
-        return fieldsOf.apply(k);
-      }
-    };
   }
 }

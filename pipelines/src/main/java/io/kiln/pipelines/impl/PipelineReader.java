@@ -119,7 +119,7 @@ public final class PipelineReader {
     OnNodeLoss onNodeLoss = onNodeLoss(m);
     Integer maxReruns = m.integer("max_reruns", PipelineSpec.DEFAULT_MAX_RERUNS, 0, PipelineSpec.MAX_RERUNS);
     Duration timeout = m.millis("timeout_ms", Duration.ofMillis(PipelineSpec.DEFAULT_TIMEOUT_MS), true);
-    String webhook = StepsReader.template(problems, m, "webhook", "");
+    String webhook = ActionReader.template(problems, m, "webhook", "");
     List<Node> stepNodes = m.list("steps", true);
     m.finish();
     List<StepSpec> steps = new ArrayList<>();
