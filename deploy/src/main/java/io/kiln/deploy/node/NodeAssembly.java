@@ -40,6 +40,8 @@ record NodeAssembly(KilnRuntime runtime, PrometheusMeterRegistry registry, GpuSa
                     NodeModelDirectory models, KilnGateway gateway, Jobs jobs, DashboardApi dashboard, NodeLogs logs,
                     ClusterMeters clusterMeters) {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ServingNode.class);
+
   /**
    * Builds every part and mounts the control plane's APIs on the gateway; binds nothing and starts nothing but the GPU
    * sampler (its first sample at once, on a thread of its own, before anything serves). Registers the node's
@@ -120,8 +122,8 @@ record NodeAssembly(KilnRuntime runtime, PrometheusMeterRegistry registry, GpuSa
   }
 
   /**
-   * Once {@code first} has completed normally, unbinds the gateway; then, whether or not the gateway (or
-   * {@code first}) failed, closes the dashboard and stops the cluster meters, the controller, jobs, pipelines,
+   * Once {@code first} has completed, normally or not (a failure is logged), unbinds the gateway; then, whether or not
+   * the gateway failed, closes the dashboard and stops the cluster meters, the controller, jobs, pipelines,
    * graphs, the load board, the log source and GPU sampling (its meters go; the sampler service stays registered,
    * closed, with its last snapshot). Never fails, never blocks; the runtime and the pools on it keep running.
    *
@@ -129,6 +131,13 @@ record NodeAssembly(KilnRuntime runtime, PrometheusMeterRegistry registry, GpuSa
    */
   CompletionStage<Void> closeAfter(CompletionStage<?> first) {
     return first
+        .handle((x, e) -> {
+          if (e != null) { // the warm-up's teardown failed: the node still closes, its port first
+            LOG.warn("closing node {}: what had to end before the gateway failed; closing the rest anyway",
+                runtime.nodeId(), e);
+          }
+          return null;
+        })
         .thenCompose(x -> gateway.close())
         .handle((v, e) -> null)
         .thenCompose(x -> dashboard.closeAsync().handle((v, e) -> null))

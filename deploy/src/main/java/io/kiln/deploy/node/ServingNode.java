@@ -66,6 +66,11 @@ public final class ServingNode implements AutoCloseable {
   private final StartupWarmup startupWarmup;
   private volatile NodeDrain draining; // from the drain's start on
 
+  /** The node's parts, for this package's tests. */
+  NodeAssembly parts() {
+    return parts;
+  }
+
   private ServingNode(NodeAssembly parts, StartupWarmup startupWarmup) {
     this.parts = parts;
     this.startupWarmup = startupWarmup;
