@@ -79,21 +79,31 @@ final class ActionReader {
           : new StepAction.Fetch(uri, StepAction.DEFAULT_FETCH_MAX_BYTES);
     }
     MappingReader f = m.section("fetch");
-    String uri = f.requiredText("uri");
-    if (uri != null) {
-      String problem = Templates.problem(uri);
-      if (problem != null) {
-        problems.at(f.at("uri"), f.path("uri"), problem);
-        uri = null;
-      } else if (!uriOk(f.at("uri"), f.path("uri"), uri)) {
-        uri = null;
-      }
-    }
+    String uri = address(f, "uri", this::uriOk);
     Node mb = f.value("max_bytes");
     Long maxBytes = mb == null ? Long.valueOf(StepAction.DEFAULT_FETCH_MAX_BYTES)
         : reading.integer(mb, f.path("max_bytes"), 1, Long.MAX_VALUE);
     f.finish();
     return uri == null || maxBytes == null ? null : new StepAction.Fetch(uri, maxBytes);
+  }
+
+  /** Checks an address, reporting why it does not fit. */
+  private interface AddressCheck {
+    boolean fits(Node at, String path, String address);
+  }
+
+  /** A section's required address that may hold placeholders, checked by {@code check}; null if absent or wrong. */
+  private String address(MappingReader section, String key, AddressCheck check) {
+    String v = section.requiredText(key);
+    if (v == null) {
+      return null;
+    }
+    String problem = Templates.problem(v);
+    if (problem != null) {
+      problems.at(section.at(key), section.path(key), problem);
+      return null;
+    }
+    return check.fits(section.at(key), section.path(key), v) ? v : null;
   }
 
   /** A URI whose scheme is fixed in the file must be fetchable; one from a placeholder is checked per run. */
@@ -118,16 +128,7 @@ final class ActionReader {
           : new StepAction.Webhook(url, StepAction.DEFAULT_WEBHOOK_TIMEOUT_MS);
     }
     MappingReader f = m.section("webhook");
-    String url = f.requiredText("url");
-    if (url != null) {
-      String problem = Templates.problem(url);
-      if (problem != null) {
-        problems.at(f.at("url"), f.path("url"), problem);
-        url = null;
-      } else if (!httpOk(f.at("url"), f.path("url"), url)) {
-        url = null;
-      }
-    }
+    String url = address(f, "url", this::httpOk);
     Duration timeout = f.millis("timeout_ms", Duration.ofMillis(StepAction.DEFAULT_WEBHOOK_TIMEOUT_MS), true);
     f.finish();
     return url == null || timeout == null ? null : new StepAction.Webhook(url, timeout.toMillis());
