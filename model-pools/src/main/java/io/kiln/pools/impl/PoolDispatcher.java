@@ -229,6 +229,7 @@ public final class PoolDispatcher implements AutoCloseable {
       return settlements.refuse(Outcome.EXPIRED, InferenceException.deadlineExceeded("deadline passed before the request was queued"));
     }
     if (queue.size() >= config.maxQueued()) {
+      metrics.queueDepth(queue.size()); // the stats after a refusal show the full queue (else published at turn end)
       return settlements.refuse(Outcome.REJECTED, new CapacityExceededException(
           "pool queue is full (" + queue.size() + " requests waiting)", runs.retryAfter(queue.size(), now)));
     }

@@ -16,6 +16,7 @@ import io.kiln.pools.testing.ManualClock;
 import io.kiln.pools.testing.TestWorker;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -114,6 +115,18 @@ class PoolDispatcherLifecycleTest {
         .as("nothing completed lately: the maximum").isEqualTo(Duration.ofSeconds(Throughput.MAX_RETRY_AFTER_S));
     assertThat(h.stats()).extracting("queueDepth", "rejected").containsExactly(8, 1L);
     assertThat(h.outcomes("rejected")).isEqualTo(1);
+  }
+
+  @Test
+  void theStatsAfterARefusalShowTheFullQueueBeforeTheTurnEnds() {
+    List<Runnable> turnEnds = new ArrayList<>();
+    h.dispatcher.dispatchAtTurnEnd(turnEnds::add); // the loop's turn has not ended: nothing published there yet
+    for (int i = 0; i < 8; i++) {
+      h.submit("r" + i, 1);
+    }
+    failure(h.submit("over", 1), Kind.UNAVAILABLE).isInstanceOf(CapacityExceededException.class);
+    assertThat(turnEnds).hasSize(1);
+    assertThat(h.stats()).extracting("queueDepth", "rejected").containsExactly(8, 1L);
   }
 
   @Test
