@@ -4,8 +4,10 @@
 # to samples.json), for ARCHITECTURE.md's before/after:
 #   entries  how each sampled stack's Kiln work began: its outermost Kiln frame, and whether the thread reached it
 #            from a socket read (Netty channelRead), from a queued task (Netty's task queue: runAllTasks/runTask, or
-#            an executor's worker loop), or from a timer. Each distinct queued entry on the request path is one
-#            hand-off: work put on a queue and picked up again later, on the same or another thread.
+#            an executor's worker loop), from the end of its loop's turn (a Netty tail task: LoopTurns.atTurnEnd, on
+#            the same thread with the same context current, once per turn), or from a timer. Each distinct queued
+#            entry on the request path is one hand-off: work put on a queue and picked up again later, on the same or
+#            another thread. Turn-end entries are listed apart and not counted as hand-offs.
 #   classes  every Kiln class (top-level: inner classes and lambdas count for their outer class) with a frame in at
 #            least MIN samples of stacks on the request path, by module. Stacks whose work began at a timer, or in a
 #            background part (controller, load board and reports, dashboard sampler, group coordinator, meters,
@@ -15,7 +17,8 @@
 import collections, json, re, sys
 
 BACKGROUND = ("ControllerLoop", "PoolLoadBoard", "LoadReporter", "DashboardApi", "RequestSampler", "GroupCoordinator",
-              "ClusterMeters", "NodeWarmup", "HttpApi.lambda$metrics", "ReadinessHolds")
+              "ClusterMeters", "NodeWarmup", "HttpApi.lambda$metrics", "ReadinessHolds",
+              "InMemoryCluster$Maps.lambda$fire")  # a single node's cluster-map listeners (load reports)
 path = sys.argv[1]
 minimum = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 events = json.load(open(path))["recording"]["events"]
@@ -28,6 +31,8 @@ def short(frame):
 
 def how(rest):
     names = [cls(f) + "." + f["method"]["name"] for f in rest]
+    if any("afterRunningAllTasks" in n for n in names):
+        return "turn end"  # a Netty tail task: the loop's own turn ending, on its thread (LoopTurns.atTurnEnd)
     for n in names:  # nearest cause first
         if "InternalTimerHandler" in n or "ScheduledFutureTask" in n:
             return "timer"
