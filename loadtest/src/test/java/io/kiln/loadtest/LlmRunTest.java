@@ -142,6 +142,15 @@ class LlmRunTest {
   }
 
   @Test
+  void aStreamNotEndedWithinTheRequestTimeoutIsATimeout() {
+    LlmWorkload hang = LlmWorkload.of(LlmWorkload.Api.COMPLETIONS, "hang", 4, 5);
+    RunResult r = runner.run(options(hang).mode(LoadMode.CLOSED).connections(2).warmup(Duration.ZERO)
+        .maxRequests(4).requestTimeout(Duration.ofMillis(400)).build(), ProgressListener.NONE);
+    assertThat(r.outcomes()).containsOnly(java.util.Map.entry("timeout", 4L));
+    assertThat(r.examples().get("timeout")).containsOnlyKeys("stream not ended within 400 ms");
+  }
+
+  @Test
   void aWorkloadThatDoesNotStreamCountsTheUsageTokensAndTimesTheWholeAnswer(@TempDir Path dir) throws Exception {
     Path out = dir.resolve("whole.json");
     int code = LoadGen.run(new String[] {"--llm", "completions", "--url", "http://127.0.0.1:" + server.port, "--model",

@@ -1,18 +1,11 @@
 package io.kiln.loadtest.impl;
 
-import io.kiln.loadtest.HttpCall;
 import io.kiln.loadtest.LlmWorkload;
 import io.kiln.loadtest.LoadOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClientAgent;
-import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
-import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.RequestOptions;
-import java.net.URI;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -22,62 +15,37 @@ import java.util.function.Consumer;
  * text chunk is timed when it reaches the generator ({@link LlmStream}), and the outcome carries the timings (a
  * workload that does not stream: the whole JSON answer, timed as one chunk when it has arrived, its tokens the usage's
  * {@code completion_tokens}). Any
- * other status counts as {@code http:<status>} (the error's message as its example). As with
- * {@link CheckedHttpTransport}, the request timeout bounds the whole exchange, the stream included: a stream not ended
- * by then is reset and counted as {@code timeout}.
+ * other status counts as {@code http:<status>} (the error's message as its example). The request timeout bounds the
+ * whole exchange, the stream included ({@link TimedExchanges}): a stream not ended by then is reset and counted as
+ * {@code timeout}.
  */
 final class LlmTransport implements Transport {
 
-  private final Vertx vertx;
-  private final HttpClientAgent client;
-  private final String[] hosts;
-  private final int[] ports;
+  private final TimedExchanges exchanges;
   private final LlmWorkload workload;
-  private final long timeoutMs;
-  private final String timedOut;
   private final AtomicLong next = new AtomicLong();
 
   LlmTransport(Vertx vertx, LoadOptions options) {
-    this.vertx = vertx;
-    List<URI> targets = options.targets();
-    hosts = targets.stream().map(URI::getHost).toArray(String[]::new);
-    ports = targets.stream().mapToInt(LoadOptions::port).toArray();
+    exchanges = new TimedExchanges(vertx, options, "stream not ended");
     workload = (LlmWorkload) options.source();
-    timeoutMs = Math.max(1, options.requestTimeout().toMillis());
-    timedOut = "stream not ended within " + timeoutMs + " ms";
-    client = HttpTransport.client(vertx, options);
   }
 
   @Override
   public void send(int entry, Consumer<Outcome> done) {
     long index = next.getAndIncrement();
-    HttpCall call = workload.request(index);
-    int t = (int) (index % hosts.length);
-    RequestOptions r = new RequestOptions().setMethod(HttpMethod.POST).setHost(hosts[t]).setPort(ports[t])
-        .setURI(call.path()).putHeader("accept", workload.stream() ? "text/event-stream" : "application/json");
-    call.headers().forEach(r::putHeader);
-    Exchange x = new Exchange(done);
-    x.timer = vertx.setTimer(timeoutMs, id -> x.abandon(Outcome.TIMEOUT.because(timedOut)));
-    client.request(r)
-        .compose(req -> {
-          if (x.settled) { // timed out waiting for a connection: never sent late
-            req.reset();
-            return Future.failedFuture("timed out before it was sent");
-          }
-          x.request = req;
-          return req.send(Buffer.buffer(call.body()));
-        })
-        // Handlers are set in the same event-loop turn the response arrives in, so no buffer is missed.
-        .onComplete(ar -> {
-          if (ar.failed()) {
-            x.settle(Outcome.failure(ar.cause()).because(Outcome.mask(String.valueOf(ar.cause().getMessage()))));
-          } else {
-            read(ar.result(), x);
-          }
-        });
+    String accept = workload.stream() ? "text/event-stream" : "application/json";
+    TimedExchanges.Exchange x = exchanges.open(index, workload.request(index), r -> r.putHeader("accept", accept), done);
+    // Handlers are set in the same event-loop turn the response arrives in, so no buffer is missed.
+    x.response().onComplete(ar -> {
+      if (ar.failed()) {
+        x.settle(Outcome.failure(ar.cause()).because(Outcome.mask(String.valueOf(ar.cause().getMessage()))));
+      } else {
+        read(ar.result(), x);
+      }
+    });
   }
 
-  private void read(HttpClientResponse resp, Exchange x) {
+  private void read(HttpClientResponse resp, TimedExchanges.Exchange x) {
     if (resp.statusCode() != 200) {
       resp.body().onComplete(b -> x.settle(Outcome.http(resp.statusCode())
           .because(b.succeeded() ? errorMessage(b.result()) : "body unreadable")));
@@ -133,37 +101,8 @@ final class LlmTransport implements Transport {
     return Outcome.mask(s.strip());
   }
 
-  /** One request's exchange: settled once, by its end, its failure or its timer. Touched on one event loop only. */
-  private final class Exchange {
-    private final Consumer<Outcome> done;
-    private boolean settled;
-    private long timer;
-    private HttpClientRequest request;
-
-    private Exchange(Consumer<Outcome> done) {
-      this.done = done;
-    }
-
-    void settle(Outcome outcome) {
-      if (settled) {
-        return;
-      }
-      settled = true;
-      vertx.cancelTimer(timer);
-      done.accept(outcome);
-    }
-
-    /** Settles a request whose answer is not read to its end: its connection is reset (a late stream is not read). */
-    void abandon(Outcome outcome) {
-      if (!settled && request != null) {
-        request.reset();
-      }
-      settle(outcome);
-    }
-  }
-
   @Override
   public Future<Void> close() {
-    return client.close();
+    return exchanges.close();
   }
 }
