@@ -38,6 +38,13 @@ public record TimeoutPolicy(String name, Duration timeout) {
   public static final TimeoutPolicy MODEL_DOWNLOAD_READ = new TimeoutPolicy("model-download-read",
       Duration.ofSeconds(60));
 
+  /**
+   * A node shutting down removes its registry entries and its row from the cluster's maps within this, then leaves the
+   * cluster whether or not that is done: an operation on a partition whose owner has just died can wait far longer,
+   * and the members that stay free what a gone node left.
+   */
+  public static final TimeoutPolicy LEAVE_CLEANUP = new TimeoutPolicy("leave-cleanup", Duration.ofSeconds(10));
+
   /** @throws IllegalArgumentException naming the first invalid argument */
   public TimeoutPolicy {
     Objects.requireNonNull(name, "name");

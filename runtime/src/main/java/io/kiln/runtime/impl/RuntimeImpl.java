@@ -14,6 +14,7 @@ import io.kiln.runtime.NodeView;
 import io.kiln.runtime.SharedStore;
 import io.kiln.runtime.StoreCodec;
 import io.kiln.runtime.TaskCreation;
+import io.kiln.runtime.TimeoutPolicy;
 import io.kiln.runtime.function.ActorFactory0;
 import io.kiln.runtime.function.ActorFactory1;
 import io.kiln.runtime.function.ActorFactory2;
@@ -348,6 +349,11 @@ public final class RuntimeImpl implements KilnRuntime {
 
   @Override
   public CompletionStage<Void> shutdown() {
+    return shutdown(TimeoutPolicy.LEAVE_CLEANUP);
+  }
+
+  /** {@link #shutdown()} with {@code cleanUpBound} on the clean-up of the cluster's maps (tests shorten it). */
+  CompletionStage<Void> shutdown(TimeoutPolicy cleanUpBound) {
     if (stopped) {
       return CompletableFuture.completedFuture(null);
     }
@@ -355,12 +361,9 @@ public final class RuntimeImpl implements KilnRuntime {
     views.stopped();
     reach.stop();
     groupCoordinator.stop();
-    return agent.shutdown()
-        .compose(v -> Future.fromCompletionStage(janitor.removeOwnRecords()))
-        .compose(v -> Future.fromCompletionStage(nodeTable.remove(node.nodeId())))
-        .recover(e -> Future.succeededFuture())
-        .compose(v -> Future.fromCompletionStage(backend.leave()))
-        .compose(v -> onShutdown.get())
+    return Leaving.run(node.nodeId(), cleanUpBound, agent::shutdown,
+            () -> janitor.removeOwnRecords().thenCompose(v -> nodeTable.remove(node.nodeId())), backend::leave,
+            onShutdown)
         .toCompletionStage();
   }
 
