@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps a node's process alive until SIGTERM/SIGINT, then drains and closes the node cleanly and lets the process
- * exit 0: the first signal drains ({@link KilnNode#drain}, within the grace), a second cuts the drain short. The
+ * exit 0: the first signal drains ({@link KilnNode#drain}, within the grace), a second cuts the drain short. A close
+ * that outlasts {@link CloseWatchdog#NODE_CLOSE} ends the process with status 1, its threads logged. The
  * signals are handled with {@code sun.misc.Signal} so that the JVM does not exit 143 (130) by itself; where that
  * is refused, and for any other way the JVM is asked to exit, a shutdown hook does the same.
  */
@@ -107,9 +108,17 @@ final class NodeProcess {
     } catch (RuntimeException e) {
       LOG.warn("draining node {} failed; closing it", entry.nodeId(), e);
     }
+    CountDownLatch closed = new CountDownLatch(1);
+    CloseWatchdog.watch(entry.nodeId(), closed, CloseWatchdog.NODE_CLOSE, () -> {
+      err.println("kiln: node " + entry.nodeId() + " did not close within " + CloseWatchdog.NODE_CLOSE
+          + "; exiting with status 1 (its threads are in the log)");
+      err.flush();
+      LocalNodes.remove(entry.nodeId());
+    }, status -> Runtime.getRuntime().halt(status));
     try {
       node.close();
     } finally {
+      closed.countDown();
       LocalNodes.remove(entry.nodeId());
       stopped.countDown();
     }
