@@ -1,6 +1,7 @@
 package io.kiln.deploy.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.kiln.gateway.GatewayOptions;
 import io.kiln.runtime.KilnRuntime;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Tag;
@@ -45,8 +47,12 @@ class NodeCloseTest {
       ManagedNode.join(node.parts().closeAfter(
           CompletableFuture.failedFuture(new IllegalStateException("the warm-up's teardown failed"))));
 
-      assertThat(connects(http)).as("the HTTP port after the close").isFalse();
-      assertThat(connects(grpc)).as("the gRPC port after the close").isFalse();
+      // Vert.x's acceptor thread closes a listening socket just after the close completes (a clean clone's run saw
+      // one more connection accepted there, "Failed to register an accepted channel"): given back within seconds.
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        assertThat(connects(http)).as("the HTTP port after the close").isFalse();
+        assertThat(connects(grpc)).as("the gRPC port after the close").isFalse();
+      });
     } finally {
       cluster.close();
     }
