@@ -108,8 +108,7 @@ final class NodeProcess {
     } catch (RuntimeException e) {
       LOG.warn("draining node {} failed; closing it", entry.nodeId(), e);
     }
-    CountDownLatch closed = new CountDownLatch(1);
-    CloseWatchdog.watch(entry.nodeId(), closed, CloseWatchdog.NODE_CLOSE, () -> {
+    CloseWatchdog.watch(entry.nodeId(), stopped, CloseWatchdog.NODE_CLOSE, () -> {
       err.println("kiln: node " + entry.nodeId() + " did not close within " + CloseWatchdog.NODE_CLOSE
           + "; exiting with status 1 (its threads are in the log)");
       err.flush();
@@ -118,7 +117,6 @@ final class NodeProcess {
     try {
       node.close();
     } finally {
-      closed.countDown();
       LocalNodes.remove(entry.nodeId());
       stopped.countDown();
     }

@@ -72,11 +72,9 @@ final class ActionReader {
   }
 
   private StepAction fetch(MappingReader m) {
-    Node v = m.value("fetch");
-    if (v instanceof ScalarNode) {
-      String uri = template(problems, m, "fetch", null);
-      return uri == null || !uriOk(m.at("fetch"), m.path("fetch"), uri) ? null
-          : new StepAction.Fetch(uri, StepAction.DEFAULT_FETCH_MAX_BYTES);
+    if (m.value("fetch") instanceof ScalarNode) {
+      String uri = address(m, "fetch", this::uriOk);
+      return uri == null ? null : new StepAction.Fetch(uri, StepAction.DEFAULT_FETCH_MAX_BYTES);
     }
     MappingReader f = m.section("fetch");
     String uri = address(f, "uri", this::uriOk);
@@ -92,7 +90,10 @@ final class ActionReader {
     boolean fits(Node at, String path, String address);
   }
 
-  /** A section's required address that may hold placeholders, checked by {@code check}; null if absent or wrong. */
+  /**
+   * A required address that may hold placeholders, checked by {@code check}: a section's field, or the step's own
+   * field in its one-line form; null if absent or wrong (reported).
+   */
   private String address(MappingReader section, String key, AddressCheck check) {
     String v = section.requiredText(key);
     if (v == null) {
@@ -121,11 +122,9 @@ final class ActionReader {
   }
 
   private StepAction webhook(MappingReader m) {
-    Node v = m.value("webhook");
-    if (v instanceof ScalarNode) {
-      String url = template(problems, m, "webhook", null);
-      return url == null || !httpOk(m.at("webhook"), m.path("webhook"), url) ? null
-          : new StepAction.Webhook(url, StepAction.DEFAULT_WEBHOOK_TIMEOUT_MS);
+    if (m.value("webhook") instanceof ScalarNode) {
+      String url = address(m, "webhook", this::httpOk);
+      return url == null ? null : new StepAction.Webhook(url, StepAction.DEFAULT_WEBHOOK_TIMEOUT_MS);
     }
     MappingReader f = m.section("webhook");
     String url = address(f, "url", this::httpOk);
