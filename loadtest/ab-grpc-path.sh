@@ -11,6 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here="$(pwd)"
+# Every load below runs with its output redirected: check the tools first, or a missing one ends the script in silence.
+for tool in h2load taskset curl python3; do
+  command -v "$tool" >/dev/null || { echo "${0##*/}: $tool is not installed (wrk and h2load: apt-get install wrk nghttp2-client)" >&2; exit 1; }
+done
 BASE="${BASE:?set BASE to the other checkout, or none}" ROUNDS="${1:-3}"
 SERVER_CPU="${SERVER_CPU:-1}" CLIENT_CPU="${CLIENT_CPU:-0}" PORT="${PORT:-18420}" WARM="${WARM:-20}" MEASURE="${MEASURE:-15}"
 JFR="${JFR:-0}"
