@@ -128,13 +128,22 @@ class LiveRunTest {
         req.response().end("{\"echo\":" + body + "}");
       }
     }))) {
+      // A first run, every request answered, loads the client's and the server's code: a cold JVM's first answers
+      // on two busy cores took over the timeout once (a second "timeout" in a clean clone's suite).
+      RunResult warm = runner.run(LoadOptions.builder().name("warm").target(uri(server)).source(i -> call(i + 1))
+          .connections(2).warmup(Duration.ZERO).duration(Duration.ofSeconds(30)).maxRequests(20)
+          .requestTimeout(Duration.ofSeconds(30)).build(), ProgressListener.NONE);
+      assertThat(warm.requests()).isEqualTo(20);
+      received.set(0);
+
       RunResult r = runner.run(LoadOptions.builder().name("timeout").target(uri(server)).source(LiveRunTest::call)
           .check(LiveRunTest::judge).connections(2).warmup(Duration.ZERO).duration(Duration.ofSeconds(30))
-          .maxRequests(20).requestTimeout(Duration.ofSeconds(1)).build(), ProgressListener.NONE);
+          .maxRequests(20).requestTimeout(Duration.ofSeconds(2)).build(), ProgressListener.NONE);
 
-      assertThat(r.outcomes()).containsOnly(java.util.Map.entry("ok", 19L), java.util.Map.entry("timeout", 1L));
-      assertThat(r.examples().get("timeout")).containsOnlyKeys("no answer within 1000 ms");
-      assertThat(r.latencyByOutcome().get("timeout").p50()).isGreaterThanOrEqualTo(1000.0);
+      assertThat(r.outcomes()).as("outcomes, with their latencies %s", r.latencyByOutcome())
+          .containsOnly(java.util.Map.entry("ok", 19L), java.util.Map.entry("timeout", 1L));
+      assertThat(r.examples().get("timeout")).containsOnlyKeys("no answer within 2000 ms");
+      assertThat(r.latencyByOutcome().get("timeout").p50()).isGreaterThanOrEqualTo(2000.0);
       assertThat(received.get()).isEqualTo(20);
     }
   }
