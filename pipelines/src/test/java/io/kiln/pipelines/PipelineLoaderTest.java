@@ -181,6 +181,22 @@ class PipelineLoaderTest {
   }
 
   @Test
+  void aStepsResourcesAreReadAsAPoolsWorkerResourcesAre() {
+    // A node has CPU, not cpu: a step asking for cpu would never be placed, so it is refused as a pool's would be.
+    onlyProblem(media("resources: {fetch_slot: 1}", "resources: {cpu: 1}"), 18, 21,
+        "pipelines[0].steps[0].resources.cpu", "unknown resource 'cpu'; did you mean 'CPU'? (resource names are"
+            + " case-sensitive)");
+    onlyProblem(media("      strategy: {node_with_resource: callback_slot}", "      strategy: {node_with_resource: gpu}"),
+        28, 40, "pipelines[0].steps[3].strategy.node_with_resource", "did you mean 'GPU'?");
+    onlyProblem(media("resources: {fetch_slot: 1}", "resources: {GPU: 1.5}"), 18, 26,
+        "pipelines[0].steps[0].resources.GPU", "GPU above 1 must be a whole number, got 1.5");
+    // memory is in bytes, as a node declares it: far above the million the step reader once capped amounts at.
+    StepSpec fetch = load(media("resources: {fetch_slot: 1}", "resources: {memory: 2000000000, nvidia.com/gpu: 1}"))
+        .pipelines().get(0).steps().get(0);
+    assertThat(fetch.resources()).isEqualTo(Resources.NONE.withMemory(2_000_000_000L).with("nvidia.com/gpu", 1));
+  }
+
+  @Test
   void inferNeedsAKnownDeploymentAndItsInputsNode() {
     onlyProblem(media("infer: {deployment: mlp}", "infer: {deployment: mpl}"), 22, 29,
         "pipelines[0].steps[1].infer.deployment", "unknown deployment 'mpl'; did you mean 'mlp'?; known deployments: mlp");
@@ -244,7 +260,7 @@ class PipelineLoaderTest {
     onlyProblem(media("      retries: 2", "      retries: -1"), 20, 18, "pipelines[0].steps[0].retries",
         "must be at least 0");
     onlyProblem(media("resources: {fetch_slot: 1}", "resources: {fetch_slot: -1}"), 18, 33,
-        "pipelines[0].steps[0].resources.fetch_slot", "must be at least 0");
+        "pipelines[0].steps[0].resources.fetch_slot", "resource fetch_slot must be a finite non-negative number");
     onlyProblem(media("    max_reruns: 2\n", "    max_reruns: 2\n    colour: blue\n"), 14, 5, "pipelines[0].colour",
         "unknown field 'colour'");
   }

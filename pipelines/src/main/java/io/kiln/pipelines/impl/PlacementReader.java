@@ -5,21 +5,19 @@ import io.kiln.runtime.Resources;
 import io.kiln.serve.yaml.MappingReader;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
+import io.kiln.serve.yaml.ResourcesSection;
 import io.kiln.serve.yaml.Suggestions;
 import java.util.List;
-import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 
 /**
  * Reads where a step may run: its {@code strategy:} (spread, default, {@code same_node_as} an earlier step, or
  * {@code node_with_resource}) and the {@code resources:} it holds while it runs, reporting each problem at its
- * position. The two share the rule for a resource's name, since a strategy may name one. Not thread-safe: one
- * instance per pipeline, as its {@link StepTable}.
+ * position. Both read names and amounts as a pool's {@code worker_resources} are read ({@link ResourcesSection}).
+ * Not thread-safe: one instance per pipeline, as its {@link StepTable}.
  */
 final class PlacementReader {
-
-  private static final Pattern RESOURCE_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]{0,63}");
 
   private final Reading reading;
   private final Problems problems;
@@ -90,41 +88,12 @@ final class PlacementReader {
       }
       return null;
     }
-    if (!RESOURCE_KEY.matcher(resource).matches()) {
-      problems.at(s.at("node_with_resource"), s.path("node_with_resource"), "'" + resource
-          + "' is not a resource name (letters, digits, '_', '.', '-')");
-      return null;
-    }
-    return StepPlacement.nodeWithResource(resource);
+    return ResourcesSection.checkName(problems, s.at("node_with_resource"), s.path("node_with_resource"), resource)
+        ? StepPlacement.nodeWithResource(resource) : null;
   }
 
   /** The resources section {@code r}, {@link Resources#NONE} if absent; null if wrong (reported). */
   Resources resources(MappingReader r) {
-    if (!r.present()) {
-      return r.valid() ? Resources.NONE : null;
-    }
-    Resources resources = Resources.NONE;
-    boolean ok = true;
-    for (var t : r.entries()) {
-      String key = ((ScalarNode) t.getKeyNode()).getValue();
-      String path = r.path(key);
-      if (!RESOURCE_KEY.matcher(key).matches()) {
-        problems.at(t.getKeyNode(), path, "'" + key + "' is not a resource name (letters, digits, '_', '.', '-')");
-        ok = false;
-        continue;
-      }
-      var amount = reading.decimal(t.getValueNode(), path, 0, 1_000_000);
-      if (amount == null) {
-        ok = false;
-        continue;
-      }
-      try {
-        resources = resources.with(key, amount.doubleValue());
-      } catch (IllegalArgumentException e) {
-        problems.at(t.getValueNode(), path, e.getMessage());
-        ok = false;
-      }
-    }
-    return ok ? resources : null;
+    return ResourcesSection.read(reading, r, Resources.NONE);
   }
 }

@@ -3,11 +3,10 @@ package io.kiln.serve.impl;
 import io.kiln.serve.yaml.Problems;
 import io.kiln.serve.yaml.Reading;
 import io.kiln.serve.yaml.MappingReader;
+import io.kiln.serve.yaml.ResourcesSection;
 import io.kiln.runtime.Resources;
 import io.kiln.serve.AutoscalingSpec;
 import io.kiln.serve.PoolPlacement;
-import java.math.BigDecimal;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -21,8 +20,6 @@ import org.yaml.snakeyaml.nodes.Tag;
  * cluster), worker resources, node selector, restarts, whether it waits for capacity.
  */
 final class PoolReader {
-
-  private static final List<String> WELL_KNOWN = List.of(Resources.CPU, Resources.GPU, Resources.MEMORY);
 
   private final Reading reading;
   private final Problems problems;
@@ -59,7 +56,7 @@ final class PoolReader {
           "one of workers_per_node, per_gpu or num_workers is required (or an autoscaling section)");
     }
     MappingReader resourceSection = p.section("worker_resources");
-    Resources resources = resources(resourceSection);
+    Resources resources = ResourcesSection.read(reading, resourceSection, PoolPlacement.DEFAULT_WORKER_RESOURCES);
     Map<String, String> selector = selector(p.section("node_selector"));
     Integer maxRestarts = p.integer("max_restarts", PoolPlacement.DEFAULT_MAX_RESTARTS, -1, 1_000_000);
     Boolean waitForCapacity = p.bool("wait_for_capacity", false);
@@ -88,39 +85,6 @@ final class PoolReader {
       workers = new PoolPlacement.PerNode(autoscaling.orElseThrow().maxWorkers());
     }
     return new PoolPlacement(workers, resources, selector, maxRestarts, waitForCapacity);
-  }
-
-  private Resources resources(MappingReader r) {
-    if (!r.present()) {
-      return PoolPlacement.DEFAULT_WORKER_RESOURCES;
-    }
-    Resources resources = Resources.NONE;
-    boolean ok = true;
-    for (NodeTuple t : r.entries()) {
-      String key = ((ScalarNode) t.getKeyNode()).getValue();
-      String path = r.path(key);
-      String wellKnown = WELL_KNOWN.stream().filter(k -> k.equalsIgnoreCase(key) && !k.equals(key))
-          .findFirst().orElse(null);
-      if (wellKnown != null) {
-        problems.at(t.getKeyNode(), path, "unknown resource '" + key + "'; did you mean '" + wellKnown
-            + "'? (resource names are case-sensitive)");
-        ok = false;
-        continue;
-      }
-      BigDecimal amount = reading.decimal(t.getValueNode(), path, Long.MIN_VALUE, Long.MAX_VALUE);
-      if (amount == null) {
-        ok = false;
-        continue;
-      }
-      try {
-        // Resources' own rules (non-negative, 1e-4 resolution, whole GPUs above 1) and their words.
-        resources = resources.with(key, amount.doubleValue());
-      } catch (IllegalArgumentException e) {
-        problems.at(t.getValueNode(), path, e.getMessage());
-        ok = false;
-      }
-    }
-    return ok ? resources : null;
   }
 
   private Map<String, String> selector(MappingReader s) {
