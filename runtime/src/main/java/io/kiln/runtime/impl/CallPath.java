@@ -99,7 +99,7 @@ final class CallPath {
         deadlines.add(reply, deadline);
       }
       Invocation inv = new Invocation(msg, reply);
-      TurnEnds.run(cellContext, () -> cell.accept(inv));
+      cellContext.runOnContext(v -> cell.accept(inv));
     } else if (target.equals(nodeId) || members.get().contains(target)) {
       send(h, target, method, msg, result);
     } else if (h.name() != null) {
