@@ -48,7 +48,7 @@ final class LocalReply extends Deadlines.Entry {
       remove();
       CallPath.complete(future, reply, resultType);
     } else {
-      context.runOnContext(v -> {
+      TurnEnds.run(context, () -> {
         remove(); // on the caller's context, where the deadline is listed
         CallPath.complete(future, reply, resultType);
       });
