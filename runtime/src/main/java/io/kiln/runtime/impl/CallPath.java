@@ -5,7 +5,6 @@ import io.kiln.runtime.ActorHandle;
 import io.kiln.runtime.ActorInfo;
 import io.kiln.runtime.ActorState;
 import io.kiln.runtime.CallTimeoutException;
-import io.kiln.runtime.ExecutionMode;
 import io.kiln.runtime.Futures;
 import io.kiln.runtime.KilnException;
 import io.kiln.runtime.NodeDiedException;
@@ -100,13 +99,7 @@ final class CallPath {
         deadlines.add(reply, deadline);
       }
       Invocation inv = new Invocation(msg, reply);
-      if (cell.options.mode() == ExecutionMode.WORKER) {
-        // Queued: the call reaches the actor's thread after the loop's next pass over its sockets, not within the
-        // turn that made it (on one core the thread would otherwise run before the loop has read its next requests).
-        cellContext.runOnContext(v -> cell.accept(inv));
-      } else {
-        TurnEnds.run(cellContext, () -> cell.accept(inv));
-      }
+      cellContext.runOnContext(v -> cell.accept(inv));
     } else if (target.equals(nodeId) || members.get().contains(target)) {
       send(h, target, method, msg, result);
     } else if (h.name() != null) {

@@ -48,7 +48,7 @@ final class LocalReply extends Deadlines.Entry {
       remove();
       CallPath.complete(future, reply, resultType);
     } else {
-      TurnEnds.run(context, () -> {
+      context.runOnContext(v -> {
         remove(); // on the caller's context, where the deadline is listed
         CallPath.complete(future, reply, resultType);
       });

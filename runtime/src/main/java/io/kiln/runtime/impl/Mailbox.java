@@ -127,7 +127,7 @@ final class Mailbox {
         running.remove(current);
         waiting.addFirst(current);
       } else {
-        executed(current, gen, end.outcome()); // the last call's answer, a pending future, or a fatal error
+        executed(current, gen, end.outcome()); // a pending future, or a fatal error handled by finished()
         return;
       }
     }

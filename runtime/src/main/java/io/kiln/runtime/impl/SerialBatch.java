@@ -8,8 +8,7 @@ import java.util.function.Function;
 
 /**
  * One hand-off of a serial WORKER actor's waiting calls to its thread: the thread runs them in order and
- * answers each but the last itself, returning to the event loop once per batch instead of twice per call; the last
- * is answered on the loop by that return (one hop back per batch, not two: a pool worker's batch is one call).
+ * answers each itself, returning to the event loop once per batch instead of twice per call.
  */
 final class SerialBatch {
 
@@ -28,8 +27,7 @@ final class SerialBatch {
 
   /**
    * Runs {@code batch} on the calling (worker) thread until a call returns a future or a fatal error, or
-   * {@code stop} says the incarnation is gone; answers each call but the last with the token it was handed with, and
-   * ends on the last with its outcome, for the loop to answer.
+   * {@code stop} says the incarnation is gone; answers each call with the token it was handed with.
    */
   static End run(List<Invocation> batch, int[] tokens, BooleanSupplier stop, Function<Invocation, Outcome> invoke) {
     for (int i = 0; i < batch.size(); i++) {
@@ -43,8 +41,8 @@ final class SerialBatch {
         return new End(i, outcome);
       }
       Throwable error = outcome.error() == null ? null : Futures.unwrap(outcome.error());
-      if (error instanceof Error || i == batch.size() - 1) {
-        return new End(i, outcome); // the last call is answered on the loop, by the hand-back the batch's end makes anyway
+      if (error instanceof Error) {
+        return new End(i, outcome);
       }
       inv.replyAs(tokens[i], error != null ? ReplyMessage.failed(error)
           : ReplyMessage.ok(outcome.value(), inv.call.method.resultType()));
