@@ -177,7 +177,13 @@ public final class Resources {
     return new Resources(copy);
   }
 
-  private static String checkKey(String key) {
+  /**
+   * Checks that {@code key} can name a resource (1 to 128 characters), the rule {@link #with} applies.
+   *
+   * @return {@code key}
+   * @throws IllegalArgumentException saying why not
+   */
+  public static String checkKey(String key) {
     Objects.requireNonNull(key, "resource key");
     if (key.isEmpty() || key.length() > 128) {
       throw new IllegalArgumentException("resource key must be 1..128 characters: '" + key + "'");

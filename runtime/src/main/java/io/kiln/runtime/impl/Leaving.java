@@ -1,5 +1,6 @@
 package io.kiln.runtime.impl;
 
+import io.kiln.runtime.Futures;
 import io.kiln.runtime.TimeoutPolicy;
 import io.vertx.core.Future;
 import java.util.concurrent.CompletionStage;
@@ -41,8 +42,7 @@ final class Leaving {
             .orTimeout(cleanUpBound.toMillis(), TimeUnit.MILLISECONDS)))
         .transform(ar -> {
           if (ar.failed()) {
-            Throwable why = ar.cause() instanceof java.util.concurrent.CompletionException c && c.getCause() != null
-                ? c.getCause() : ar.cause();
+            Throwable why = Futures.unwrapCompletion(ar.cause());
             LOG.warn("node {} leaving: its registry entries and row not removed ({}); leaving anyway, the members"
                 + " that stay free them", nodeId, why instanceof TimeoutException ? "not done within " + cleanUpBound
                 : why.toString());

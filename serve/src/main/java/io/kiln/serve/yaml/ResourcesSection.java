@@ -70,8 +70,10 @@ public final class ResourcesSection {
   }
 
   private static String nameProblem(String name) {
-    if (name.isEmpty() || name.length() > 128) {
-      return "a resource name has 1 to 128 characters, got " + name.length();
+    try {
+      Resources.checkKey(name);
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
     }
     for (String known : WELL_KNOWN) {
       if (known.equalsIgnoreCase(name) && !known.equals(name)) {
