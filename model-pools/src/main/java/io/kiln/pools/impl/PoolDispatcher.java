@@ -97,39 +97,28 @@ public final class PoolDispatcher implements AutoCloseable {
   private boolean closed;
 
   /**
+   * A pool of one model that checks no request at submit, traces none and batches requests by rank alone.
+   *
    * @param nanoClock monotonic time in nanoseconds, the clock of every deadline passed to {@link #submit}
    * @param executor hands worker completions and client cancellations to the owner's thread
    * @param tags identify this pool's meters: deployment, version and node (see {@link #meterTags})
    */
   public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
                         WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags) {
-    this(config, nanoClock, timers, executor, listener, registry, tags, request -> { });
+    this(config, nanoClock, timers, executor, listener, registry, tags, request -> { }, null, Spans.OFF, null);
   }
 
   /**
+   * @param nanoClock monotonic time in nanoseconds, the clock of every deadline passed to {@link #submit}
+   * @param executor hands worker completions and client cancellations to the owner's thread
+   * @param tags identify this pool's meters: deployment, version and node (see {@link #meterTags})
    * @param validator checks each request that was not validated before (see
    *     {@link #submit(InferenceRequest, RequestContext, boolean, StreamTarget)}) on its own at submit, against the
    *     model's signature, and throws an {@link InferenceException} of kind INVALID_INPUT to refuse it, so that a
    *     bad request fails alone instead of failing the batch it would have joined at the worker; runs on
    *     the dispatcher's thread
-   */
-  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
-                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
-                        Consumer<InferenceRequest> validator) {
-    this(config, nanoClock, timers, executor, listener, registry, tags, validator, null);
-  }
-
-  /**
    * @param repository the models of a multiplexed pool (a batch is one model, sent preferably to a worker that
    *     holds it, see {@link ModelAffinity}); null for a pool of one model
-   */
-  public PoolDispatcher(PoolConfig config, LongSupplier nanoClock, Timers timers, Executor executor,
-                        WorkerFailureListener listener, MeterRegistry registry, Iterable<Tag> tags,
-                        Consumer<InferenceRequest> validator, io.kiln.pools.ModelRepository repository) {
-    this(config, nanoClock, timers, executor, listener, registry, tags, validator, repository, Spans.OFF, null);
-  }
-
-  /**
    * @param spans where the {@code kiln.pool.queue} spans of traced requests go ({@link Spans#OFF}: nowhere)
    * @param signature the model's (a pool of one model; a multiplexed pool reads its models' from the repository),
    *     or null: which inputs go to the model whole rather than stacked, so that requests batch only where those
