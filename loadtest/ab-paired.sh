@@ -45,6 +45,10 @@ measure() { # name index -> prints "rps us"
   load "$1" "$MEASURE" "$f"
   t1=$(ticks "${pid[$1]}")
   n=$(awk '/requests in/ {print $1}' "$f")
+  # A load whose answers were errors measured something else: say so (its line still prints, for the record).
+  if grep -qE 'Non-2xx|Socket errors' "$f"; then
+    echo "${0##*/}: $1's load $2 had errors: $(grep -E 'Non-2xx|Socket errors' "$f" | tr -s ' ' | tr '\n' ';')" >&2
+  fi
   echo "$(awk '/^Requests\/sec/ {print $2}' "$f") $(awk -v t=$((t1 - t0)) -v n="$n" -v hz="$(getconf CLK_TCK)" \
     'BEGIN {printf "%.2f", t * 1e6 / hz / n}')"
 }
