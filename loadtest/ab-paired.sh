@@ -3,9 +3,10 @@
 # (one loaded at a time, the other idle), and short wrk loads alternate between them in ABBA order, so that a slow
 # spell of a shared machine falls on both sides of a pair rather than on one build's whole round (as it can with
 # ab-request-path.sh, whose rounds start a fresh node each). Each node is warmed first (WARM seconds, twice each,
-# alternated) until its JIT has settled; then PAIRS pairs of MEASURE-second loads. Per load: requests/s and the node's
-# CPU time per request (utime+stime from /proc). Prints every load, then the median ratio this/base of both figures
-# over the pairs (each pair: the two loads of one build against the two of the other, in ABBA order) and its range.
+# alternated) until its JIT has settled; then PAIRS pairs of MEASURE-second loads. Per load: requests/s, the node's
+# CPU time per request (utime+stime from /proc) and the pool's mean batch (rows per batch, from /metrics). Prints
+# every load, then the median ratio this/base of the first two over the pairs (each pair: the two loads of one build
+# against the two of the other, in ABBA order) and its range.
 # FILE and MODEL pick another deployment (default deploy/examples/bench/noop.yaml, model noop).
 # Usage: [FILE=deploy/examples/bench/tiny.yaml MODEL=mlp] BASE=/tmp/kiln-base loadtest/ab-paired.sh [PAIRS]
 set -euo pipefail
@@ -17,12 +18,12 @@ done
 BASE="${BASE:?set BASE to the other checkout}" PAIRS="${1:-8}"
 SERVER_CPU="${SERVER_CPU:-1}" CLIENT_CPU="${CLIENT_CPU:-0}" PORT="${PORT:-18400}" WARM="${WARM:-20}" MEASURE="${MEASURE:-8}"
 out="$(mktemp -d)"
-declare -A pid url
+declare -A pid url base_url
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 start() { # name dir port
   (cd "$2" && setsid taskset -c "$SERVER_CPU" ./kiln up --port "$3" --grpc-port "$(($3 + 1))" \
     --file ${FILE:-deploy/examples/bench/noop.yaml} --cpus 2 --node-id "abp-$1" --warmup-seconds 5 >"$out/$1.log" 2>&1 &)
-  url[$1]="http://127.0.0.1:$3/v2/models/${MODEL:-noop}/infer"
+  url[$1]="http://127.0.0.1:$3/v2/models/${MODEL:-noop}/infer" base_url[$1]="http://127.0.0.1:$3"
   for _ in $(seq 1 600); do curl -sf -o /dev/null "http://127.0.0.1:$3/v2/models/${MODEL:-noop}/ready" && break; sleep 0.5; done
   pid[$1]=$(pgrep -n -f "kiln.jar up --port $3")
 }
@@ -39,18 +40,26 @@ trap stop EXIT
 load() { # name seconds file
   taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"$2s" -s "$here/loadtest/wrk/oip-json.lua" "${url[$1]}" >"$3" 2>&1
 }
-measure() { # name index -> prints "rps us"
-  local f="$out/$1.$2.wrk" t0 t1 n
+# The pool's batches so far, from the node's /metrics: "rows batches" (kiln_pool_batch_size_rows' sum and count).
+batches() {
+  curl -sf "${base_url[$1]}/metrics" | awk '/^kiln_pool_batch_size_rows_sum/ {s += $NF} /^kiln_pool_batch_size_rows_count/ {c += $NF}
+    END {printf "%d %d\n", s, c}'
+}
+measure() { # name index -> prints "rps us rows-per-batch"
+  local f="$out/$1.$2.wrk" t0 t1 n b0 b1
+  b0=$(batches "$1")
   t0=$(ticks "${pid[$1]}")
   load "$1" "$MEASURE" "$f"
   t1=$(ticks "${pid[$1]}")
+  b1=$(batches "$1")
   n=$(awk '/requests in/ {print $1}' "$f")
   # A load whose answers were errors measured something else: say so (its line still prints, for the record).
   if grep -qE 'Non-2xx|Socket errors' "$f"; then
     echo "${0##*/}: $1's load $2 had errors: $(grep -E 'Non-2xx|Socket errors' "$f" | tr -s ' ' | tr '\n' ';')" >&2
   fi
   echo "$(awk '/^Requests\/sec/ {print $2}' "$f") $(awk -v t=$((t1 - t0)) -v n="$n" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN {printf "%.2f", t * 1e6 / hz / n}')"
+    'BEGIN {printf "%.2f", t * 1e6 / hz / n}') $(awk -v a="$b0" -v b="$b1" \
+    'BEGIN {split(a, x, " "); split(b, y, " "); printf "%.2f", (y[2] > x[2] ? (y[1] - x[1]) / (y[2] - x[2]) : 0)}')"
 }
 start this "$here" "$PORT"
 start base "$BASE" "$((PORT + 10))"
@@ -63,8 +72,8 @@ for p in $(seq 1 "$PAIRS"); do
   declare -A sum_rps=([this]=0 [base]=0) sum_us=([this]=0 [base]=0)
   for name in $order; do
     i=$((i + 1))
-    read -r rps us < <(measure "$name" "$p.$i")
-    echo "pair $p $name: $rps req/s, server CPU $us us/request"
+    read -r rps us rows < <(measure "$name" "$p.$i")
+    echo "pair $p $name: $rps req/s, server CPU $us us/request, $rows rows per batch"
     echo "$name $rps $us" >>"$out/loads.txt"
     sum_rps[$name]=$(awk -v a="${sum_rps[$name]}" -v b="$rps" 'BEGIN {print a + b}')
     sum_us[$name]=$(awk -v a="${sum_us[$name]}" -v b="$us" 'BEGIN {print a + b}')
