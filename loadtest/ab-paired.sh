@@ -81,19 +81,22 @@ for p in $(seq 1 "$PAIRS"); do
   echo "$p $(awk -v a="${sum_rps[this]}" -v b="${sum_rps[base]}" 'BEGIN {printf "%.4f", a / b}')" \
     "$(awk -v a="${sum_us[this]}" -v b="${sum_us[base]}" 'BEGIN {printf "%.4f", a / b}')" >>"$results"
 done
-summary() { # column label
-  sort -n -k"$1" "$results" | awk -v c="$1" -v label="$2" '{v[NR] = $c} END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "%s this/base: median %.3f, range %.3f-%.3f over %d pairs\n", label, m, v[1], v[NR], NR}'
+# Numbers on stdin -> "median min max count best-quarter-mean" (the best quarter: the highest values).
+stats() {
+  sort -g | awk '{v[NR] = $1} END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; q = int((NR + 3) / 4); s = 0
+    for (i = NR - q + 1; i <= NR; i++) s += v[i]
+    print m, v[1], v[NR], NR, s / q}'
 }
-summary 2 "requests/s"
-summary 3 "server CPU per request"
+for col in 2 3; do
+  label=$([ "$col" = 2 ] && echo "requests/s" || echo "server CPU per request")
+  read -r m lo hi n _ < <(awk -v c="$col" '{print $c}' "$results" | stats)
+  printf "%s this/base: median %.3f, range %.3f-%.3f over %d pairs\n" "$label" "$m" "$lo" "$hi" "$n"
+done
 # Per build over all its loads: the median, and the best quarter's mean (a shared machine's slow spells only ever lower
 # a load's rate, so the best loads say most about the code).
 for name in this base; do
-  awk -v n="$name" '$1 == n {print $2}' "$out/loads.txt" | sort -rn | awk -v n="$name" '{v[NR] = $1} END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; q = int((NR + 3) / 4); s = 0
-    for (i = 1; i <= q; i++) s += v[i]
-    printf "%s: %d loads, requests/s median %.0f, best quarter %.0f, range %.0f-%.0f\n", n, NR, m, s / q, v[NR], v[1]}'
+  read -r m lo hi n best < <(awk -v n="$name" '$1 == n {print $2}' "$out/loads.txt" | stats)
+  printf "%s: %d loads, requests/s median %.0f, best quarter %.0f, range %.0f-%.0f\n" "$name" "$n" "$m" "$best" "$lo" "$hi"
 done
 echo "logs and wrk output: $out" >&2
