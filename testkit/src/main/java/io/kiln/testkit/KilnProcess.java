@@ -52,6 +52,9 @@ public final class KilnProcess implements AutoCloseable {
       "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
       "-Dai.djl.offline=true", "-Dhazelcast.phone.home.enabled=false");
 
+  /** How long {@link #close} lets a JVM that records the class-data archive exit after SIGTERM. */
+  static final int RECORDER_GRACE_SECONDS = 20;
+
   /** Lines of the log a failure message quotes. */
   public static final int TAIL_LINES = 60;
 
@@ -62,11 +65,17 @@ public final class KilnProcess implements AutoCloseable {
   private final String name;
   private final Process process;
   private final Path log;
+  private final List<String> command;
+  /** Set when this JVM records the class-data archive, which it writes as it exits (not when killed). */
+  private final ClassArchive.Recording recording;
 
-  private KilnProcess(String name, Process process, Path log) {
+  private KilnProcess(String name, List<String> command, Process process, Path log,
+                      ClassArchive.Recording recording) {
     this.name = name;
+    this.command = List.copyOf(command);
     this.process = process;
     this.log = log;
+    this.recording = recording;
   }
 
   /** {@code java JVM_FLAGS -cp <test class path> mainClass}: a JVM of the running tests' own classes. */
@@ -213,7 +222,18 @@ public final class KilnProcess implements AutoCloseable {
         if (out.toAbsolutePath().getParent() != null) {
           Files.createDirectories(out.toAbsolutePath().getParent());
         }
-        ProcessBuilder b = new ProcessBuilder(commandLine()).redirectErrorStream(true).redirectOutput(out.toFile());
+        List<String> cmd = commandLine();
+        ClassArchive.Recording recording = null;
+        if (javaArgs != null && ClassArchive.enabled()) {
+          ClassArchive.Plan plan = ClassArchive.plan(ClassArchive.folder(), command.get(0), jvmFlags, javaArgs);
+          cmd = new ArrayList<>(wrapper);
+          cmd.addAll(command);
+          cmd.addAll(plan.jvmFlags());
+          cmd.addAll(plan.javaArgs());
+          cmd.addAll(args);
+          recording = plan.recording();
+        }
+        ProcessBuilder b = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
         if (!stdinOpen) {
           b.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
@@ -225,7 +245,13 @@ public final class KilnProcess implements AutoCloseable {
         }
         envRemoved.forEach(prefix -> b.environment().keySet().removeIf(k -> k.startsWith(prefix)));
         b.environment().putAll(env);
-        return new KilnProcess(name != null ? name : out.getFileName().toString(), b.start(), out);
+        KilnProcess p = new KilnProcess(name != null ? name : out.getFileName().toString(), cmd, b.start(), out,
+            recording);
+        if (recording != null) {
+          ClassArchive.Recording r = recording;
+          p.process.onExit().thenAccept(gone -> r.finish(gone.exitValue()));
+        }
+        return p;
       } catch (IOException e) {
         throw new UncheckedIOException("could not start " + commandLine(), e);
       }
@@ -253,6 +279,11 @@ public final class KilnProcess implements AutoCloseable {
 
   public Process process() {
     return process;
+  }
+
+  /** The command line it was started with (a JVM's with its class-data archive flags, {@link ClassArchive}). */
+  public List<String> command() {
+    return command;
   }
 
   public long pid() {
@@ -401,11 +432,18 @@ public final class KilnProcess implements AutoCloseable {
     }
   }
 
-  /** Kills the process if it still runs. */
+  /**
+   * Kills the process if it still runs; a JVM recording the class-data archive ({@link ClassArchive}) is stopped
+   * (SIGTERM, {@value #RECORDER_GRACE_SECONDS} s at most) so that it writes it.
+   */
   @Override
   public void close() {
     if (process.isAlive()) {
-      kill();
+      if (recording != null) {
+        stop(Duration.ofSeconds(RECORDER_GRACE_SECONDS));
+      } else {
+        kill();
+      }
     }
   }
 
