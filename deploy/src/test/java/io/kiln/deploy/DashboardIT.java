@@ -120,7 +120,7 @@ class DashboardIT {
 
   private void startCluster() throws Exception {
     List<String> common = List.of("--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--cluster-port", "0",
-        "--cluster-name", "it-" + UUID.randomUUID(), "--cpus", "2", "--token", TOKEN, "--warmup-seconds", "1");
+        "--cluster-name", "it-" + UUID.randomUUID(), "--cpus", "2", "--token", TOKEN, "--warmup-seconds", "0");
     start("head", List.of("start", "--head"), common);
     String join = "127.0.0.1:" + awaitEntry("head").path("clusterPort").asInt();
     start("n1", List.of("start", "--address", join), common);

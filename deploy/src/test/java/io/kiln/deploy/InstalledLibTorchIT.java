@@ -80,7 +80,7 @@ class InstalledLibTorchIT {
     Path quickstart = KilnCliTest.repositoryRoot().resolve("deploy/examples/quickstart.yaml");
     KilnProcess up = cli.startNode("up", "up", "--file", quickstart.toString(), "--libtorch", libtorch.toString(),
         "--node-id", "byo", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--gpus", "0", "--cpus", "2",
-        "--warmup-seconds", "1");
+        "--warmup-seconds", "0");
     up.awaitLog("is ready", START);
     assertThat(cli.output("up")).contains("kiln: PyTorch engine on libtorch " + torch + " (cpu) from " + libtorch.toRealPath());
     // The node's record in .kiln/nodes is written just after the ready line is printed.

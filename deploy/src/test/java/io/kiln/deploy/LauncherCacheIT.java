@@ -22,13 +22,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code kiln} launcher script's start-up cache (docs/cold-start.md), end to end with real processes: it trains
- * the cache with the built distribution ({@code deploy/target/kiln.jar}, which the package phase made), a node it
- * starts with {@code KILN_AOT=on} (the JVM refuses to start unless it maps the cache) serves the quickstart model,
- * and a cache older than the jar is rebuilt before it is used. Each JDK's cache lives in the test's own folder
- * ({@code KILN_CACHE_DIR}); the training does not warm up ({@code --warmup-seconds 0}: the cache holds what the start
- * and the model's load use), to keep the test short: each test trains twice, and a warm-up of even one second made each
- * training ~3 s longer (JDK 25, load 4-6).
+ * The {@code kiln} launcher script's start-up cache (docs/cold-start.md), end to end with real processes, one
+ * training per JDK: on the build JDK a stale cache (older than the built distribution, {@code deploy/target/kiln.jar},
+ * which the package phase made) is rebuilt by {@code kiln up} with {@code KILN_AOT=on} (the JVM refuses to start
+ * unless it maps the cache), which then serves the quickstart model from it; on JDK 25 {@code kiln train-aot} builds
+ * the cache and {@code kiln up} uses it as it is, without training again. Each JDK's cache lives in the test's own
+ * folder ({@code KILN_CACHE_DIR}); the training does not warm up ({@code --warmup-seconds 0}: the cache holds what the
+ * start and the model's load use), to keep the test short: a warm-up of even one second made each training ~3 s
+ * longer (JDK 25, load 4-6).
  */
 class LauncherCacheIT {
 
@@ -39,40 +40,60 @@ class LauncherCacheIT {
   Path dir;
 
   @Test
-  void appCdsArchiveOnTheBuildJdkIsBuiltUsedAndRebuiltWhenTheJarChanged() throws Exception {
+  void appCdsArchiveOnTheBuildJdkIsRebuiltWhenStaleThenUsed() throws Exception {
     Path javaHome = Path.of(System.getProperty("java.home"));
     int feature = Runtime.version().feature();
     // The build JDK (17+) gets the AppCDS archive below 25 and the AOT cache from 25 on; both are this test's subject.
-    checkCache(javaHome, "kiln-jdk" + feature + (feature >= 25 ? ".aot" : ".jsa"));
+    String cacheName = "kiln-jdk" + feature + (feature >= 25 ? ".aot" : ".jsa");
+    Map<String, String> env = env(javaHome);
+    Path cache = Path.of(env.get("KILN_CACHE_DIR")).resolve(cacheName);
+    // A cache older than the jar (as a rebuild leaves it): `kiln up` must train anew, then use it.
+    Files.writeString(cache, "a cache of an older build");
+    FileTime stale = FileTime.fromMillis(Files.getLastModifiedTime(jar()).toMillis() - 3_600_000);
+    Files.setLastModifiedTime(cache, stale);
+    String out = serveFromCache(env, cache, "up-stale.out");
+    assertThat(out).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
+    assertThat(Files.getLastModifiedTime(cache).toMillis()).isGreaterThan(stale.toMillis() + 1_800_000);
   }
 
   @Test
-  void aotCacheOnJdk25IsBuiltUsedAndRebuilt_skippedWhereNoJdk25IsInstalled() throws Exception {
+  void aotCacheOnJdk25IsBuiltByTrainAotThenUsedAsItIs_skippedWhereNoJdk25IsInstalled() throws Exception {
     assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")) && releaseFeature(JDK25) >= 25,
         "no JDK 25+ at " + JDK25 + " (-Dkiln.test.jdk25=...): the AOT cache (JEP 483/514/515) needs one");
-    checkCache(JDK25, "kiln-jdk" + releaseFeature(JDK25) + ".aot");
+    Map<String, String> env = env(JDK25);
+    Path cache = Path.of(env.get("KILN_CACHE_DIR")).resolve("kiln-jdk" + releaseFeature(JDK25) + ".aot");
+    KilnProcess.Result trained = launcher(env, dir.resolve("train.out"), "train-aot").run(Duration.ofMinutes(8));
+    assertThat(trained.code()).as("kiln train-aot; output: %s", trained.output()).isZero();
+    assertThat(trained.output()).contains("kiln: building the start-up cache")
+        .contains("start-up cache ready: " + cache);
+    assertThat(cache).isNotEmptyFile();
+    FileTime made = Files.getLastModifiedTime(cache);
+    assertThat(serveFromCache(env, cache, "up.out")).doesNotContain("building the start-up cache");
+    assertThat(Files.getLastModifiedTime(cache)).isEqualTo(made);
   }
 
-  private void checkCache(Path javaHome, String cacheName) throws Exception {
-    Path root = KilnCliTest.repositoryRoot();
-    Path jar = root.resolve("deploy/target/kiln.jar");
+  private Path jar() {
+    Path jar = KilnCliTest.repositoryRoot().resolve("deploy/target/kiln.jar");
     assumeTrue(Files.isRegularFile(jar), "no " + jar + ": run in the integration-test phase (after package)");
+    return jar;
+  }
+
+  private Map<String, String> env(Path javaHome) throws IOException {
+    jar();
     Path cacheDir = Files.createDirectories(dir.resolve("cache"));
-    Map<String, String> env = Map.of("JAVA_HOME", javaHome.toString(), "KILN_CACHE_DIR", cacheDir.toString(),
+    return Map.of("JAVA_HOME", javaHome.toString(), "KILN_CACHE_DIR", cacheDir.toString(),
         "KILN_AOT_TRAIN_ARGS", "--warmup-seconds 0", "KILN_AOT", "on");
+  }
 
-    String trained = runToEnd(root, env, dir.resolve("train.out"), "train-aot");
-    Path cache = cacheDir.resolve(cacheName);
-    assertThat(trained).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
-    assertThat(cache).isNotEmptyFile();
-
-    // The jar changed after the cache was made (as a rebuild leaves it): `kiln up` must train anew, then use it.
-    FileTime stale = FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() - 3_600_000);
-    Files.setLastModifiedTime(cache, stale);
+  /**
+   * {@code kiln up} with {@code env} until it serves the quickstart model; checks that its JVM mapped {@code cache}
+   * and warned of nothing, and returns the launcher's and the node's output.
+   */
+  private String serveFromCache(Map<String, String> env, Path cache, String log) throws Exception {
     int[] ports = FreePorts.distinct(2);
     int port = ports[0];
-    Path out = dir.resolve("up.out");
-    KilnProcess node = launcher(root, env, out, "up", "--host", "127.0.0.1", "--port", String.valueOf(port),
+    Path out = dir.resolve(log);
+    KilnProcess node = launcher(env, out, "up", "--host", "127.0.0.1", "--port", String.valueOf(port),
         "--grpc-port", String.valueOf(ports[1]), "--warmup-seconds", "0").start();
     try {
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -83,28 +104,22 @@ class LauncherCacheIT {
           .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
       node.awaitTrue("serving the quickstart", Duration.ofMinutes(6),
           () -> http.send(infer, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
-      assertThat(read(out)).contains("kiln: building the start-up cache").contains("start-up cache ready: " + cache);
-      assertThat(Files.getLastModifiedTime(cache).toMillis()).isGreaterThan(stale.toMillis() + 1_800_000);
       // The JVM itself says nothing: no unified-logging warning (JDK 25's AOT code cache), no JNA/Unsafe notice (24+).
       assertThat(read(out).lines().filter(l -> l.contains("[warning]") || l.startsWith("WARNING: ")))
           .as("JVM warnings in %s", out).isEmpty();
-      // KILN_AOT=on passes -Xshare:on / -XX:AOTMode=on: this JVM is serving because it mapped the rebuilt cache.
+      // KILN_AOT=on passes -Xshare:on / -XX:AOTMode=on: this JVM is serving because it mapped the cache.
       assertThat(node.process().info().arguments().map(List::of).orElse(List.of()))
           .anySatisfy(a -> assertThat(a).contains(cache.toString()));
+      return read(out);
     } finally {
       node.stop(Duration.ofSeconds(60));
     }
   }
 
-  private static KilnProcess.Builder launcher(Path root, Map<String, String> env, Path out, String... args) {
+  private static KilnProcess.Builder launcher(Map<String, String> env, Path out, String... args) {
+    Path root = KilnCliTest.repositoryRoot();
     return KilnProcess.command(List.of(root.resolve("kiln").toString())).args(args).name("kiln " + args[0])
         .directory(root).log(out).withoutEnv("KILN_JAVA_OPTS").env(env);
-  }
-
-  private static String runToEnd(Path root, Map<String, String> env, Path out, String... args) throws Exception {
-    KilnProcess.Result r = launcher(root, env, out, args).run(Duration.ofMinutes(8));
-    assertThat(r.code()).as("kiln %s; output: %s", String.join(" ", args), r.output()).isZero();
-    return r.output();
   }
 
   private static String read(Path file) throws IOException {

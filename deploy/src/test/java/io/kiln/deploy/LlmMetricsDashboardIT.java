@@ -49,7 +49,7 @@ class LlmMetricsDashboardIT {
     try (HeadlessChromium browser = HeadlessChromium.launch(cli.home().resolve("chromium.out"))) {
       cli.startNode("head", "start", "--head", "--foreground", "--node-id", "head", "--host", "127.0.0.1",
           "--port", "0", "--grpc-port", "0", "--cluster-port", "0", "--cluster-name", "it-" + UUID.randomUUID(),
-          "--cpus", "2", "--token", TOKEN, "--warmup-seconds", "1");
+          "--cpus", "2", "--token", TOKEN, "--warmup-seconds", "0");
       int port = cli.awaitEntry("head", START).path("httpPort").asInt();
       String yaml = """
           deployments:

@@ -132,7 +132,7 @@ class MultiHostIT {
 
   static void start(String id) throws IOException {
     hosts.start(id, List.of("--cluster-name", CLUSTER, "--token", TOKEN, "--cpus", "2",
-        "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "1"));
+        "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "0"));
   }
 
   static String url(String node, String path) {

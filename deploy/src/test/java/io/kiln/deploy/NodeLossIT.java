@@ -161,7 +161,7 @@ class NodeLossIT {
     try {
       common = List.of("--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--cluster-port", "0",
           "--cluster-name", "it-" + UUID.randomUUID(), "--cpus", "2", "--token", TOKEN,
-          "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "1");
+          "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "0");
       start("head", List.of("start", "--head"), List.of());
       String join = "127.0.0.1:" + awaitEntry("head").path("clusterPort").asInt();
       List<String> joinArgs = List.of("start", "--address", join);

@@ -70,7 +70,7 @@ class NodeLossProcessesIT {
       cli = new CliProcesses(Path.of("target", "kiln-it", name + "-" + UUID.randomUUID().toString().substring(0, 8)));
       common = List.of("--host", "127.0.0.1", "--port", "0", "--grpc-port", "0", "--cluster-port", "0",
           "--cluster-name", "it-" + UUID.randomUUID(), "--cpus", "2", "--token", TOKEN,
-          "--request-timeout-ms", "10000", "--warmup-seconds", "1");
+          "--request-timeout-ms", "10000", "--warmup-seconds", "0");
       start("head", List.of("start", "--head"), List.of());
       List<String> join = List.of("start", "--address", "127.0.0.1:" + awaitEntry("head").path("clusterPort").asInt());
       start("n1", join, List.of("--labels", n1Labels));

@@ -139,7 +139,7 @@ class PartitionIT {
     began = System.nanoTime();
     for (String n : NODES) { // all at once: with a minimum cluster size of 2 none starts serving alone
       hosts.start(n, List.of("--cluster-name", CLUSTER, "--token", TOKEN, "--cpus", "2", "--min-cluster-size", "2",
-          "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "1"));
+          "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "0"));
     }
     NODES.forEach(hosts::awaitEntry);
     awaitStatus(client, GATEWAY, "all three nodes alive in n1's status", Duration.ofSeconds(90),

@@ -72,9 +72,9 @@ class PinnedDuringWarmupIT {
     cli = new CliProcesses(Path.of("target", "kiln-it", "warmup-pin-" + UUID.randomUUID().toString().substring(0, 8)));
     List<String> common = List.of("--foreground", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0",
         "--cluster-port", "0", "--cluster-name", "it-" + UUID.randomUUID(), "--cpus", "2", "--token", TOKEN);
-    start("head", List.of("start", "--head"), common, List.of("--warmup-seconds", "1"));
+    start("head", List.of("start", "--head"), common, List.of("--warmup-seconds", "0"));
     String join = "127.0.0.1:" + awaitEntry("head").path("clusterPort").asInt();
-    start("n3", List.of("start", "--address", join), common, List.of("--labels", "zone=x", "--warmup-seconds", "1"));
+    start("n3", List.of("start", "--address", join), common, List.of("--labels", "zone=x", "--warmup-seconds", "0"));
     awaitEntry("n3");
     int head = ports.get("head");
     await().atMost(START).pollInterval(Duration.ofMillis(200))
