@@ -45,7 +45,10 @@ import java.util.zip.ZipOutputStream;
  */
 final class ClassArchive {
 
-  /** The JVM refuses an archive recorded by a JVM that was killed; a marker this old is a recorder that is gone. */
+  /**
+   * A marker this old belongs to a recorder whose test JVM is gone (a recorder lives as long as its test keeps it,
+   * minutes at most): it is dropped, and the next JVM records.
+   */
   private static final Duration STALE_MARKER = Duration.ofMinutes(10);
   private static final List<String> QUIET = List.of("-Xlog:cds*=off");
 
