@@ -45,7 +45,8 @@ loadtest_build() {
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   lt="$root/loadtest"
   stamp="$lt/target/lib/.built"
-  jar="$(find "$lt/target" -maxdepth 1 -name 'kiln-loadtest-*.jar' ! -name '*-tests.jar' 2>/dev/null | head -1)"
+  # No target/ yet (a fresh clone): find fails, and under the callers' pipefail and -e that must not end the script.
+  jar="$(find "$lt/target" -maxdepth 1 -name 'kiln-loadtest-*.jar' ! -name '*-tests.jar' 2>/dev/null | head -1 || true)"
   if [[ "${SKIP_BUILD:-0}" == 1 && -n "$jar" && -d "$lt/target/lib" ]]; then
     echo "[loadtest] SKIP_BUILD=1: using the existing build" >&2
   elif [[ -n "$jar" && -f "$stamp" && -z "$(find "$lt/src/main" "$lt/pom.xml" "$root/pom.xml" "$root/protocol/src/main" \
