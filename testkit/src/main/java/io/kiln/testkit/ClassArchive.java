@@ -58,6 +58,11 @@ final class ClassArchive {
 
   /** One JVM recording the archive: {@link #finish} keeps what it wrote when it exited cleanly. */
   record Recording(Path marker, Path written, Path archive, String prefix) {
+    /** Calls {@link #finish} with the recording JVM's exit code once it has exited. */
+    void finishWhenGone(Process jvm) {
+      jvm.onExit().thenAccept(gone -> finish(gone.exitValue()));
+    }
+
     void finish(int exitCode) {
       try {
         if (exitCode != 137 && exitCode != 134 && Files.isRegularFile(written) && Files.size(written) > 0) {
@@ -128,36 +133,36 @@ final class ClassArchive {
     List<String> entries = new ArrayList<>();
     for (String e : classPath.split(File.pathSeparator)) {
       Path p = Path.of(e);
-      entries.add(Files.isDirectory(p) && hasFiles(p) ? jarOf(dir, p).toString() : e);
+      entries.add(Files.isDirectory(p) ? jarOf(dir, p).toString() : e);
     }
     return String.join(File.pathSeparator, entries);
   }
 
-  private static boolean hasFiles(Path folder) throws IOException {
-    try (Stream<Path> s = Files.walk(folder)) {
-      return s.anyMatch(Files::isRegularFile);
-    }
-  }
-
-  /** A jar of the folder's files (stored, not compressed), named by the folder and its content. */
+  /**
+   * A jar of the folder's files (stored, not compressed), named by the folder and its content; the folder itself
+   * when it holds no file (an empty folder is no obstacle to recording).
+   */
   private static Path jarOf(Path dir, Path folder) throws IOException {
     List<Path> files;
     try (Stream<Path> s = Files.walk(folder)) {
       files = s.filter(Files::isRegularFile).sorted().toList();
     }
+    if (files.isEmpty()) {
+      return folder;
+    }
     MessageDigest md = sha256();
-    md.update(folder.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
     for (Path f : files) {
       BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
       md.update((folder.relativize(f) + " " + a.size() + " " + a.lastModifiedTime().toMillis() + "\n")
           .getBytes(StandardCharsets.UTF_8));
     }
-    Path module = folder.toAbsolutePath().normalize().getParent(); // e.g. deploy/target/test-classes: deploy
+    Path where = folder.toAbsolutePath().normalize();
+    Path module = where.getParent(); // e.g. deploy/target/test-classes: deploy
     module = module != null && module.getParent() != null ? module.getParent() : module;
     String prefix = (module != null && module.getFileName() != null ? module.getFileName() + "-" : "")
         + folder.getFileName() + "-"
-        + HexFormat.of().formatHex(sha256().digest(folder.toAbsolutePath().normalize().toString()
-            .getBytes(StandardCharsets.UTF_8))).substring(0, 8) + "-";
+        + HexFormat.of().formatHex(sha256().digest(where.toString().getBytes(StandardCharsets.UTF_8))).substring(0, 8)
+        + "-";
     Path jar = dir.resolve(prefix + HexFormat.of().formatHex(md.digest()).substring(0, 16) + ".jar");
     if (Files.isRegularFile(jar)) {
       return jar;

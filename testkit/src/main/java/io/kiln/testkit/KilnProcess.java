@@ -205,11 +205,16 @@ public final class KilnProcess implements AutoCloseable {
 
     /** The command line {@link #start} runs. */
     public List<String> commandLine() {
+      return line(jvmFlags, javaArgs);
+    }
+
+    /** The command with a JVM's {@code flags} and {@code jvmArgs} ({@code -cp PATH Main}, {@code -jar JAR}). */
+    private List<String> line(List<String> flags, List<String> jvmArgs) {
       List<String> cmd = new ArrayList<>(wrapper);
       cmd.addAll(command);
-      if (javaArgs != null) {
-        cmd.addAll(jvmFlags);
-        cmd.addAll(javaArgs);
+      if (jvmArgs != null) {
+        cmd.addAll(flags);
+        cmd.addAll(jvmArgs);
       }
       cmd.addAll(args);
       return cmd;
@@ -222,17 +227,9 @@ public final class KilnProcess implements AutoCloseable {
         if (out.toAbsolutePath().getParent() != null) {
           Files.createDirectories(out.toAbsolutePath().getParent());
         }
-        List<String> cmd = commandLine();
-        ClassArchive.Recording recording = null;
-        if (javaArgs != null && ClassArchive.enabled()) {
-          ClassArchive.Plan plan = ClassArchive.plan(ClassArchive.folder(), command.get(0), jvmFlags, javaArgs);
-          cmd = new ArrayList<>(wrapper);
-          cmd.addAll(command);
-          cmd.addAll(plan.jvmFlags());
-          cmd.addAll(plan.javaArgs());
-          cmd.addAll(args);
-          recording = plan.recording();
-        }
+        ClassArchive.Plan plan = javaArgs != null && ClassArchive.enabled()
+            ? ClassArchive.plan(ClassArchive.folder(), command.get(0), jvmFlags, javaArgs) : null;
+        List<String> cmd = plan == null ? commandLine() : line(plan.jvmFlags(), plan.javaArgs());
         ProcessBuilder b = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
         if (!stdinOpen) {
           b.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
@@ -245,11 +242,11 @@ public final class KilnProcess implements AutoCloseable {
         }
         envRemoved.forEach(prefix -> b.environment().keySet().removeIf(k -> k.startsWith(prefix)));
         b.environment().putAll(env);
+        ClassArchive.Recording recording = plan == null ? null : plan.recording();
         KilnProcess p = new KilnProcess(name != null ? name : out.getFileName().toString(), cmd, b.start(), out,
             recording);
         if (recording != null) {
-          ClassArchive.Recording r = recording;
-          p.process.onExit().thenAccept(gone -> r.finish(gone.exitValue()));
+          recording.finishWhenGone(p.process);
         }
         return p;
       } catch (IOException e) {
