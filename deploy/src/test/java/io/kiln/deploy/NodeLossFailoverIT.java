@@ -105,7 +105,7 @@ class NodeLossFailoverIT {
     cli = new CliProcesses(Path.of("target", "kiln-it", "failover-" + UUID.randomUUID().toString().substring(0, 8)));
     List<String> common = List.of("--foreground", "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0",
         "--cluster-port", "0", "--cluster-name", "it-" + UUID.randomUUID(), "--cpus", "2", "--token", TOKEN,
-        "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "0");
+        "--request-timeout-ms", Long.toString(DEADLINE.toMillis()), "--warmup-seconds", "1");
     start("head", List.of("start", "--head"), common, List.of());
     String join = "127.0.0.1:" + awaitEntry("head").path("clusterPort").asInt();
     start("n2", List.of("start", "--address", join), common, List.of("--labels", "zone=x"));
