@@ -152,8 +152,15 @@ class SoakTest {
       assertThat(failed).as("normal requests failed cleanly").isLessThanOrEqualTo(sent / 100);
       assertThat(ok + failed).isEqualTo(sent);
       assertThat(restarts).isPositive();
-      // Flat: a leak of even ~1 kB per request at these rates would climb several MiB a minute.
-      assertThat(heapSlope).as("heap slope MiB/min").isLessThan(8);
+      // Flat: a leak of ~125 bytes per request at these rates (1,100-1,230 a second) climbs 8 MiB a minute. Heap after a
+      // full GC, with three nodes and the load in this JVM, also moves by a few MiB from one sample to the next (a
+      // restart's new member, buffers grown on first use): CI read 52.4 -> 57.9 -> 55.5 MiB over 28 s once (9.6
+      // MiB/min fitted) where the 30-minute run reads 0.03. So the fitted rise over the steady span is bounded by
+      // 8 MiB a minute or 6 MiB, whichever is more: 13 MiB/min over CI's 28 s, 8 over 30 minutes; the per-request
+      // leak of the reverted 32198b3 rose 11 MiB in these 36 s (17.9-22.2 MiB/min) and fails either.
+      double steadyMinutes = (last.atSeconds() - steady.get(0).atSeconds()) / 60.0;
+      assertThat(heapSlope).as("heap slope MiB/min over %.2f min", steadyMinutes)
+          .isLessThan(Math.max(8, 6 / Math.max(steadyMinutes, 1e-9)));
       assertThat(rssSlope).as("RSS slope MiB/min").isLessThan(32);
       // A leak climbs window after window (each thousands of requests); a restart or a pool that grows once is a step.
       List<SoakReport.Sample> late = samples.subList(samples.size() / 2, samples.size());
