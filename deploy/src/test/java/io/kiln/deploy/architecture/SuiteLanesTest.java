@@ -14,10 +14,10 @@ import org.w3c.dom.Node;
 import org.w3c.dom.NodeList;
 
 /**
- * {@code ./run-tests} runs runtime's and deploy's tests from {@code runtime/lanes} and {@code deploy/lanes} (the root
- * pom's suite profile): those modules must give the tests the class path the modules themselves give them, the module
- * and then its test-scope dependencies in the same order with the same exclusions, and the process tests that the
- * "tests" lane takes must exist.
+ * {@code ./run-tests} runs runtime's, pipelines' and deploy's tests from {@code runtime/lanes}, {@code pipelines/lanes}
+ * and {@code deploy/lanes} (the root pom's suite profile): those modules must give the tests the class path the modules
+ * themselves give them, the module and then its test-scope dependencies in the same order with the same exclusions, and
+ * the process tests that the "tests" lane takes must exist.
  */
 class SuiteLanesTest {
 
@@ -27,6 +27,12 @@ class SuiteLanesTest {
   void runtimesLaneHasRuntimesTestClassPath() throws Exception {
     assertThat(laneDependencies("runtime/lanes/pom.xml", "kiln-runtime"))
         .isEqualTo(testDependencies("runtime/pom.xml"));
+  }
+
+  @Test
+  void pipelinesLaneHasPipelinesTestClassPath() throws Exception {
+    assertThat(laneDependencies("pipelines/lanes/pom.xml", "kiln-pipelines"))
+        .isEqualTo(testDependencies("pipelines/pom.xml"));
   }
 
   @Test
