@@ -6,6 +6,8 @@ import io.kiln.pools.DataType;
 import io.kiln.pools.InferenceException;
 import io.kiln.pools.InferenceResponse;
 import io.kiln.pools.Tensor;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.internal.buffer.BufferInternal;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -142,31 +144,38 @@ final class SharedMemoryTensors {
   }
 
   private static final byte[] REGION_BYTES = REGION.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+  private static final int ANCHOR = REGION.indexOf('_');
 
   /**
    * Whether a small body may name a region: then its decoding, which copies the inputs out of their regions, runs off
-   * the event loop like a large body's (a false positive only costs that hop).
+   * the event loop like a large body's (a false positive only costs that hop). Scans the body's own array where Vert.x
+   * read it into one (through {@code Buffer.getByte} every byte checked the buffer's reference count).
    */
   static boolean mayReference(io.vertx.core.buffer.Buffer body) {
     if (body == null) {
       return false;
     }
-    int n = body.length() - REGION_BYTES.length;
-    for (int i = 0; i <= n; i++) {
-      if (body.getByte(i) == REGION_BYTES[0] && matches(body, i)) {
+    ByteBuf buf = body instanceof BufferInternal internal ? internal.getByteBuf() : null;
+    if (buf != null && buf.hasArray()) {
+      return mayReference(buf.array(), buf.arrayOffset() + buf.readerIndex(), buf.readableBytes());
+    }
+    byte[] bytes = body.getBytes();
+    return mayReference(bytes, 0, bytes.length);
+  }
+
+  /**
+   * Whether {@code length} bytes of {@code bytes} from {@code offset} hold the parameter's name: looked for at each
+   * {@code '_'} (its first is the name's 7th byte), rarer in an OIP body than the name's first byte ('s' of "shape",
+   * "inputs"): ~100 ns for identity's 500-byte request against ~470 through {@code Buffer.getByte}.
+   */
+  static boolean mayReference(byte[] bytes, int offset, int length) {
+    int n = REGION_BYTES.length;
+    for (int i = offset + ANCHOR, last = offset + length - n + ANCHOR; i <= last; i++) {
+      if (bytes[i] == '_' && Arrays.equals(bytes, i - ANCHOR, i - ANCHOR + n, REGION_BYTES, 0, n)) {
         return true;
       }
     }
     return false;
-  }
-
-  private static boolean matches(io.vertx.core.buffer.Buffer body, int at) {
-    for (int j = 1; j < REGION_BYTES.length; j++) {
-      if (body.getByte(at + j) != REGION_BYTES[j]) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** Whether a gRPC request names a region on an input (see {@link #mayReference(io.vertx.core.buffer.Buffer)}). */
