@@ -115,7 +115,7 @@ public final class PoolManager implements AutoCloseable {
     Duration callTimeout = max(ActorHandle.DEFAULT_CALL_TIMEOUT, spec.config().defaultTimeout().multipliedBy(2));
     this.workers = new PoolWorkers(runtime, spec, context, dispatcher, times, System::nanoTime, callTimeout,
         this::workersChanged);
-    this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, this::ready,
+    this.reporter = new LoadReporter(context, spec, managerId, dispatcher::stats, dispatcher::queueDepth, this::ready,
         () -> draining || leaving, dispatcher::loadedModels);
     // A probe call outlives the health timeout, so the prober's own timer always decides.
     Duration probeTimeout = spec.health().timeout().multipliedBy(2).plusSeconds(1);

@@ -7,6 +7,7 @@ import io.vertx.core.Context;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -25,6 +26,7 @@ public final class LoadReporter {
   private final PoolSpec spec;
   private final String managerId;
   private final Supplier<PoolStats> stats;
+  private final IntSupplier queueDepth;
   private final BooleanSupplier ready;
   private final BooleanSupplier draining;
   private final Supplier<java.util.List<String>> models;
@@ -37,17 +39,23 @@ public final class LoadReporter {
 
   public LoadReporter(Context context, PoolSpec spec, String managerId, Supplier<PoolStats> stats,
                       BooleanSupplier ready, BooleanSupplier draining) {
-    this(context, spec, managerId, stats, ready, draining, java.util.List::of);
+    this(context, spec, managerId, stats, () -> stats.get().queueDepth(), ready, draining, java.util.List::of);
   }
 
-  /** @param models the models a multiplexed pool holds loaded (the first {@value PoolLoad#MAX_MODELS} are reported) */
+  /**
+   * @param queueDepth the pool's queue depth now, read at every {@link #changed()} (a request's admission: no whole
+   *                   {@link PoolStats} snapshot per request)
+   * @param models the models a multiplexed pool holds loaded (the first {@value PoolLoad#MAX_MODELS} are reported)
+   */
   public LoadReporter(Context context, PoolSpec spec, String managerId, Supplier<PoolStats> stats,
-                      BooleanSupplier ready, BooleanSupplier draining, Supplier<java.util.List<String>> models) {
+                      IntSupplier queueDepth, BooleanSupplier ready, BooleanSupplier draining,
+                      Supplier<java.util.List<String>> models) {
     this.models = models;
     this.context = context;
     this.spec = spec;
     this.managerId = managerId;
     this.stats = stats;
+    this.queueDepth = queueDepth;
     this.ready = ready;
     this.draining = draining;
     // Routers compare queue depths with capacity: a move of 1/16 of it (at least 8) is worth a report now.
@@ -64,7 +72,7 @@ public final class LoadReporter {
     if (stopped) {
       return;
     }
-    int q = stats.get().queueDepth();
+    int q = queueDepth.getAsInt();
     int capacity = spec.config().maxQueued();
     // Filling up and getting room again are what routers act on: report those at once, however small.
     boolean fullnessChanged = (q >= capacity) != (lastQueue >= capacity);

@@ -332,6 +332,11 @@ public final class PoolDispatcher implements AutoCloseable {
     return metrics.snapshot();
   }
 
+  /** The requests queued now ({@link PoolStats#queueDepth()} without the rest of a snapshot). Callable from any thread. */
+  public int queueDepth() {
+    return metrics.queueDepth();
+  }
+
   /**
    * Stops accepting requests (new submits fail UNAVAILABLE "pool is draining"), dispatches what is queued
    * without waiting for fuller batches, and completes once nothing is queued or executing. Queued

@@ -106,6 +106,10 @@ final class PoolMetrics implements AutoCloseable {
     computeTime.record(computeNanos, TimeUnit.NANOSECONDS);
   }
 
+  int queueDepth() {
+    return queueDepth;
+  }
+
   void queueDepth(int depth) {
     queueDepth = depth;
   }
