@@ -12,6 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here="$(pwd)"
+# shellcheck source=loadtest/lib.sh
+source loadtest/lib.sh
 for tool in wrk taskset curl; do
   command -v "$tool" >/dev/null || { echo "${0##*/}: $tool is not installed (apt-get install wrk)" >&2; exit 1; }
 done
@@ -40,11 +42,7 @@ trap stop EXIT
 load() { # name seconds file
   taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"$2s" -s "$here/loadtest/wrk/oip-json.lua" "${url[$1]}" >"$3" 2>&1
 }
-# The pool's batches so far, from the node's /metrics: "rows batches" (kiln_pool_batch_size_rows' sum and count).
-batches() {
-  curl -sf "${base_url[$1]}/metrics" | awk '/^kiln_pool_batch_size_rows_sum/ {s += $NF} /^kiln_pool_batch_size_rows_count/ {c += $NF}
-    END {printf "%d %d\n", s, c}'
-}
+batches() { pool_batches "${base_url[$1]}"; }
 measure() { # name index -> prints "rps us rows-per-batch"
   local f="$out/$1.$2.wrk" t0 t1 n b0 b1
   b0=$(batches "$1")

@@ -69,6 +69,13 @@ loadtest_build() {
 
 loadavg1() { cut -d' ' -f1 /proc/loadavg; }
 
+# pool_batches BASE_URL   a node's pool batches so far, from its /metrics: "rows batches" (kiln_pool_batch_size_rows'
+# sum and count over its pools)
+pool_batches() {
+  curl -sf "$1/metrics" | awk '/^kiln_pool_batch_size_rows_sum/ {s += $NF} /^kiln_pool_batch_size_rows_count/ {c += $NF}
+    END {printf "%d %d\n", s, c}'
+}
+
 # meta KEY VALUE   one line of $OUT/meta.txt (KEY=VALUE, the value on one line); later lines win
 meta() {
   printf '%s=%s\n' "$1" "$(printf '%s' "$2" | tr '\n' ' ')" >>"$OUT/meta.txt"

@@ -37,12 +37,8 @@ pid[bare]=$(pgrep -n -f "BareServer --port $BARE_PORT")
 url[kiln]="http://127.0.0.1:$PORT/v2/models/$MODEL/infer"
 url[bare]="http://127.0.0.1:$BARE_PORT/v2/models/$MODEL/infer"
 load() { taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"$2s" -s loadtest/wrk/oip-json.lua "${url[$1]}" >"$3" 2>&1; }
-# The pool's "rows batches" so far (kiln_pool_batch_size_rows' sum and count); "0 0" for the bare server.
-batches() {
-  [[ $1 == kiln ]] || { echo "0 0"; return; }
-  curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^kiln_pool_batch_size_rows_sum/ {s += $NF}
-    /^kiln_pool_batch_size_rows_count/ {c += $NF} END {printf "%d %d\n", s, c}'
-}
+# The pool's "rows batches" so far; "0 0" for the bare server.
+batches() { if [[ $1 == kiln ]]; then pool_batches "http://127.0.0.1:$PORT"; else echo "0 0"; fi; }
 cpu() { awk '{print $14, $15}' "/proc/$1/stat"; }
 for name in kiln bare; do load "$name" "$WARM" "$OUT/$name.warm.wrk"; done
 echo "| server | round | requests/s | user µs/req | sys µs/req | switches/req | futex/req | epoll_wait/req |" \

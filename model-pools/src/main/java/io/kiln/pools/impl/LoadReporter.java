@@ -37,11 +37,6 @@ public final class LoadReporter {
   private boolean lastReady;
   private boolean stopped;
 
-  public LoadReporter(Context context, PoolSpec spec, String managerId, Supplier<PoolStats> stats,
-                      BooleanSupplier ready, BooleanSupplier draining) {
-    this(context, spec, managerId, stats, () -> stats.get().queueDepth(), ready, draining, java.util.List::of);
-  }
-
   /**
    * @param queueDepth the pool's queue depth now, read at every {@link #changed()} (a request's admission: no whole
    *                   {@link PoolStats} snapshot per request)
