@@ -38,6 +38,7 @@ final class OrtSessions {
     }
     OrtEnvironment env;
     try {
+      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
       env = OrtEnvironment.getEnvironment();
     } catch (RuntimeException | LinkageError e) {
       throw new ModelLoadException("ONNX Runtime did not start (is the onnxruntime jar on the class path?): "
@@ -60,6 +61,7 @@ final class OrtSessions {
 
   static String version() {
     try {
+      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
       return OrtEnvironment.getEnvironment().getVersion();
     } catch (RuntimeException | LinkageError e) {
       return "";

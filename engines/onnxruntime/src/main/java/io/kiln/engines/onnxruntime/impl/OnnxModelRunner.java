@@ -78,6 +78,7 @@ public final class OnnxModelRunner extends AbstractModelRunner {
     }
     OrtEnvironment env;
     try {
+      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
       env = OrtEnvironment.getEnvironment();
     } catch (RuntimeException | LinkageError e) {
       throw new ModelLoadException("the " + ENGINE + " engine did not start (is the onnxruntime jar on the class"
@@ -181,6 +182,7 @@ public final class OnnxModelRunner extends AbstractModelRunner {
 
   public static String version() {
     try {
+      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
       return OrtEnvironment.getEnvironment().getVersion();
     } catch (RuntimeException e) {
       return "";
