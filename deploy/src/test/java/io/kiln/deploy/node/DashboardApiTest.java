@@ -28,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dashboard's page and data endpoint on two real serving nodes of an in-process cluster, with a management
@@ -63,11 +64,11 @@ class DashboardApiTest {
   final LocalCluster cluster = LocalCluster.create();
   ServingNode a;
   ServingNode b;
-  Path home;
+  @TempDir
+  static Path home;
 
   @BeforeAll
   void start() throws Exception {
-    home = Files.createTempDirectory("kiln-dashboard-test");
     // b has one (pretend) GPU: a process standing in for nvidia-smi answers its devices query.
     Path smi = home.resolve("nvidia-smi");
     Files.writeString(smi, "#!/bin/sh\ncase \"$1\" in\n  --query-gpu=*) echo \"0, 2048, 81920, 37\";;\nesac\n");

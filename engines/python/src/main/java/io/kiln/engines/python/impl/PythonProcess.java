@@ -167,10 +167,10 @@ final class PythonProcess implements AutoCloseable {
           throw new IllegalStateException(SCRIPT + " is missing from the class path");
         }
         Path dir = Files.createTempDirectory("kiln-python-");
+        dir.toFile().deleteOnExit(); // deleted at exit in the reverse order of these calls: the file, then its folder
         Path file = dir.resolve("kiln_worker.py");
-        Files.copy(s, file);
         file.toFile().deleteOnExit();
-        dir.toFile().deleteOnExit();
+        Files.copy(s, file);
         script = file;
       } catch (IOException e) {
         throw new UncheckedIOException("cannot write the Python worker script", e);
