@@ -601,29 +601,31 @@ pinned_start_bare_grpc() {
   warm_grpc bare-grpc "http://127.0.0.1:$BARE_GRPC_PORT" bare
 }
 
-# pinned_bare_json C   the HTTP limit at concurrency C, in this round (right after Kiln's run at C)
+# pinned_bare_json C [MODEL]   the HTTP limit at concurrency C, in this round (right after Kiln's run at C); MODEL
+# echo answers the whole input as builtin:identity does, any other (default bare) 10 floats as the MLP does
 pinned_bare_json() {
   ((PINNED_BARE)) || return 0
-  measure_wrk "bare-json-c$1" oip-json "http://127.0.0.1:$BARE_PORT/v2/models/bare/infer" "$1"
+  measure_wrk "bare-json-c$1" oip-json "http://127.0.0.1:$BARE_PORT/v2/models/${2:-bare}/infer" "$1"
 }
 
-# pinned_bare_grpc_h2load, pinned_bare_grpc_loadgen   the gRPC limit at c16, in this round, with each client
+# pinned_bare_grpc_h2load, pinned_bare_grpc_loadgen [MODEL]   the gRPC limit at c16, in this round, with each client
 pinned_bare_grpc_h2load() {
   ((PINNED_BARE_GRPC)) || return 0
-  measure_h2load bare-grpc-h2load-c16 "http://127.0.0.1:$BARE_GRPC_PORT" bare
+  measure_h2load bare-grpc-h2load-c16 "http://127.0.0.1:$BARE_GRPC_PORT" "${1:-bare}"
 }
 pinned_bare_grpc_loadgen() {
   ((PINNED_BARE_GRPC)) || return 0
-  loadgen bare-grpc-c16 --url "http://127.0.0.1:$BARE_GRPC_PORT" --model bare --protocol grpc --mode closed \
+  loadgen bare-grpc-c16 --url "http://127.0.0.1:$BARE_GRPC_PORT" --model "${1:-bare}" --protocol grpc --mode closed \
     --connections 16 --event-loops 1
 }
 
-# pinned_round ROUND TARGET MODEL YAML   one round of one Kiln model, into round-ROUND/TARGET/: a fresh node (the cold
-# start: wrk c16 right after the model is ready), warmed until flat, then JSON at c1/c16/c64 each followed by the bare
-# server at the same concurrency, binary tensors at c16, gRPC at c16 with h2load (Kiln, then bare) and with LoadGen
-# (Kiln, then bare)
+# pinned_round ROUND TARGET MODEL YAML BARE   one round of one Kiln model, into round-ROUND/TARGET/: a fresh node (the
+# cold start: wrk c16 right after the model is ready), warmed until flat, then JSON at c1/c16/c64 each followed by the
+# bare server at the same concurrency, binary tensors at c16, gRPC at c16 with h2load (Kiln, then bare) and with
+# LoadGen (Kiln, then bare); the bare servers answer as model BARE (echo: the whole input, as identity does; bare: 10
+# floats, as the MLP does), so that both sides encode the same answer
 pinned_round() {
-  local r="$1" target="$2" model="$3" yaml="$4" c
+  local r="$1" target="$2" model="$3" yaml="$4" bare="$5" c
   local url="http://127.0.0.1:$KILN_PORT/v2/models/$model/infer" grpc="http://127.0.0.1:$KILN_GRPC_PORT"
   LEAF="$OUT/round-$r/$target"
   mkdir -p "$LEAF"
@@ -638,15 +640,15 @@ pinned_round() {
   warm_until_flat "$target-json" wrk_round oip-json "$url"
   for c in 1 16 64; do
     measure_wrk "$target-json-c$c" oip-json "$url" "$c"
-    pinned_bare_json "$c"
+    pinned_bare_json "$c" "$bare"
   done
   warm_until_flat "$target-binary" wrk_round oip-binary "$url"
   measure_wrk "$target-binary-c16" oip-binary "$url" 16
   warm_grpc "$target-grpc" "$grpc" "$model"
   measure_h2load "$target-grpc-h2load-c16" "$grpc" "$model"
-  pinned_bare_grpc_h2load
+  pinned_bare_grpc_h2load "$bare"
   loadgen "$target-grpc-c16" --url "$grpc" --model "$model" --protocol grpc --mode closed --connections 16 --event-loops 1
-  pinned_bare_grpc_loadgen
+  pinned_bare_grpc_loadgen "$bare"
   stop_bg "$KILN_BG"
   KILN_BG=kiln
   LEAF=""
@@ -668,7 +670,7 @@ pinned_limits_round() {
 # target and the ratios per round, with median, range and verdict.
 scenario_pinned() {
   meta title "the request path at the hardware limit: pinned wrk vs pinned servers, warmed until flat, $PINNED_ROUNDS interleaved rounds"
-  meta notes "Servers pinned to CPU $SERVER_CPU (taskset), wrk -t1 / h2load / LoadGen pinned to CPU $CLIENT_CPU. Limits: BareServer --work oip (Vert.x, 1 event loop, Jackson streaming OIP JSON parse + encode) and BareGrpcServer (vertx-grpc-server, the same protobuf work), up for the whole run beside Kiln and measured again in every round right after Kiln. Kiln: noop.yaml (builtin:identity) and tiny.yaml (MLP), each started fresh in every round (cold start: wrk c16 for $COLD_DURATION right after /v2/models/M/ready), node advertising --cpus $KILN_CPUS. See summary.md and index.html."
+  meta notes "Servers pinned to CPU $SERVER_CPU (taskset), wrk -t1 / h2load / LoadGen pinned to CPU $CLIENT_CPU. Limits: BareServer --work oip (Vert.x, 1 event loop, Jackson streaming OIP JSON parse + encode) and BareGrpcServer (vertx-grpc-server, the same protobuf work), up for the whole run beside Kiln and measured again in every round right after Kiln, answering as the Kiln model of the round does: after identity as model echo (the whole 1×64 input back), after the MLP with 10 floats. Kiln: noop.yaml (builtin:identity) and tiny.yaml (MLP), each started fresh in every round (cold start: wrk c16 for $COLD_DURATION right after /v2/models/M/ready), node advertising --cpus $KILN_CPUS. See summary.md and index.html."
   need_pinning
   SERVER_PIN=(taskset -c "$SERVER_CPU")
   CLIENT_PIN=(taskset -c "$CLIENT_CPU")
@@ -701,8 +703,8 @@ scenario_pinned() {
     ((${#models[@]})) || pinned_limits_round "$r"
     for m in "${models[@]}"; do
       case "$m" in
-        identity) pinned_round "$r" identity noop "$EXAMPLES/noop.yaml" ;;
-        mlp) pinned_round "$r" mlp mlp "$EXAMPLES/tiny.yaml" ;;
+        identity) pinned_round "$r" identity noop "$EXAMPLES/noop.yaml" echo ;;
+        mlp) pinned_round "$r" mlp mlp "$EXAMPLES/tiny.yaml" bare ;;
       esac
     done
   done

@@ -35,7 +35,8 @@ declare -A pid url
 pid[kiln]=$(pgrep -n -f "kiln.jar up --port $PORT")
 pid[bare]=$(pgrep -n -f "BareServer --port $BARE_PORT")
 url[kiln]="http://127.0.0.1:$PORT/v2/models/$MODEL/infer"
-url[bare]="http://127.0.0.1:$BARE_PORT/v2/models/$MODEL/infer"
+# The bare server answers as the model does: the whole input for identity (model echo), else 10 floats.
+url[bare]="http://127.0.0.1:$BARE_PORT/v2/models/$([[ $MODEL == noop ]] && echo echo || echo bare)/infer"
 load() { taskset -c "$CLIENT_CPU" wrk -t1 -c16 -d"$2s" -s loadtest/wrk/oip-json.lua "${url[$1]}" >"$3" 2>&1; }
 # The pool's "rows batches" so far; "0 0" for the bare server.
 batches() { if [[ $1 == kiln ]]; then pool_batches "http://127.0.0.1:$PORT"; else echo "0 0"; fi; }

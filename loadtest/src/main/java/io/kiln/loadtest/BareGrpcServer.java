@@ -169,7 +169,8 @@ public final class BareGrpcServer implements AutoCloseable {
     CliArgs args = CliArgs.parse(argv, Set.of("help"));
     if (args.flag("help")) {
       System.out.println("usage: BareGrpcServer [--host 127.0.0.1] [--port " + DEFAULT_PORT + "] [--event-loops 1]\n"
-          + "  serves inference.GRPCInferenceService/ModelInfer (FP32 inputs; answers 10 floats)");
+          + "  serves inference.GRPCInferenceService/ModelInfer (FP32 inputs; answers 10 floats, or for\n"
+          + "  model echo the first input)");
       return;
     }
     Options o;

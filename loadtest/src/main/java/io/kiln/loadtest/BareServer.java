@@ -42,7 +42,8 @@ public final class BareServer implements AutoCloseable {
     FIXED,
     /**
      * Decode each POST as an OIP v2 inference request and encode an answer of 10 floats (the first input's
-     * first values); GET and other methods get {@code {}}. The limit for the same HTTP work Kiln does.
+     * first values), or for model {@code echo} the first input whole ({@link BareOipCodec#ECHO}); GET and other
+     * methods get {@code {}}. The limit for the same HTTP work Kiln does.
      */
     OIP;
 
@@ -224,7 +225,8 @@ public final class BareServer implements AutoCloseable {
       System.out.println("usage: BareServer [--host 127.0.0.1] [--port " + DEFAULT_PORT + "] [--event-loops 1] "
           + "[--delay-ms 0] [--work fixed|oip] [--body TEXT | --body-file FILE] [--content-type application/json]\n"
           + "  --work fixed  answer every request with the fixed body (default)\n"
-          + "  --work oip    decode each POST as an OIP v2 inference request (JSON or binary tensors), answer 10 floats");
+          + "  --work oip    decode each POST as an OIP v2 inference request (JSON or binary tensors), answer 10 floats\n"
+          + "                (for model echo: the first input, as builtin:identity answers)");
       return;
     }
     Options o = Options.defaults().withHost(args.string("host", "127.0.0.1")).withPort(args.integer("port", DEFAULT_PORT))

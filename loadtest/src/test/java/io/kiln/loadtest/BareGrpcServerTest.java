@@ -3,6 +3,7 @@ package io.kiln.loadtest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
+import io.kiln.loadtest.impl.BareOipCodec;
 import io.kiln.protocol.grpc.GRPCInferenceServiceGrpcClient;
 import io.kiln.protocol.grpc.InferTensorContents;
 import io.kiln.protocol.grpc.ModelInferRequest;
@@ -104,6 +105,22 @@ class BareGrpcServerTest {
     assertThat(r.getOutputs(0).getShapeList()).containsExactly(1L, 10L);
     assertThat(output(r)).containsExactly(Arrays.copyOf(values, 10));
     assertThat(server.requestsReceived()).isPositive();
+  }
+
+  @Test
+  void modelEchoAnswersTheWholeFirstInputAsIdentityDoes() throws Exception {
+    float[] values = new float[64];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = i * 0.5f - 3;
+    }
+    ModelInferRequest request = ModelInferRequest.newBuilder().setModelName(BareOipCodec.ECHO)
+        .addInputs(input("FP32", 2, 32)).addRawInputContents(raw(values)).build();
+
+    Result r = call(request);
+
+    assertThat(r.status()).as(r.message()).isEqualTo(GrpcStatus.OK);
+    assertThat(r.body().getOutputs(0).getShapeList()).containsExactly(2L, 32L);
+    assertThat(output(r.body())).containsExactly(values);
   }
 
   @Test

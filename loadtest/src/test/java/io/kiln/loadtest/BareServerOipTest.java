@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kiln.loadtest.impl.BareOipCodec;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -100,6 +101,34 @@ class BareServerOipTest {
     assertThat(out.get("shape").toString()).isEqualTo("[1,10]");
     assertThat(floats(out.get("data"))).containsExactly(firstValues(request, 10));
     assertThat(server.requestsReceived()).isPositive();
+  }
+
+  @Test
+  void modelEchoAnswersTheWholeFirstInputAsIdentityDoes() throws Exception {
+    RequestTemplate request = RequestTemplate.generatedFp32("input", new long[] {1, 64}, 7);
+
+    Answer a = post("/v2/models/" + BareOipCodec.ECHO + "/infer", request.json(),
+        Map.of("content-type", "application/json"));
+
+    assertThat(a.status()).as(a.body().toString()).isEqualTo(200);
+    JsonNode out = a.json().get("outputs").get(0);
+    assertThat(out.get("shape").toString()).isEqualTo("[1,64]");
+    assertThat(floats(out.get("data"))).containsExactly(firstValues(request, 64));
+
+    String header = "{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[2,2],"
+        + "\"parameters\":{\"binary_data_size\":16}}],\"parameters\":{\"binary_data_output\":true}}";
+    Answer b = post("/v2/models/" + BareOipCodec.ECHO + "/infer", binaryBody(header, 1, 2, 3, 4),
+        Map.of("Inference-Header-Content-Length", Integer.toString(header.getBytes(StandardCharsets.UTF_8).length)));
+    assertThat(b.status()).as(b.body().toString()).isEqualTo(200);
+    int jsonLength = Integer.parseInt(b.headers().get("Inference-Header-Content-Length"));
+    JsonNode json = JSON.readTree(b.body().getBytes(0, jsonLength));
+    assertThat(json.get("outputs").get(0).get("shape").toString()).isEqualTo("[2,2]");
+    assertThat(json.get("outputs").get(0).get("parameters").get("binary_data_size").asInt()).isEqualTo(16);
+    float[] got = new float[4];
+    ByteBuffer.wrap(b.body().getBytes(jsonLength, b.body().length())).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer()
+        .get(got);
+    assertThat(b.body().length() - jsonLength).isEqualTo(16);
+    assertThat(got).containsExactly(1, 2, 3, 4);
   }
 
   @Test

@@ -13,8 +13,10 @@ import java.util.List;
 /**
  * The bare gRPC baseline's own work per {@code ModelInfer}: every input decoded into a {@code float[]} (from
  * {@code raw_input_contents}, little-endian, or from {@code contents.fp32_contents}), shapes checked against the
- * data, and an answer of one FP32 output {@code output} [1, 10] (the first input's first values, zero-padded)
- * in {@code raw_output_contents}. What Kiln's gRPC front end does per request, minus everything behind it.
+ * data, and an answer of one FP32 output {@code output} in {@code raw_output_contents}: for model
+ * {@link BareOipCodec#ECHO} the first input (its shape and values, as {@code builtin:identity} answers), for any other
+ * [1, 10] (the first input's first values, zero-padded). What Kiln's gRPC front end does per request, minus everything
+ * behind it.
  * Only FP32 inputs. Stateless.
  */
 public final class BareGrpcCodec {
@@ -39,14 +41,16 @@ public final class BareGrpcCodec {
         first = data;
       }
     }
-    ByteBuffer out = ByteBuffer.allocate(BareOipCodec.OUTPUT_SIZE * 4).order(ByteOrder.LITTLE_ENDIAN);
-    out.asFloatBuffer().put(Arrays.copyOf(first, BareOipCodec.OUTPUT_SIZE));
+    boolean echo = BareOipCodec.ECHO.equals(req.getModelName());
+    float[] values = echo ? first : Arrays.copyOf(first, BareOipCodec.OUTPUT_SIZE);
+    ByteBuffer out = ByteBuffer.allocate(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    out.asFloatBuffer().put(values);
     return ModelInferResponse.newBuilder()
         .setModelName(req.getModelName())
         .setModelVersion(req.getModelVersion())
         .setId(req.getId())
         .addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("output").setDatatype("FP32")
-            .addAllShape(OUTPUT_SHAPE))
+            .addAllShape(echo ? req.getInputs(0).getShapeList() : OUTPUT_SHAPE))
         .addRawOutputContents(UnsafeByteOperations.unsafeWrap(out.array()))
         .build();
   }

@@ -29,6 +29,12 @@ public final class BareOipCodec {
   public static final String HEADER_LENGTH = "Inference-Header-Content-Length";
   /** Elements of the one output: the first input's first values (zero-padded). */
   public static final int OUTPUT_SIZE = 10;
+  /**
+   * The model name whose answer is the first input itself, its shape and every value, as {@code builtin:identity}
+   * answers (the like-for-like limit for Kiln's identity model); any other name gets {@link #OUTPUT_SIZE} values, as
+   * the MLP answers.
+   */
+  public static final String ECHO = "echo";
 
   /** One decoded FP32 input. */
   public record Input(String name, long[] shape, float[] data) {
@@ -260,11 +266,15 @@ public final class BareOipCodec {
   }
 
   /**
-   * The answer to {@code request}: one FP32 output {@code output} of shape [1, 10] holding the first input's
-   * first ten values (zero-padded), as JSON {@code data} or, if the request asked, binary.
+   * The answer to {@code request}: one FP32 output {@code output}, as JSON {@code data} or, if the request asked,
+   * binary: for model {@link #ECHO} the first input (its shape and values), for any other of shape [1, 10] holding the
+   * first input's first ten values (zero-padded).
    */
   public Response encode(String model, Request request) {
-    float[] out = Arrays.copyOf(request.inputs().get(0).data(), OUTPUT_SIZE);
+    Input first = request.inputs().get(0);
+    boolean echo = ECHO.equals(model);
+    float[] out = echo ? first.data() : Arrays.copyOf(first.data(), OUTPUT_SIZE);
+    long[] shape = echo ? first.shape() : new long[] {1, OUTPUT_SIZE};
     boolean binary = request.binaryOutput();
     byte[] json;
     try (ByteArrayBuilder buf = new ByteArrayBuilder(256); JsonGenerator g = factory.createGenerator(buf)) {
@@ -278,10 +288,10 @@ public final class BareOipCodec {
       g.writeStringField("name", "output");
       g.writeStringField("datatype", "FP32");
       g.writeFieldName("shape");
-      g.writeArray(new long[] {1, OUTPUT_SIZE}, 0, 2);
+      g.writeArray(shape, 0, shape.length);
       if (binary) {
         g.writeObjectFieldStart("parameters");
-        g.writeNumberField("binary_data_size", OUTPUT_SIZE * 4);
+        g.writeNumberField("binary_data_size", out.length * 4);
         g.writeEndObject();
       } else {
         g.writeArrayFieldStart("data");
@@ -301,7 +311,7 @@ public final class BareOipCodec {
     if (!binary) {
       return new Response(json, json.length, false);
     }
-    ByteBuffer body = ByteBuffer.allocate(json.length + OUTPUT_SIZE * 4).order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer body = ByteBuffer.allocate(json.length + out.length * 4).order(ByteOrder.LITTLE_ENDIAN);
     body.put(json);
     body.asFloatBuffer().put(out);
     return new Response(body.array(), json.length, true);
