@@ -466,7 +466,7 @@ class ManifestsTest {
     Rendered r = rendered("cpu");
     assertThat(dockerfile).contains("USER " + r.pod().getSecurityContext().getRunAsUser() + ":"
         + r.pod().getSecurityContext().getRunAsGroup());
-    assertThat(dockerfile).contains("DJL_CACHE_DIR=/var/cache/kiln/djl");
+    assertThat(dockerfile).contains("DJL_CACHE_DIR=/var/cache/kiln/djl").contains("KILN_CACHE_DIR=/var/cache/kiln ");
     assertThat(r.kiln().getVolumeMounts()).anySatisfy(v -> assertThat(v.getMountPath()).isEqualTo("/var/cache/kiln"));
     assertThat(r.kiln().getVolumeMounts()).anySatisfy(v -> assertThat(v.getMountPath()).isEqualTo("/opt/kiln/.kiln"));
   }

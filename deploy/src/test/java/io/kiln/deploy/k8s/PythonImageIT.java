@@ -79,13 +79,14 @@ class PythonImageIT {
     cmd.add("--warmup-seconds=1");
 
     // The image's ENV lines, paths made the prefix's; PATH only the prefix's binaries (as in the image).
-    Matcher envs = Pattern.compile("(DJL_CACHE_DIR)=(\\S+)|(JAVA_TOOL_OPTIONS)=\"([^\"]*)\"").matcher(dockerfile);
+    Matcher envs = Pattern.compile("(DJL_CACHE_DIR|KILN_CACHE_DIR)=(\\S+)|(JAVA_TOOL_OPTIONS)=\"([^\"]*)\"")
+        .matcher(dockerfile);
     Map<String, String> imageEnv = new LinkedHashMap<>();
     while (envs.find()) {
       imageEnv.put(envs.group(1) != null ? envs.group(1) : envs.group(3),
           envs.group(1) != null ? prefix + envs.group(2) : envs.group(4));
     }
-    assertThat(imageEnv).containsKeys("DJL_CACHE_DIR", "JAVA_TOOL_OPTIONS");
+    assertThat(imageEnv).containsKeys("DJL_CACHE_DIR", "KILN_CACHE_DIR", "JAVA_TOOL_OPTIONS");
     pod = KilnProcess.command(cmd).name("the pod").directory(prefix.resolve("opt/kiln")).log(home.resolve("pod.out"))
         .clearEnv().env(imageEnv)
         .env("PATH", prefix.resolve("opt/java/openjdk/bin") + ":" + prefix.resolve("usr/bin"))
