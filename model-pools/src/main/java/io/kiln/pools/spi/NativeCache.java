@@ -10,7 +10,6 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -118,8 +117,7 @@ public final class NativeCache {
         if (Files.isRegularFile(file) && (size < 0 || Files.size(file) == size)) {
           continue;
         }
-        Path part = Files.createTempFile(dir, "." + present.get(i), ".part",
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Path part = Files.createTempFile(dir, "." + present.get(i), ".part"); // owner-only until moved
         try (InputStream in = c.getInputStream()) {
           Files.copy(in, part, StandardCopyOption.REPLACE_EXISTING);
           try {
