@@ -92,33 +92,29 @@ public final class NativeCache {
    */
   public static Optional<Path> unpack(Path root, String name, ClassLoader loader, String resourceFolder,
       List<String> libraries) {
-    List<String> present = new ArrayList<>();
-    List<URL> urls = new ArrayList<>();
-    CRC32 key = new CRC32();
     try {
+      List<Library> present = new ArrayList<>();
+      CRC32 key = new CRC32();
       for (String lib : libraries) {
         URL url = loader.getResource(resourceFolder + lib);
-        if (url == null) {
-          continue;
+        if (url != null) {
+          Library l = Library.of(lib, url);
+          present.add(l);
+          key.update((lib + ':' + l.identity() + ';').getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
-        present.add(lib);
-        urls.add(url);
-        key.update((lib + ':' + identity(url) + ';').getBytes(java.nio.charset.StandardCharsets.UTF_8));
       }
       if (present.isEmpty()) {
         return Optional.empty();
       }
       Path dir = root.resolve("natives").resolve(name + "-" + Long.toHexString(key.getValue()));
       Files.createDirectories(dir);
-      for (int i = 0; i < present.size(); i++) {
-        Path file = dir.resolve(present.get(i));
-        URLConnection c = urls.get(i).openConnection();
-        long size = c.getContentLengthLong();
-        if (Files.isRegularFile(file) && (size < 0 || Files.size(file) == size)) {
+      for (Library l : present) {
+        Path file = dir.resolve(l.file());
+        if (Files.isRegularFile(file) && (l.size() < 0 || Files.size(file) == l.size())) {
           continue;
         }
-        Path part = Files.createTempFile(dir, "." + present.get(i), ".part"); // owner-only until moved
-        try (InputStream in = c.getInputStream()) {
+        Path part = Files.createTempFile(dir, "." + l.file(), ".part"); // owner-only until moved
+        try (InputStream in = l.connection().getInputStream()) {
           Files.copy(in, part, StandardCopyOption.REPLACE_EXISTING);
           try {
             Files.move(part, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -128,7 +124,7 @@ public final class NativeCache {
         } finally {
           Files.deleteIfExists(part);
         }
-        LOG.info("unpacked {} ({} bytes) into {}", present.get(i), Files.size(file), dir);
+        LOG.info("unpacked {} ({} bytes) into {}", l.file(), Files.size(file), dir);
       }
       return Optional.of(dir);
     } catch (IOException e) {
@@ -137,13 +133,18 @@ public final class NativeCache {
     }
   }
 
-  /** A library's size and CRC as its jar lists them, or, outside a jar, its URL, size and modification time. */
-  private static String identity(URL url) throws IOException {
-    URLConnection c = url.openConnection();
-    if (c instanceof JarURLConnection jar) {
-      var entry = jar.getJarEntry();
-      return entry.getSize() + "/" + Long.toHexString(entry.getCrc());
+  /**
+   * One library on the class path, through one connection: its size, and its identity for the folder's key (its size
+   * and CRC as its jar lists them, or, outside a jar, its URL, size and modification time).
+   */
+  private record Library(String file, URLConnection connection, long size, String identity) {
+    static Library of(String file, URL url) throws IOException {
+      URLConnection c = url.openConnection();
+      long size = c.getContentLengthLong();
+      String identity = c instanceof JarURLConnection jar
+          ? jar.getJarEntry().getSize() + "/" + Long.toHexString(jar.getJarEntry().getCrc())
+          : url + "/" + size + "/" + c.getLastModified();
+      return new Library(file, c, size, identity);
     }
-    return url + "/" + c.getContentLengthLong() + "/" + c.getLastModified();
   }
 }

@@ -38,8 +38,7 @@ final class OrtSessions {
     }
     OrtEnvironment env;
     try {
-      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
-      env = OrtEnvironment.getEnvironment();
+      env = environment();
     } catch (RuntimeException | LinkageError e) {
       throw new ModelLoadException("ONNX Runtime did not start (is the onnxruntime jar on the class path?): "
           + e.getMessage(), e);
@@ -59,10 +58,15 @@ final class OrtSessions {
     }
   }
 
+  /** ONNX Runtime's environment, its libraries taken from Kiln's native cache the first time (NativeCache). */
+  private static OrtEnvironment environment() {
+    io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
+    return OrtEnvironment.getEnvironment();
+  }
+
   static String version() {
     try {
-      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
-      return OrtEnvironment.getEnvironment().getVersion();
+      return environment().getVersion();
     } catch (RuntimeException | LinkageError e) {
       return "";
     }

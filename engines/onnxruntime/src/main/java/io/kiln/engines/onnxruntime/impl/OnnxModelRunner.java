@@ -78,8 +78,7 @@ public final class OnnxModelRunner extends AbstractModelRunner {
     }
     OrtEnvironment env;
     try {
-      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
-      env = OrtEnvironment.getEnvironment();
+      env = environment();
     } catch (RuntimeException | LinkageError e) {
       throw new ModelLoadException("the " + ENGINE + " engine did not start (is the onnxruntime jar on the class"
           + " path?): " + e.getMessage(), e);
@@ -180,10 +179,15 @@ public final class OnnxModelRunner extends AbstractModelRunner {
     return device;
   }
 
+  /** ONNX Runtime's environment, its libraries taken from Kiln's native cache the first time (NativeCache). */
+  private static OrtEnvironment environment() {
+    io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
+    return OrtEnvironment.getEnvironment();
+  }
+
   public static String version() {
     try {
-      io.kiln.pools.spi.NativeCache.onnxRuntime(OrtEnvironment.class.getClassLoader());
-      return OrtEnvironment.getEnvironment().getVersion();
+      return environment().getVersion();
     } catch (RuntimeException e) {
       return "";
     }
